@@ -1,0 +1,159 @@
+package bundle
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Kind is the kind of a rendered file; it decides where the file lives on a pod.
+type Kind string
+
+// File kinds.
+const (
+	KindConfig  Kind = "config"
+	KindMap     Kind = "map"
+	KindFile    Kind = "file"
+	KindCert    Kind = "cert"
+	KindCrtList Kind = "crtlist"
+)
+
+// File is one rendered file.
+type File struct {
+	Kind    Kind   `json:"kind"`
+	Name    string `json:"name"`
+	Content string `json:"content"`
+	Hash    string `json:"hash"`
+}
+
+// Target is how validation tests name a file: haproxy.cfg, map:<name>, file:<name>,
+// cert:<name> or crtlist:<name>.
+func (f File) Target() string {
+	if f.Kind == KindConfig {
+		return "haproxy.cfg"
+	}
+	return string(f.Kind) + ":" + f.Name
+}
+
+// Bundle is a complete rendered file set. Files are sorted by kind order, then name.
+type Bundle struct {
+	Files []File `json:"files"`
+	// Hash identifies the whole file set; equal hashes mean identical content.
+	Hash string `json:"hash"`
+}
+
+var kindOrder = map[Kind]int{KindConfig: 0, KindMap: 1, KindFile: 2, KindCert: 3, KindCrtList: 4}
+
+// New builds a bundle and computes its hashes. The input slice is not modified.
+func New(files []File) *Bundle {
+	out := make([]File, len(files))
+	copy(out, files)
+	for i := range out {
+		out[i].Hash = HashContent(out[i].Content)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if kindOrder[out[i].Kind] != kindOrder[out[j].Kind] {
+			return kindOrder[out[i].Kind] < kindOrder[out[j].Kind]
+		}
+		return out[i].Name < out[j].Name
+	})
+	h := sha256.New()
+	for _, f := range out {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", f.Kind, f.Name, f.Hash)
+	}
+	return &Bundle{Files: out, Hash: hex.EncodeToString(h.Sum(nil))}
+}
+
+// HashContent is the content hash used for every file.
+func HashContent(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// Config returns haproxy.cfg.
+func (b *Bundle) Config() File {
+	f, _ := b.Get("haproxy.cfg")
+	return f
+}
+
+// Get returns the file a validation-test target names.
+func (b *Bundle) Get(target string) (File, bool) {
+	for _, f := range b.Files {
+		if f.Target() == target {
+			return f, true
+		}
+	}
+	return File{}, false
+}
+
+// Layout says where each kind of file lives on an HAProxy pod.
+type Layout struct {
+	ConfigFile        string `json:"configFile"`
+	MapsDir           string `json:"mapsDir"`
+	SSLCertsDir       string `json:"sslCertsDir"`
+	GeneralStorageDir string `json:"generalStorageDir"`
+}
+
+// Path is where f lives under the layout.
+func (l Layout) Path(f File) string {
+	switch f.Kind {
+	case KindConfig:
+		return l.ConfigFile
+	case KindMap:
+		return filepath.Join(l.MapsDir, f.Name)
+	case KindCert, KindCrtList:
+		return filepath.Join(l.SSLCertsDir, f.Name)
+	default:
+		return filepath.Join(l.GeneralStorageDir, f.Name)
+	}
+}
+
+// Rebase returns the layout moved under root, e.g. for validating in a temp dir.
+func (l Layout) Rebase(root string) Layout {
+	return Layout{
+		ConfigFile:        filepath.Join(root, l.ConfigFile),
+		MapsDir:           filepath.Join(root, l.MapsDir),
+		SSLCertsDir:       filepath.Join(root, l.SSLCertsDir),
+		GeneralStorageDir: filepath.Join(root, l.GeneralStorageDir),
+	}
+}
+
+// Relocate rewrites references to the from layout's directories into the to layout's,
+// in every file. Templates render production paths; validation lays the bundle out
+// elsewhere and needs the references to follow.
+func (b *Bundle) Relocate(from, to Layout) *Bundle {
+	r := strings.NewReplacer(
+		from.ConfigFile, to.ConfigFile,
+		from.MapsDir+"/", to.MapsDir+"/",
+		from.SSLCertsDir+"/", to.SSLCertsDir+"/",
+		from.GeneralStorageDir+"/", to.GeneralStorageDir+"/",
+	)
+	files := make([]File, len(b.Files))
+	for i, f := range b.Files {
+		f.Content = r.Replace(f.Content)
+		files[i] = f
+	}
+	return New(files)
+}
+
+// WriteTo writes every file at its layout path, creating directories.
+func (b *Bundle) WriteTo(l Layout) error {
+	for _, f := range b.Files {
+		p := l.Path(f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("write %s: %w", f.Target(), err)
+		}
+		mode := os.FileMode(0o644)
+		if f.Kind == KindCert {
+			mode = 0o600
+		}
+		if err := os.WriteFile(p, []byte(f.Content), mode); err != nil {
+			return fmt.Errorf("write %s: %w", f.Target(), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,5 @@
+// Package bundle holds the rendered output of one render: haproxy.cfg, maps, general
+// files, certificates and crt-lists, each with a content hash. It is one of the three
+// plain data types that pass between stages (snapshot → bundle → plan) and imports
+// nothing from Kubernetes.
+package bundle

@@ -1,0 +1,138 @@
+package snapshot
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/haproxy-haptic/haptic/internal/fieldpath"
+)
+
+// Object is one watched object.
+type Object struct {
+	Namespace string
+	Name      string
+	// Raw is the object as decoded JSON, after ignored fields were stripped.
+	Raw map[string]any
+	// Typed is a pointer to a value of the resource's schema type; invalid when the
+	// resource has no schema.
+	Typed reflect.Value
+}
+
+// Key is namespace/name (or name for cluster-scoped objects).
+func (o Object) Key() string {
+	if o.Namespace == "" {
+		return o.Name
+	}
+	return o.Namespace + "/" + o.Name
+}
+
+// Loader fetches objects of an on-demand store when a template reads them.
+type Loader interface {
+	Fetch(keys ...string) ([]Object, error)
+}
+
+// Store is the objects of one watched resource.
+type Store struct {
+	Name    string
+	IndexBy []fieldpath.Path
+	// Type is the typed element type (a struct), nil for untyped resources.
+	Type    reflect.Type
+	objects []Object
+	index   map[string][]int
+	// OnDemand, when set, answers Fetch and GetSingle instead of the held objects.
+	OnDemand Loader
+}
+
+const keySep = "\x00"
+
+// NewStore sorts objects and builds the index. Objects must not be modified afterwards.
+func NewStore(name string, indexBy []fieldpath.Path, typ reflect.Type, objects []Object) *Store {
+	objs := append([]Object(nil), objects...)
+	sort.SliceStable(objs, func(i, j int) bool {
+		if objs[i].Namespace != objs[j].Namespace {
+			return objs[i].Namespace < objs[j].Namespace
+		}
+		return objs[i].Name < objs[j].Name
+	})
+	s := &Store{Name: name, IndexBy: indexBy, Type: typ, objects: objs, index: map[string][]int{}}
+	for i, o := range objs {
+		keys := s.indexValues(o.Raw)
+		for n := 1; n <= len(keys); n++ {
+			k := strings.Join(keys[:n], keySep)
+			s.index[k] = append(s.index[k], i)
+		}
+	}
+	return s
+}
+
+// indexValues are the object's values at the indexBy paths. Without indexBy, objects
+// are indexed by namespace and name.
+func (s *Store) indexValues(raw map[string]any) []string {
+	if len(s.IndexBy) == 0 {
+		return []string{fieldpath.MustParse("metadata.namespace").GetString(raw), fieldpath.MustParse("metadata.name").GetString(raw)}
+	}
+	out := make([]string, len(s.IndexBy))
+	for i, p := range s.IndexBy {
+		out[i] = p.GetString(raw)
+	}
+	return out
+}
+
+// List returns every object, sorted by namespace and name.
+func (s *Store) List() []Object { return s.objects }
+
+// Len is the number of held objects.
+func (s *Store) Len() int { return len(s.objects) }
+
+// Fetch returns the objects whose first len(keys) index values equal keys.
+func (s *Store) Fetch(keys ...string) ([]Object, error) {
+	if s.OnDemand != nil {
+		objs, err := s.OnDemand.Fetch(keys...)
+		if err != nil {
+			return nil, fmt.Errorf("fetch %s %v: %w", s.Name, keys, err)
+		}
+		return objs, nil
+	}
+	if len(keys) == 0 {
+		return s.objects, nil
+	}
+	idx := s.index[strings.Join(keys, keySep)]
+	out := make([]Object, len(idx))
+	for i, j := range idx {
+		out[i] = s.objects[j]
+	}
+	return out, nil
+}
+
+// GetSingle returns the one object matching keys; more than one match is an error.
+func (s *Store) GetSingle(keys ...string) (Object, bool, error) {
+	objs, err := s.Fetch(keys...)
+	if err != nil {
+		return Object{}, false, err
+	}
+	switch len(objs) {
+	case 0:
+		return Object{}, false, nil
+	case 1:
+		return objs[0], true, nil
+	default:
+		return Object{}, false, fmt.Errorf("%s: %d objects match %v, expected at most one", s.Name, len(objs), keys)
+	}
+}
+
+// Snapshot is every watched resource's store, by watched resource name.
+type Snapshot struct {
+	Stores map[string]*Store
+}
+
+// Names returns the store names, sorted.
+func (s *Snapshot) Names() []string {
+	names := make([]string, 0, len(s.Stores))
+	for n := range s.Stores {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
