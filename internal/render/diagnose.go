@@ -1,0 +1,182 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/open2b/scriggo"
+	"github.com/open2b/scriggo/native"
+
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
+)
+
+// Scriggo reports no position for panics at run time, and nothing about the object a
+// loop was on. Rather than pay for tracking on every render, a failed render is
+// diagnosed afterwards: a build of the failing template with a line marker at the
+// start of every text line finds the line, and bisecting the watched objects finds the
+// object whose removal makes the error go away.
+
+const atFunc = "_haptic_at"
+
+const maxDiagnosticRenders = 48
+
+func (e *Engine) diagnose(ctx context.Context, m mainTemplate, in Input, renderErr error) error {
+	var te *TemplateError
+	if !errors.As(renderErr, &te) {
+		return renderErr
+	}
+	if te.Line == 0 {
+		e.findLine(ctx, m, in, te)
+	}
+	if obj := e.findObject(ctx, m, in, te.Message); obj != "" {
+		te.Object = obj
+	}
+	return te
+}
+
+// findLine re-renders the failing template from a marked build.
+func (e *Engine) findLine(ctx context.Context, m mainTemplate, in Input, te *TemplateError) {
+	fsys := scriggo.Files{}
+	for path, src := range e.sources {
+		pre, err := preprocess(markLines(src.text, src.display), sortedSnippets(e.spec.TemplateSnippets), e.knownSnippets(), false)
+		if err != nil {
+			return
+		}
+		fsys[path] = []byte(pre)
+	}
+	decls, err := e.declarations()
+	if err != nil {
+		return
+	}
+	decls[atFunc] = func(env native.Env, template string, line int) string {
+		st := stateOf(env)
+		st.atTemplate, st.atLine = template, line
+		return ""
+	}
+	tmpl, err := scriggo.BuildTemplate(fsys, mainPath(string(m.file.Kind), m.file.Name), &scriggo.BuildOptions{Globals: decls})
+	if err != nil {
+		return // the marked build is best effort
+	}
+	ctx, vars, _ := e.runVars(ctx, in)
+	var sb strings.Builder
+	if tmpl.Run(&sb, vars, &scriggo.RunOptions{Context: ctx}) == nil {
+		return
+	}
+	st := ctx.Value(stateKey{}).(*runState)
+	if st.atLine == 0 {
+		return
+	}
+	te.Template, te.Line, te.Column = st.atTemplate, st.atLine, 0
+	for _, src := range e.sources {
+		if src.display == st.atTemplate {
+			if lines := strings.Split(src.text, "\n"); st.atLine <= len(lines) {
+				te.Source = lines[st.atLine-1]
+			}
+		}
+	}
+}
+
+func (e *Engine) knownSnippets() map[string]bool {
+	known := map[string]bool{}
+	for n := range e.spec.TemplateSnippets {
+		known[n] = true
+	}
+	return known
+}
+
+// markLines puts a marker call at the start of every line that begins outside of a
+// template action, so the last marker run before a panic names the line.
+func markLines(text, display string) string {
+	var b strings.Builder
+	depth := "" // closing delimiter of the action we are in, "" in plain text
+	for i, line := range strings.Split(text, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if depth == "" {
+			fmt.Fprintf(&b, "{{ %s(%q, %d) }}", atFunc, display, i+1)
+		}
+		b.WriteString(line)
+		depth = scanActions(line, depth)
+	}
+	return b.String()
+}
+
+// scanActions returns the closing delimiter still open at the end of line.
+func scanActions(line, open string) string {
+	for len(line) > 0 {
+		if open != "" {
+			j := strings.Index(line, open)
+			if j < 0 {
+				return open
+			}
+			line, open = line[j+len(open):], ""
+			continue
+		}
+		j := strings.IndexByte(line, '{')
+		if j < 0 || j+1 >= len(line) {
+			return ""
+		}
+		switch {
+		case strings.HasPrefix(line[j:], "{%%"):
+			open, line = "%%}", line[j+3:]
+		case line[j+1] == '%':
+			open, line = "%}", line[j+2:]
+		case line[j+1] == '{':
+			open, line = "}}", line[j+2:]
+		case line[j+1] == '#':
+			open, line = "#}", line[j+2:]
+		default:
+			line = line[j+1:]
+		}
+	}
+	return open
+}
+
+// findObject bisects each store's objects for one whose presence alone keeps the
+// error; it returns "<resource> <namespace>/<name>" or "".
+func (e *Engine) findObject(ctx context.Context, m mainTemplate, in Input, message string) string {
+	budget := maxDiagnosticRenders
+	fails := func(snap *snapshot.Snapshot) bool {
+		budget--
+		sub := in
+		sub.Snapshot = snap
+		c, vars, _ := e.runVars(ctx, sub)
+		_, _, err := e.renderOne(c, m, vars, nil)
+		var te *TemplateError
+		return errors.As(err, &te) && te.Message == message
+	}
+	for _, name := range in.Snapshot.Names() {
+		store := in.Snapshot.Stores[name]
+		candidates := store.List()
+		if len(candidates) == 0 || fails(with(in.Snapshot, store, nil)) {
+			continue // the error does not depend on this store's objects
+		}
+		for len(candidates) > 1 && budget > 0 {
+			half := candidates[:len(candidates)/2]
+			if fails(with(in.Snapshot, store, half)) {
+				candidates = half
+			} else if rest := candidates[len(candidates)/2:]; fails(with(in.Snapshot, store, rest)) {
+				candidates = rest
+			} else {
+				break // the error needs objects from both halves
+			}
+		}
+		if len(candidates) == 1 && budget > 0 && fails(with(in.Snapshot, store, candidates)) {
+			return name + " " + candidates[0].Key()
+		}
+	}
+	return ""
+}
+
+// with returns a snapshot whose store holds only objs.
+func with(snap *snapshot.Snapshot, store *snapshot.Store, objs []snapshot.Object) *snapshot.Snapshot {
+	stores := make(map[string]*snapshot.Store, len(snap.Stores))
+	for k, v := range snap.Stores {
+		stores[k] = v
+	}
+	stores[store.Name] = snapshot.NewStore(store.Name, store.IndexBy, store.Type, objs)
+	return &snapshot.Snapshot{Stores: stores}
+}

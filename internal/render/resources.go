@@ -1,0 +1,178 @@
+package render
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
+)
+
+var (
+	stringSliceType = reflect.TypeOf([]string(nil))
+	untypedElemType = reflect.TypeOf(map[string]any(nil))
+)
+
+// typedRoot describes the `resources` variable of the typed dialect: a struct with one
+// field per watched resource, each a store struct of functions.
+type typedRoot struct {
+	typ    reflect.Type
+	fields []typedField
+}
+
+type typedField struct {
+	resource string
+	elem     reflect.Type // *T for typed resources, map[string]any otherwise
+	store    reflect.Type
+}
+
+// newTypedRoot builds the root type from the watched resources' struct types; a nil
+// type means the resource has no schema.
+func newTypedRoot(types map[string]reflect.Type) (*typedRoot, error) {
+	names := make([]string, 0, len(types))
+	for n := range types {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	root := &typedRoot{}
+	var fields []reflect.StructField
+	seen := map[string]string{}
+	for _, n := range names {
+		field := ExportedName(n)
+		if field == "" {
+			return nil, fmt.Errorf("watched resource %q has no usable field name", n)
+		}
+		if other, dup := seen[field]; dup {
+			return nil, fmt.Errorf("watched resources %q and %q both become resources.%s", other, n, field)
+		}
+		seen[field] = n
+		elem := untypedElemType
+		if t := types[n]; t != nil {
+			elem = reflect.PointerTo(t)
+		}
+		store := storeType(elem)
+		root.fields = append(root.fields, typedField{resource: n, elem: elem, store: store})
+		fields = append(fields, reflect.StructField{Name: field, Type: store})
+	}
+	root.typ = reflect.StructOf(fields)
+	return root, nil
+}
+
+// storeType is struct{ List func() []E; Fetch func(...string) []E; GetSingle func(...string) E }.
+func storeType(elem reflect.Type) reflect.Type {
+	slice := reflect.SliceOf(elem)
+	return reflect.StructOf([]reflect.StructField{
+		{Name: "List", Type: reflect.FuncOf(nil, []reflect.Type{slice}, false)},
+		{Name: "Fetch", Type: reflect.FuncOf([]reflect.Type{stringSliceType}, []reflect.Type{slice}, true)},
+		{Name: "GetSingle", Type: reflect.FuncOf([]reflect.Type{stringSliceType}, []reflect.Type{elem}, true)},
+	})
+}
+
+// value builds the `resources` value of one render from a snapshot.
+func (r *typedRoot) value(snap *snapshot.Snapshot) reflect.Value {
+	root := reflect.New(r.typ)
+	for i, f := range r.fields {
+		st := snap.Stores[f.resource]
+		sv := root.Elem().Field(i)
+		sv.Field(0).Set(reflect.MakeFunc(f.store.Field(0).Type, func([]reflect.Value) []reflect.Value {
+			return []reflect.Value{elemSlice(f.elem, listOf(st))}
+		}))
+		sv.Field(1).Set(reflect.MakeFunc(f.store.Field(1).Type, func(args []reflect.Value) []reflect.Value {
+			return []reflect.Value{elemSlice(f.elem, fetch(st, args[0].Interface().([]string)))}
+		}))
+		sv.Field(2).Set(reflect.MakeFunc(f.store.Field(2).Type, func(args []reflect.Value) []reflect.Value {
+			objs := getSingle(st, args[0].Interface().([]string))
+			if len(objs) == 0 {
+				return []reflect.Value{reflect.Zero(f.elem)}
+			}
+			return []reflect.Value{elemOf(f.elem, objs[0])}
+		}))
+	}
+	return root
+}
+
+func listOf(st *snapshot.Store) []snapshot.Object {
+	if st == nil {
+		return nil
+	}
+	return st.List()
+}
+
+// fetch and getSingle panic on store errors: Scriggo turns a panic in a native call
+// into a render error that carries the template position.
+func fetch(st *snapshot.Store, keys []string) []snapshot.Object {
+	if st == nil {
+		return nil
+	}
+	objs, err := st.Fetch(keys...)
+	if err != nil {
+		panic(err)
+	}
+	return objs
+}
+
+func getSingle(st *snapshot.Store, keys []string) []snapshot.Object {
+	if st == nil {
+		return nil
+	}
+	o, ok, err := st.GetSingle(keys...)
+	if err != nil {
+		panic(err)
+	}
+	if !ok {
+		return nil
+	}
+	return []snapshot.Object{o}
+}
+
+func elemOf(elem reflect.Type, o snapshot.Object) reflect.Value {
+	if elem == untypedElemType || !o.Typed.IsValid() {
+		if elem == untypedElemType {
+			return reflect.ValueOf(o.Raw)
+		}
+		return reflect.Zero(elem)
+	}
+	return o.Typed
+}
+
+func elemSlice(elem reflect.Type, objs []snapshot.Object) reflect.Value {
+	out := reflect.MakeSlice(reflect.SliceOf(elem), len(objs), len(objs))
+	for i, o := range objs {
+		out.Index(i).Set(elemOf(elem, o))
+	}
+	return out
+}
+
+// UntypedStore is a watched resource in the untyped dialect: resources["name"].
+type UntypedStore struct{ store *snapshot.Store }
+
+// List returns every object as decoded JSON.
+func (u *UntypedStore) List() []map[string]any { return raws(listOf(u.store)) }
+
+// Fetch returns the objects whose index values start with keys.
+func (u *UntypedStore) Fetch(keys ...string) []map[string]any { return raws(fetch(u.store, keys)) }
+
+// GetSingle returns the one object matching keys, or nil.
+func (u *UntypedStore) GetSingle(keys ...string) map[string]any {
+	objs := getSingle(u.store, keys)
+	if len(objs) == 0 {
+		return nil
+	}
+	return objs[0].Raw
+}
+
+func raws(objs []snapshot.Object) []map[string]any {
+	out := make([]map[string]any, len(objs))
+	for i, o := range objs {
+		out[i] = o.Raw
+	}
+	return out
+}
+
+func untypedValue(names []string, snap *snapshot.Snapshot) map[string]*UntypedStore {
+	out := make(map[string]*UntypedStore, len(names))
+	for _, n := range names {
+		out[n] = &UntypedStore{store: snap.Stores[n]}
+	}
+	return out
+}
