@@ -1,0 +1,26 @@
+package schema
+
+import (
+	"embed"
+	"fmt"
+)
+
+// The bundled schemas are generated, never edited by hand: Kubernetes built-ins by
+// reflecting over k8s.io/api, Gateway API from its experimental CRDs in the module cache.
+//go:generate go run github.com/haproxy-haptic/haptic/tools/genschemas -out bundled
+
+//go:embed bundled
+var bundledFS embed.FS
+
+// Bundled returns a new registry preloaded with the embedded schemas: core/v1
+// (Service, Secret, ConfigMap, Pod, Endpoints, Namespace), discovery.k8s.io/v1
+// EndpointSlice, networking.k8s.io/v1 (Ingress, IngressClass) and the Gateway API
+// v1.4.1 experimental-channel kinds at every served version. Further LoadDir or
+// LoadDocument calls on it override these per apiVersion and kind.
+func Bundled() (*Registry, error) {
+	r := NewRegistry()
+	if err := r.loadFS(bundledFS, "bundled"); err != nil {
+		return nil, fmt.Errorf("load bundled schemas: %w", err)
+	}
+	return r, nil
+}
