@@ -5,6 +5,7 @@ import (
 	"regexp/syntax"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Limits that keep failure messages short enough to read in a terminal.
@@ -47,25 +48,29 @@ func numbered(n int, s string) string {
 }
 
 // excerpt shows where a missing pattern might have been expected: the lines that
-// contain the pattern's longest literal part, or else the start of the text.
+// contain the longest prefix of the pattern's longest literal part (the near misses),
+// or else the start of the text.
 func excerpt(pattern, text string) string {
-	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	if text == "" {
 		return "  (target is empty)"
 	}
-	if lit := longestLiteral(pattern); len(lit) >= 3 {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	lower := strings.ToLower(text)
+	lit := strings.ToLower(longestLiteral(pattern))
+	for ; len(lit) >= 4; lit = trimLastRune(lit) {
+		if !strings.Contains(lower, lit) {
+			continue
+		}
 		var out []string
 		for i, l := range lines {
-			if strings.Contains(strings.ToLower(l), strings.ToLower(lit)) {
+			if strings.Contains(strings.ToLower(l), lit) {
 				out = append(out, numbered(i+1, l))
 				if len(out) == maxExcerptLines {
 					break
 				}
 			}
 		}
-		if len(out) > 0 {
-			return fmt.Sprintf("  lines containing %q:\n%s", lit, strings.Join(out, "\n"))
-		}
+		return fmt.Sprintf("  lines containing %q:\n%s", lit, strings.Join(out, "\n"))
 	}
 	n := min(len(lines), maxExcerptLines)
 	out := make([]string, n)
@@ -73,6 +78,11 @@ func excerpt(pattern, text string) string {
 		out[i] = numbered(i+1, lines[i])
 	}
 	return fmt.Sprintf("  first %d of %d lines:\n%s", n, len(lines), strings.Join(out, "\n"))
+}
+
+func trimLastRune(s string) string {
+	_, size := utf8.DecodeLastRuneInString(s)
+	return strings.TrimSpace(s[:len(s)-size])
 }
 
 // longestLiteral is the longest run of literal characters in a regular expression

@@ -1,0 +1,181 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+)
+
+func cfgBundle(cfg string, extra ...bundle.File) *bundle.Bundle {
+	return bundle.New(append([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}}, extra...))
+}
+
+var hostMap = bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "example.com be_app\n"}
+
+func TestCheckValid(t *testing.T) {
+	requireHAProxy(t)
+	c := &Checker{NoCache: true}
+	if err := c.Check(context.Background(), cfgBundle(validCfg, hostMap)); err != nil {
+		t.Fatalf("valid config rejected: %v", err)
+	}
+}
+
+func TestCheckInvalidShowsLineAndProductionPaths(t *testing.T) {
+	requireHAProxy(t)
+	cfg := strings.Replace(validCfg, "    default_backend be_default\n", "    default_backend be_default\n    bogus_keyword foo\n", 1)
+	err := (&Checker{NoCache: true}).Check(context.Background(), cfgBundle(cfg, hostMap))
+	var herr *HAProxyError
+	if !errors.As(err, &herr) {
+		t.Fatalf("want *HAProxyError, got %T: %v", err, err)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"[ALERT] config : parsing [/etc/haproxy/haproxy.cfg:14] : unknown keyword 'bogus_keyword'",
+		"    14 |     bogus_keyword foo",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(herr.Output, os.TempDir()+"/haptic-validate-") || strings.Contains(msg, "haptic-validate-") {
+		t.Errorf("temp dir leaked into error:\n%s", herr.Output)
+	}
+	if strings.Contains(msg, "Fatal errors found") {
+		t.Errorf("generic alert kept next to specific ones:\n%s", msg)
+	}
+}
+
+func TestCheckMapFileInPlace(t *testing.T) {
+	requireHAProxy(t)
+	c := &Checker{NoCache: true}
+	if err := c.Check(context.Background(), cfgBundle(validCfg, hostMap)); err != nil {
+		t.Fatalf("config with map rejected: %v", err)
+	}
+	// Without the map HAProxy cannot open it: proves the layout is what made it pass.
+	err := c.Check(context.Background(), cfgBundle(validCfg))
+	if err == nil || !strings.Contains(err.Error(), "/etc/haproxy/maps/host.map") {
+		t.Fatalf("want failure naming the production map path, got %v", err)
+	}
+	if strings.Contains(err.Error(), "haptic-validate-") {
+		t.Errorf("temp dir leaked: %v", err)
+	}
+}
+
+func TestCheckCustomLayout(t *testing.T) {
+	requireHAProxy(t)
+	layout := bundle.Layout{
+		ConfigFile:        "/usr/local/etc/haproxy/haproxy.cfg",
+		MapsDir:           "/usr/local/etc/haproxy/maps",
+		SSLCertsDir:       "/usr/local/etc/haproxy/ssl",
+		GeneralStorageDir: "/usr/local/etc/haproxy/general",
+	}
+	cfg := strings.ReplaceAll(validCfg, "/etc/haproxy/maps/", "/usr/local/etc/haproxy/maps/")
+	c := &Checker{Layout: layout, NoCache: true}
+	if err := c.Check(context.Background(), cfgBundle(cfg, hostMap)); err != nil {
+		t.Fatalf("custom layout: %v", err)
+	}
+}
+
+func TestCheckMissingBinary(t *testing.T) {
+	c := &Checker{Binary: "/nonexistent/haproxy"}
+	err := c.Check(context.Background(), cfgBundle(validCfg))
+	if !errors.Is(err, ErrBinaryNotFound) {
+		t.Fatalf("want ErrBinaryNotFound, got %v", err)
+	}
+	want := `haproxy binary "/nonexistent/haproxy" not found: install HAProxy (apt-get install -y haproxy) or pass --haproxy-binary`
+	if err.Error() != want {
+		t.Errorf("message:\n got %s\nwant %s", err, want)
+	}
+	if _, err := Version(context.Background(), "no-such-haproxy-binary"); !errors.Is(err, ErrBinaryNotFound) {
+		t.Errorf("Version: want ErrBinaryNotFound, got %v", err)
+	}
+}
+
+func TestCheckNoConfig(t *testing.T) {
+	requireHAProxy(t)
+	b := bundle.New([]bundle.File{hostMap})
+	if err := (&Checker{NoCache: true}).Check(context.Background(), b); err == nil {
+		t.Fatal("bundle without haproxy.cfg passed")
+	}
+}
+
+func TestCheckCancelled(t *testing.T) {
+	requireHAProxy(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := (&Checker{NoCache: true}).Check(ctx, cfgBundle(validCfg, hostMap))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want context.Canceled, got %v", err)
+	}
+}
+
+// TestCheckCache counts invocations through a wrapper script: identical bundles are
+// checked once, verdicts (valid and invalid) are cached, a changed bundle is not.
+func TestCheckCache(t *testing.T) {
+	requireHAProxy(t)
+	dir := t.TempDir()
+	count := filepath.Join(dir, "count")
+	wrapper := filepath.Join(dir, "haproxy-wrapper")
+	script := "#!/bin/sh\necho x >> " + count + "\nexec haproxy \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	calls := func() int {
+		b, _ := os.ReadFile(count)
+		return strings.Count(string(b), "x")
+	}
+	c := &Checker{Binary: wrapper}
+	good := cfgBundle(validCfg, hostMap)
+	bad := cfgBundle(validCfg) // map missing
+	for range 3 {
+		if err := c.Check(context.Background(), good); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Check(context.Background(), bad); err == nil {
+			t.Fatal("bad bundle passed")
+		}
+	}
+	if n := calls(); n != 2 {
+		t.Errorf("haproxy ran %d times, want 2 (one per distinct bundle)", n)
+	}
+	if err := (&Checker{Binary: wrapper, NoCache: true}).Check(context.Background(), good); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls(); n != 3 {
+		t.Errorf("NoCache: haproxy ran %d times in total, want 3", n)
+	}
+}
+
+func TestLRUEvicts(t *testing.T) {
+	c := newLRU(2)
+	k := func(h string) checkKey { return checkKey{hash: h} }
+	c.put(k("a"), nil)
+	c.put(k("b"), errors.New("b"))
+	c.get(k("a")) // a is now most recent
+	c.put(k("c"), nil)
+	if c.get(k("b")) != nil {
+		t.Error("least recently used entry b was kept")
+	}
+	if c.get(k("a")) == nil || c.get(k("c")) == nil {
+		t.Error("recent entries evicted")
+	}
+	if c.len() != 2 {
+		t.Errorf("len %d, want 2", c.len())
+	}
+}
+
+func TestVersion(t *testing.T) {
+	requireHAProxy(t)
+	v, err := Version(context.Background(), "haproxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(v, "2.") && !strings.HasPrefix(v, "3.") {
+		t.Errorf("unexpected version %q", v)
+	}
+}
