@@ -388,3 +388,12 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, shared map[strin
 	f.Content = out
 	return f, timing, nil
 }
+
+// Targets lists the top-level templates in render order (haproxy.cfg, maps, ...).
+func (e *Engine) Targets() []string {
+	out := make([]string, len(e.mains))
+	for i, m := range e.mains {
+		out[i] = m.file.Target()
+	}
+	return out
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/haproxy-haptic/haptic/api/v1alpha1"
+	"github.com/haproxy-haptic/haptic/internal/config"
+	"github.com/haproxy-haptic/haptic/internal/pipeline"
+	"github.com/haproxy-haptic/haptic/internal/render"
+	"github.com/haproxy-haptic/haptic/internal/validate"
+)
+
+type benchmarkFlags struct {
+	files           []string
+	tests           []string
+	iterations      int
+	profileIncludes bool
+	schemaDir       string
+}
+
+func newBenchmarkCommand(stdout, stderr io.Writer) *cobra.Command {
+	var f benchmarkFlags
+	cmd := &cobra.Command{
+		Use:   "benchmark -f FILE [-f FILE...]",
+		Short: "Time template compilation and rendering of validation tests",
+		Long: `Compiles the config once (timed), then for each validation test renders its
+fixtures once to warm up and --iterations more times, reporting per-file timings
+(haproxy.cfg and each map) with min/median/max and renders per second.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBenchmark(cmd.Context(), f, stdout, stderr)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&f.files, "file", "f", nil, "HAProxyTemplateConfig YAML (repeatable; merged in order)")
+	fl.StringArrayVar(&f.tests, "test", nil, "benchmark only this validation test (repeatable)")
+	fl.IntVar(&f.iterations, "iterations", 2, "timed render passes per test")
+	fl.BoolVar(&f.profileIncludes, "profile-includes", false, "show the 20 slowest template includes")
+	fl.StringVar(&f.schemaDir, "schema-dir", schemaDirDefault(), "extra OpenAPI v3 schemas or CRDs for typed access ($HAPTIC_SCHEMA_DIR)")
+	return cmd
+}
+
+func runBenchmark(ctx context.Context, f benchmarkFlags, stdout, stderr io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if f.iterations < 1 {
+		return usageError(fmt.Errorf("--iterations must be at least 1, got %d", f.iterations))
+	}
+	if len(f.files) == 0 {
+		return usageError(fmt.Errorf("at least one -f FILE is required"))
+	}
+	cfg, err := config.LoadFiles(f.files...)
+	if err != nil {
+		return usageError(err)
+	}
+	start := time.Now()
+	p, err := pipeline.New(cfg, pipeline.Options{SchemaDir: f.schemaDir, ProfileIncludes: f.profileIncludes})
+	if err != nil {
+		return usageError(fmt.Errorf("compile templates: %w", err))
+	}
+	fmt.Fprintf(stdout, "compile: %s (%d templates, %d snippets)\n", formatDuration(time.Since(start)),
+		len(p.Engine.Targets()), len(cfg.Spec.TemplateSnippets))
+	names, err := benchmarkTests(cfg.Spec.ValidationTests, f.tests)
+	if err != nil {
+		return usageError(err)
+	}
+	profile := &render.Profile{}
+	for _, name := range names {
+		test := cfg.Spec.ValidationTests[name]
+		if global, ok := cfg.Spec.ValidationTests[validate.GlobalTest]; ok {
+			test = validate.MergeGlobal(global, test)
+		}
+		fx, err := p.Fixtures(name, test)
+		if err != nil {
+			return usageError(err)
+		}
+		if _, err := p.Render(ctx, fx); err != nil { // warm-up
+			return &exitError{code: exitTestsFailed, err: fmt.Errorf("test %s: %w", name, err)}
+		}
+		var totals []time.Duration
+		perFile := map[string][]time.Duration{}
+		for range f.iterations {
+			t0 := time.Now()
+			res, err := p.Render(ctx, fx)
+			if err != nil {
+				return &exitError{code: exitTestsFailed, err: fmt.Errorf("test %s: %w", name, err)}
+			}
+			totals = append(totals, time.Since(t0))
+			for _, t := range res.Timings {
+				perFile[t.Target] = append(perFile[t.Target], t.Duration)
+			}
+			if res.Profile != nil {
+				profile.Trees = append(profile.Trees, res.Profile.Trees...)
+			}
+		}
+		writeBenchmark(stdout, name, fx, totals, perFile)
+	}
+	if f.profileIncludes {
+		fmt.Fprintln(stdout, "slowest includes (all tests):")
+		stats := profile.Stats()
+		for _, s := range stats[:min(20, len(stats))] {
+			fmt.Fprintf(stdout, "  %-40s calls %-6d total %-10s avg %-10s max %s\n", s.Name, s.Count,
+				formatDuration(s.Total), formatDuration(s.Total/time.Duration(max(s.Count, 1))), formatDuration(s.Max))
+		}
+	}
+	return nil
+}
+
+func benchmarkTests(tests map[string]v1alpha1.ValidationTest, filter []string) ([]string, error) {
+	var names []string
+	for n := range tests {
+		if n != validate.GlobalTest {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	if len(filter) == 0 {
+		return names, nil
+	}
+	for _, n := range filter {
+		if !slices.Contains(names, n) {
+			return nil, fmt.Errorf("no validation test named %q (have: %v)", n, names)
+		}
+	}
+	return filter, nil
+}
+
+func writeBenchmark(w io.Writer, name string, fx *pipeline.Fixture, totals []time.Duration, perFile map[string][]time.Duration) {
+	objects := 0
+	for _, n := range fx.Snapshot.Names() {
+		objects += fx.Snapshot.Stores[n].Len()
+	}
+	mn, med, mx := stats(totals)
+	fmt.Fprintf(w, "test %s (%d objects, %d iterations)\n", name, objects, len(totals))
+	fmt.Fprintf(w, "  %-32s min %-10s median %-10s max %-10s %.1f renders/s\n", "total", formatDuration(mn), formatDuration(med), formatDuration(mx), float64(time.Second)/float64(max(med, 1)))
+	targets := make([]string, 0, len(perFile))
+	for t := range perFile {
+		targets = append(targets, t)
+	}
+	sort.Strings(targets)
+	for _, t := range targets {
+		mn, med, mx := stats(perFile[t])
+		fmt.Fprintf(w, "  %-32s min %-10s median %-10s max %s\n", t, formatDuration(mn), formatDuration(med), formatDuration(mx))
+	}
+}
+
+func stats(ds []time.Duration) (mn, med, mx time.Duration) {
+	s := append([]time.Duration(nil), ds...)
+	slices.Sort(s)
+	return s[0], s[len(s)/2], s[len(s)-1]
+}
+
+func formatDuration(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+	default:
+		return fmt.Sprintf("%.1fµs", float64(d)/float64(time.Microsecond))
+	}
+}

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/haproxy-haptic/haptic/internal/config"
+	"github.com/haproxy-haptic/haptic/internal/pipeline"
+)
+
+// loadPipeline loads config files and compiles them; every failure is a usage error
+// (exit 2) because nothing can be tested.
+func loadPipeline(files []string, opts pipeline.Options) (*pipeline.Pipeline, error) {
+	if len(files) == 0 {
+		return nil, usageError(errors.New("at least one -f FILE is required"))
+	}
+	cfg, err := config.LoadFiles(files...)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	p, err := pipeline.New(cfg, opts)
+	if err != nil {
+		return nil, usageError(fmt.Errorf("compile templates: %w", err))
+	}
+	return p, nil
+}

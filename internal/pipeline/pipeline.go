@@ -1,0 +1,176 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/haproxy-haptic/haptic/api/v1alpha1"
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/render"
+	"github.com/haproxy-haptic/haptic/internal/schema"
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
+	"github.com/haproxy-haptic/haptic/internal/store"
+	"github.com/haproxy-haptic/haptic/internal/validate"
+)
+
+// SchemaDirEnv names the environment variable that supplies --schema-dir.
+const SchemaDirEnv = "HAPTIC_SCHEMA_DIR"
+
+// Options configure a pipeline.
+type Options struct {
+	// SchemaDir holds extra OpenAPI v3 documents or CRDs for typed access.
+	SchemaDir       string
+	Capabilities    map[string]bool
+	ProfileIncludes bool
+}
+
+// Pipeline is a compiled config.
+type Pipeline struct {
+	Config  *v1alpha1.HAProxyTemplateConfig
+	Builder *store.Builder
+	Engine  *render.Engine
+	Layout  bundle.Layout
+}
+
+// Registry returns the bundled schemas plus those in dir.
+func Registry(dir string) (*schema.Registry, error) {
+	reg, err := schema.Bundled()
+	if err != nil {
+		return nil, fmt.Errorf("load bundled schemas: %w", err)
+	}
+	if dir != "" {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, fmt.Errorf("schema dir: %w", err)
+		}
+		if err := reg.LoadDir(dir); err != nil {
+			return nil, fmt.Errorf("load schemas from %s: %w", dir, err)
+		}
+	}
+	return reg, nil
+}
+
+// New compiles a defaulted, validated config.
+func New(cfg *v1alpha1.HAProxyTemplateConfig, opts Options) (*Pipeline, error) {
+	reg, err := Registry(opts.SchemaDir)
+	if err != nil {
+		return nil, err
+	}
+	b, err := store.NewBuilder(&cfg.Spec, reg)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := testContextKeys(cfg)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := render.Compile(&cfg.Spec, render.Options{
+		Types: b.Types(), ExtraKeys: keys, Capabilities: opts.Capabilities, ProfileIncludes: opts.ProfileIncludes,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Pipeline{Config: cfg, Builder: b, Engine: eng, Layout: render.LayoutOf(&cfg.Spec)}, nil
+}
+
+// testContextKeys are the extraContext keys any validation test sets; they are
+// declared at compile time so every test can be rendered by one compiled engine.
+func testContextKeys(cfg *v1alpha1.HAProxyTemplateConfig) ([]string, error) {
+	set := map[string]bool{}
+	for name, t := range cfg.Spec.ValidationTests {
+		if t.ExtraContext == nil {
+			continue
+		}
+		extra, err := render.ExtraContext(t.ExtraContext.Raw)
+		if err != nil {
+			return nil, fmt.Errorf("spec.validationTests[%s].extraContext: %w", name, err)
+		}
+		for k := range extra {
+			set[k] = true
+		}
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
+
+// Fixture is a validation test's input, decoded.
+type Fixture struct {
+	Snapshot     *snapshot.Snapshot
+	ExtraContext map[string]any
+	// Objects are the raw fixture objects per resource, for the jsonpath context.
+	Objects map[string][]map[string]any
+}
+
+// Fixtures decodes and admits a test's fixtures. The test must already have the
+// _global test merged in (validate.MergeGlobal).
+func (p *Pipeline) Fixtures(name string, t v1alpha1.ValidationTest) (*Fixture, error) {
+	raw := map[string][]map[string]any{}
+	objects := map[string][]map[string]any{}
+	for res, objs := range t.Fixtures {
+		for i, o := range objs {
+			var m, copyForDoc map[string]any
+			if err := json.Unmarshal(o.Raw, &m); err != nil {
+				return nil, fmt.Errorf("validationTests[%s].fixtures[%s][%d]: %w", name, res, i, err)
+			}
+			_ = json.Unmarshal(o.Raw, &copyForDoc)
+			raw[res] = append(raw[res], m)
+			objects[res] = append(objects[res], copyForDoc)
+		}
+	}
+	snap, err := p.Builder.Snapshot(raw)
+	if err != nil {
+		return nil, fmt.Errorf("validationTests[%s].fixtures: %w", name, err)
+	}
+	extra := map[string]any{}
+	if t.ExtraContext != nil {
+		if extra, err = render.ExtraContext(t.ExtraContext.Raw); err != nil {
+			return nil, fmt.Errorf("validationTests[%s].extraContext: %w", name, err)
+		}
+	}
+	return &Fixture{Snapshot: snap, ExtraContext: extra, Objects: objects}, nil
+}
+
+// Render renders a fixture.
+func (p *Pipeline) Render(ctx context.Context, f *Fixture) (*render.Result, error) {
+	return p.Engine.Render(ctx, render.Input{Snapshot: f.Snapshot, ExtraContext: f.ExtraContext})
+}
+
+// Observer sees every successful test render, e.g. to dump or trace it.
+type Observer func(test string, res *render.Result)
+
+// RenderFunc adapts the pipeline to the validation-test runner.
+func (p *Pipeline) RenderFunc(observe Observer) validate.RenderFunc {
+	return func(ctx context.Context, name string, t v1alpha1.ValidationTest) (*bundle.Bundle, map[string]any, error) {
+		f, err := p.Fixtures(name, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		doc := map[string]any{"resources": toAny(f.Objects), "extraContext": f.ExtraContext}
+		res, err := p.Render(ctx, f)
+		if err != nil {
+			return nil, doc, err
+		}
+		if observe != nil {
+			observe(name, res)
+		}
+		return res.Bundle, doc, nil
+	}
+}
+
+func toAny(m map[string][]map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, objs := range m {
+		list := make([]any, len(objs))
+		for i, o := range objs {
+			list[i] = o
+		}
+		out[k] = list
+	}
+	return out
+}
