@@ -68,7 +68,7 @@ func Evaluate(ctx context.Context, test string, a v1alpha1.Assertion, env Env) R
 	case v1alpha1.AssertDeterministic:
 		r = Deterministic(ctx, a, env.Bundle, env.Rerender)
 	default:
-		r = newResult(a, a.Target)
+		r = newResult(a, displayTarget(a))
 		r.fail("unknown assertion type %q (want one of %s)", a.Type, strings.Join(assertionTypes, ", "))
 	}
 	r.Test = test
@@ -96,8 +96,10 @@ func describe(a v1alpha1.Assertion, target string) string {
 		return a.Description
 	}
 	switch a.Type {
-	case v1alpha1.AssertContains, v1alpha1.AssertNotContains:
-		return fmt.Sprintf("%s %s /%s/", target, strings.ReplaceAll(a.Type, "_", " "), a.Pattern)
+	case v1alpha1.AssertContains:
+		return fmt.Sprintf("%s contains /%s/", target, a.Pattern)
+	case v1alpha1.AssertNotContains:
+		return fmt.Sprintf("%s does not contain /%s/", target, a.Pattern)
 	case v1alpha1.AssertEquals:
 		return fmt.Sprintf("%s equals expected content", target)
 	case v1alpha1.AssertJSONPath:
@@ -117,6 +119,22 @@ func describe(a v1alpha1.Assertion, target string) string {
 		return "renders are identical"
 	}
 	return a.Type
+}
+
+// displayTarget is the target a result of a shows: the file content assertions
+// read, the context for jsonpath, nothing for render_error.
+func displayTarget(a v1alpha1.Assertion) string {
+	switch a.Type {
+	case v1alpha1.AssertRenderError:
+		return ""
+	case v1alpha1.AssertDeterministic:
+		return a.Target
+	case v1alpha1.AssertJSONPath:
+		if a.Target == "" || a.Target == DefaultTarget {
+			return contextTarget
+		}
+	}
+	return targetOf(a)
 }
 
 func targetOf(a v1alpha1.Assertion) string {
@@ -207,7 +225,7 @@ func Equals(a v1alpha1.Assertion, b *bundle.Bundle) Result {
 	}
 	want, got := strings.TrimRight(a.Expected, "\n"), strings.TrimRight(text, "\n")
 	if want != got {
-		r.fail("%s differs from expected:\n%s", target, unifiedDiff(want, got))
+		r.fail("%s differs from expected:\n%s", target, unifiedDiff("expected", "actual", want, got))
 	}
 	return r
 }
@@ -275,7 +293,7 @@ func MatchOrder(a v1alpha1.Assertion, b *bundle.Bundle) Result {
 // RenderError passes when the render failed and, if a pattern is set, the error
 // message matches it.
 func RenderError(a v1alpha1.Assertion, renderErr error) Result {
-	r := newResult(a, "")
+	r := newResult(a, displayTarget(a))
 	if renderErr == nil {
 		r.fail("render succeeded, expected it to fail")
 		return r
@@ -311,7 +329,7 @@ func HAProxyValid(ctx context.Context, a v1alpha1.Assertion, b *bundle.Bundle, c
 // Deterministic renders twice more and passes when every render gives the same
 // bundle (or, with a target, the same content of that file).
 func Deterministic(ctx context.Context, a v1alpha1.Assertion, b *bundle.Bundle, rerender func(context.Context) (*bundle.Bundle, error)) Result {
-	r := newResult(a, a.Target)
+	r := newResult(a, displayTarget(a))
 	if b == nil {
 		r.fail("no rendered bundle")
 		return r
@@ -326,7 +344,7 @@ func Deterministic(ctx context.Context, a v1alpha1.Assertion, b *bundle.Bundle, 
 			r.fail("render %d failed: %v", i, err)
 			return r
 		}
-		if msg := bundleDiff(b, again, a.Target); msg != "" {
+		if msg := bundleDiff(b, again, a.Target, i); msg != "" {
 			r.fail("render %d differs from render 1: %s", i, msg)
 			return r
 		}
@@ -336,7 +354,7 @@ func Deterministic(ctx context.Context, a v1alpha1.Assertion, b *bundle.Bundle, 
 
 // bundleDiff describes how two bundles differ ("" when they do not), limited to
 // target when it is set.
-func bundleDiff(a, b *bundle.Bundle, target string) string {
+func bundleDiff(a, b *bundle.Bundle, target string, n int) string {
 	if target == "" && a.Hash == b.Hash {
 		return ""
 	}
@@ -361,7 +379,7 @@ func bundleDiff(a, b *bundle.Bundle, target string) string {
 		case g.Hash != f.Hash:
 			changed = append(changed, f.Target())
 			if first == "" {
-				first = unifiedDiff(f.Content, g.Content)
+				first = unifiedDiff("render 1", fmt.Sprintf("render %d", n), f.Content, g.Content)
 			}
 		}
 	}

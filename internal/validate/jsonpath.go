@@ -19,10 +19,7 @@ import (
 // when the value's string form equals expected. Several values (from [*] or a filter)
 // are joined with spaces, as kubectl prints them.
 func JSONPath(a v1alpha1.Assertion, b *bundle.Bundle, doc map[string]any) Result {
-	target := a.Target
-	if target == "" || target == DefaultTarget {
-		target = contextTarget
-	}
+	target := displayTarget(a)
 	r := newResult(a, target)
 	path, err := parseJSONPath(a.JSONPath)
 	if err != nil {

@@ -181,7 +181,7 @@ func runTest(ctx context.Context, name, description string, test v1alpha1.Valida
 	for _, a := range test.Assertions {
 		var r Result
 		if err != nil && a.Type != v1alpha1.AssertRenderError {
-			r = newResult(a, a.Target)
+			r = newResult(a, displayTarget(a))
 			r.Test = name
 			r.fail("not evaluated: render failed")
 		} else {

@@ -107,8 +107,8 @@ func longestLiteral(pattern string) string {
 }
 
 // unifiedDiff is a compact unified-style diff of the first differing region of two
-// texts: a few lines of context, then the expected (-) and actual (+) lines.
-func unifiedDiff(want, got string) string {
+// texts: a few lines of context, then the old (-) and new (+) lines.
+func unifiedDiff(oldName, newName, want, got string) string {
 	a, b := strings.Split(want, "\n"), strings.Split(got, "\n")
 	p := 0
 	for p < len(a) && p < len(b) && a[p] == b[p] {
@@ -119,7 +119,7 @@ func unifiedDiff(want, got string) string {
 		s++
 	}
 	var out []string
-	out = append(out, "    --- expected", "    +++ actual",
+	out = append(out, "    --- "+oldName, "    +++ "+newName,
 		fmt.Sprintf("    @@ line %d @@", p+1))
 	for i := max(0, p-diffContext); i < p; i++ {
 		out = append(out, "     "+a[i])
