@@ -105,7 +105,7 @@ func typesFromOpenAPI(raw json.RawMessage) ([]*Type, error) {
 		g := schemas[name].GVK[0]
 		c, _, err := b.buildRef(name, 0)
 		if err != nil {
-			return nil, fmt.Errorf("schema %s: %w", name, err)
+			return nil, err // names the schema already
 		}
 		if c.kind != kStruct {
 			continue // a kind without properties cannot be a typed resource

@@ -97,6 +97,9 @@ func (c *Checker) LookPath() (string, error) {
 // Check lays b out in a fresh temporary directory, runs `haproxy -c` on it and
 // removes the directory. A rejected configuration is a *HAProxyError.
 func (c *Checker) Check(ctx context.Context, b *bundle.Bundle) error {
+	if c == nil {
+		c = &Checker{}
+	}
 	bin, err := c.LookPath()
 	if err != nil {
 		return err

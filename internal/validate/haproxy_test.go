@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	v1alpha1 "github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
@@ -177,5 +178,17 @@ func TestVersion(t *testing.T) {
 	}
 	if !strings.HasPrefix(v, "2.") && !strings.HasPrefix(v, "3.") {
 		t.Errorf("unexpected version %q", v)
+	}
+}
+
+func TestLayoutFor(t *testing.T) {
+	if got := LayoutFor(v1alpha1.DataplaneSettings{}); got != DefaultLayout {
+		t.Errorf("empty settings: %+v", got)
+	}
+	got := LayoutFor(v1alpha1.DataplaneSettings{MapsDir: "/srv/maps", ConfigFile: "/srv/haproxy.cfg"})
+	want := DefaultLayout
+	want.MapsDir, want.ConfigFile = "/srv/maps", "/srv/haproxy.cfg"
+	if got != want {
+		t.Errorf("got %+v, want %+v", got, want)
 	}
 }

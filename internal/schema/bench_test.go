@@ -1,0 +1,37 @@
+package schema
+
+import "testing"
+
+// BenchmarkConvertIngress converts the realistic Ingress fixture as decoded from
+// JSON (the informer path); it runs for every object entering the store.
+func BenchmarkConvertIngress(b *testing.B) {
+	typ := mustType(b, bundled(b), "networking.k8s.io/v1", "ingresses")
+	obj := viaJSON(b, loadYAML(b, "testdata/ingress.yaml"))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := typ.Convert(obj); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkConvertEndpointSlice(b *testing.B) {
+	typ := mustType(b, bundled(b), "discovery.k8s.io/v1", "endpointslices")
+	obj := viaJSON(b, loadYAML(b, "testdata/endpointslice.yaml"))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := typ.Convert(obj); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBundled measures start-up cost: parsing and building every bundled kind.
+func BenchmarkBundled(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Bundled(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,21 @@
+package validate
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestNoClientGo keeps validate usable by the CLI and the agent side without pulling
+// in client-go: it reads only bundles, API types and plain data.
+func TestNoClientGo(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Skipf("go list unavailable: %v: %s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "k8s.io/client-go") || strings.Contains(dep, "open2b/scriggo") {
+			t.Errorf("validate depends on %s", dep)
+		}
+	}
+}
