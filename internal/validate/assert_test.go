@@ -116,12 +116,19 @@ func TestJSONPathAssertions(t *testing.T) {
 		{name: "filter matches nothing", a: jp(`{.items[?(@.kind=="Gateway")].name}`, "x"), message: []string{"not found in context"}},
 		{name: "bad path", a: jp("{.items[x]}", "1"), message: []string{"neither a quoted key nor a list index"}},
 		{name: "empty path", a: jp("{}", "1"), message: []string{"is empty"}},
+		{name: "unsupported filter operator", a: jp(`{.items[?(@.port > 80)].name}`, "b"), message: []string{"only @.field"}},
+		{name: "unsupported filter conjunction", a: jp(`{.items[?(@.kind=="Ingress" && @.port==443)].name}`, "b"), message: []string{"only @.field"}},
+		{name: "filter exists", a: jp(`{.items[?(@.port)].name}`, "a b"), pass: true},
+		{name: "map wildcard", a: jp(`{.labels.*}`, "web"), pass: true},
 		{name: "file target not YAML", a: v1alpha1.Assertion{Type: "jsonpath", Target: "haproxy.cfg", JSONPath: "a", Expected: "1"},
 			message: []string{"a not found in context"}}, // haproxy.cfg means the default: the context
 		{name: "file target missing", a: v1alpha1.Assertion{Type: "jsonpath", Target: "file:nope.json", JSONPath: "a", Expected: "1"},
 			message: []string{`target "file:nope.json" not in the rendered bundle`}},
 	}
 	runAssertCases(t, cases, Env{Bundle: sampleBundle(), Context: contextDoc()})
+	runAssertCases(t, []assertCase{
+		{name: "empty context", a: jp("{.x}", "1"), message: []string{"{.x} not found in context (the top level is empty)"}},
+	}, Env{Bundle: sampleBundle()})
 }
 
 func TestRenderErrorAssertion(t *testing.T) {
@@ -182,4 +189,13 @@ func TestLongestLiteral(t *testing.T) {
 			t.Errorf("longestLiteral(%q) = %q, want %q", pattern, got, want)
 		}
 	}
+}
+
+func TestAssertionsWithoutBundle(t *testing.T) {
+	var cases []assertCase
+	for _, typ := range []string{"contains", "not_contains", "equals", "match_count", "match_order", "haproxy_valid", "deterministic"} {
+		cases = append(cases, assertCase{name: typ, a: v1alpha1.Assertion{Type: typ, Pattern: "x", Patterns: []string{"x"}, Expected: "1"},
+			message: []string{"no rendered bundle"}})
+	}
+	runAssertCases(t, cases, Env{})
 }

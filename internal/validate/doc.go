@@ -1,12 +1,36 @@
 // Package validate checks rendered bundles: it runs `haproxy -c` on a bundle laid out
 // in a temporary directory at the paths the configuration references (Checker), and
-// runs an HAProxyTemplateConfig's validation tests (Run) — render each test's fixtures
-// through an injected RenderFunc, then evaluate its assertions (haproxy_valid,
-// contains, not_contains, equals, jsonpath, match_count, match_order, deterministic,
-// render_error) against the bundle, the template context or the render error.
+// runs an HAProxyTemplateConfig's validation tests (Run).
 //
-// The package does not render: the render stage is passed in as a function, so the
+// The package does not render: the render stage is passed in as a RenderFunc, so the
 // runner and the assertions are testable with hand-built bundles and validate never
-// depends on the template engine or on client-go. Reports print as a human summary
-// (WriteSummary), JSON or YAML.
+// depends on the template engine or on client-go.
+//
+// Checker writes every file of the bundle under a fresh temporary root (production
+// paths inside files are rewritten by bundle.Relocate), runs `haproxy -c -f`, and maps
+// the temporary paths in HAProxy's messages back to production paths, adding the
+// source line each ALERT names. Verdicts are cached by bundle hash. A missing binary
+// is an error matching ErrBinaryNotFound.
+//
+// Assertions (one pure function each; Evaluate dispatches):
+//   - haproxy_valid: `haproxy -c` accepts the whole bundle.
+//   - contains / not_contains: a regular expression, in multi-line mode, matches
+//     (does not match) the target.
+//   - equals: the target's content is exactly expected; trailing newlines aside.
+//   - match_count: the pattern matches exactly expected times.
+//   - match_order: each pattern's first match starts after the previous pattern's.
+//   - jsonpath: a kubectl-style path ({.a.b}, a.b, [0], ['quoted.key'], [*], .*,
+//     [?(@.f=="v")], [?(@.f!="v")], [?(@.f)]) evaluated against the test's template
+//     context, or against the target file parsed as JSON/YAML when the target names a
+//     bundle file; its string form must equal expected.
+//   - deterministic: two more renders give the same bundle (or the same target file).
+//   - render_error: the render failed, with a message matching pattern if set.
+//
+// Targets are haproxy.cfg (the default), map:<name>, file:<name>, cert:<name> and
+// crtlist:<name>. A target the bundle lacks fails the assertion, naming those it has.
+//
+// Run runs tests in parallel workers, each merged with the _global test (MergeGlobal)
+// first; _global itself is not run. A failed render fails the test unless all of its
+// assertions are render_error. Reports print as a human summary (WriteSummary), JSON
+// or YAML.
 package validate

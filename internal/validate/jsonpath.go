@@ -16,8 +16,9 @@ import (
 
 // JSONPath evaluates the assertion's path against the test's context document (or,
 // when the target names a bundle file, that file parsed as JSON or YAML) and passes
-// when the value's string form equals expected. Several values (from [*] or a filter)
-// are joined with spaces, as kubectl prints them.
+// when the value's string form equals expected, ignoring surrounding whitespace.
+// Several values (from [*] or a filter) are joined with spaces, as kubectl prints
+// them; objects and lists compare as compact JSON with sorted keys.
 func JSONPath(a v1alpha1.Assertion, b *bundle.Bundle, doc map[string]any) Result {
 	target := displayTarget(a)
 	r := newResult(a, target)
@@ -178,6 +179,9 @@ func parseFilter(expr string) (jpFilter, error) {
 		}
 	}
 	lhs = strings.TrimSpace(lhs)
+	if strings.ContainsAny(lhs, "<>=!&|") || strings.Contains(f.value, "&&") || strings.Contains(f.value, "||") {
+		return jpFilter{}, fmt.Errorf("filter %q: only @.field, @.field == value and @.field != value are supported", expr)
+	}
 	if !strings.HasPrefix(lhs, "@.") {
 		return jpFilter{}, fmt.Errorf("filter %q: want @.field [== or != value]", expr)
 	}
@@ -284,6 +288,9 @@ func (p jsonPath) hint(root any) string {
 	}
 	switch x := cur.(type) {
 	case map[string]any:
+		if len(x) == 0 {
+			return fmt.Sprintf(" (%s is empty)", where)
+		}
 		return fmt.Sprintf(" (keys at %s: %s)", where, strings.Join(sortedKeys(x), ", "))
 	case []any:
 		return fmt.Sprintf(" (%s is a list of %d)", where, len(x))
