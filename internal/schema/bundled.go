@@ -3,6 +3,8 @@ package schema
 import (
 	"embed"
 	"fmt"
+	"maps"
+	"sync"
 )
 
 // The bundled schemas are generated, never edited by hand: Kubernetes built-ins by
@@ -17,10 +19,28 @@ var bundledFS embed.FS
 // EndpointSlice, networking.k8s.io/v1 (Ingress, IngressClass) and the Gateway API
 // v1.4.1 experimental-channel kinds at every served version. Further LoadDir or
 // LoadDocument calls on it override these per apiVersion and kind.
+//
+// The embedded documents are parsed once per process; every call returns a fresh
+// registry sharing the (immutable) types.
 func Bundled() (*Registry, error) {
-	r := NewRegistry()
-	if err := r.loadFS(bundledFS, "bundled"); err != nil {
-		return nil, fmt.Errorf("load bundled schemas: %w", err)
+	bundledOnce.Do(func() {
+		r := NewRegistry()
+		if err := r.loadFS(bundledFS, "bundled"); err != nil {
+			bundledErr = fmt.Errorf("load bundled schemas: %w", err)
+			return
+		}
+		bundledReg = r
+	})
+	if bundledErr != nil {
+		return nil, bundledErr
 	}
-	return r, nil
+	bundledReg.mu.RLock()
+	defer bundledReg.mu.RUnlock()
+	return &Registry{byKind: maps.Clone(bundledReg.byKind), byResource: maps.Clone(bundledReg.byResource)}, nil
 }
+
+var (
+	bundledOnce sync.Once
+	bundledReg  *Registry // never handed out: callers get copies
+	bundledErr  error
+)

@@ -192,10 +192,14 @@ func (c *codec) decodeSlice(dst reflect.Value, src any) error {
 			}
 			out[i] = s
 		}
-		dst.Set(reflect.ValueOf(out))
+		// dst is addressable (a struct field, slice element or fresh value) and its
+		// type is []string; storing through a pointer avoids boxing the slice header.
+		*(*[]string)(dst.Addr().UnsafePointer()) = out
 		return nil
 	case kStruct: // one allocation for all elements; elements point into it
-		out := reflect.MakeSlice(c.typ, n, n)
+		dst.Grow(n) // allocates only the array: dst is addressable
+		dst.SetLen(n)
+		out := dst
 		backing := reflect.MakeSlice(c.backing, n, n)
 		for i, v := range a {
 			if v == nil {
@@ -211,19 +215,18 @@ func (c *codec) decodeSlice(dst reflect.Value, src any) error {
 			}
 			out.Index(i).Set(e.Addr())
 		}
-		dst.Set(out)
 		return nil
 	}
-	out := reflect.MakeSlice(c.typ, n, n)
+	dst.Grow(n)
+	dst.SetLen(n)
 	for i, v := range a {
 		if v == nil {
 			continue
 		}
-		if err := c.elem.decode(out.Index(i), v); err != nil {
+		if err := c.elem.decode(dst.Index(i), v); err != nil {
 			return at(err, "["+strconv.Itoa(i)+"]")
 		}
 	}
-	dst.Set(out)
 	return nil
 }
 
@@ -241,7 +244,7 @@ func (c *codec) decodeMap(dst reflect.Value, src any) error {
 			}
 			out[k] = s
 		}
-		dst.Set(reflect.ValueOf(out))
+		*(*map[string]string)(dst.Addr().UnsafePointer()) = out
 		return nil
 	}
 	out := reflect.MakeMapWithSize(c.typ, len(m))
