@@ -24,6 +24,8 @@ const (
 type exitError struct {
 	code int
 	err  error
+	// reported is set when the command already printed the failure (a test report).
+	reported bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -45,7 +47,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.code != exitTestsFailed {
+		if !ee.reported {
 			fmt.Fprintln(stderr, "Error:", ee.err)
 		}
 		return ee.code

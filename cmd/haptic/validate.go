@@ -109,7 +109,7 @@ func runValidate(ctx context.Context, f validateFlags, stdout, stderr io.Writer)
 		}
 	}
 	if rep.Failed > 0 {
-		return &exitError{code: exitTestsFailed, err: fmt.Errorf("%d validation tests failed", rep.Failed)}
+		return &exitError{code: exitTestsFailed, err: fmt.Errorf("%d validation tests failed", rep.Failed), reported: true}
 	}
 	return nil
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
@@ -31,8 +33,16 @@ type Options struct {
 type Pipeline struct {
 	Config  *v1alpha1.HAProxyTemplateConfig
 	Builder *store.Builder
-	Engine  *render.Engine
-	Layout  bundle.Layout
+	// Engine is the first compiled engine; Render may use more.
+	Engine *render.Engine
+	Layout bundle.Layout
+
+	// An engine renders one snapshot at a time, so parallel test workers borrow
+	// engines from a pool that grows to GOMAXPROCS compiled copies.
+	compile func() (*render.Engine, error)
+	idle    chan *render.Engine
+	mu      sync.Mutex
+	made    int
 }
 
 // Registry returns the bundled schemas plus those in dir.
@@ -66,13 +76,45 @@ func New(cfg *v1alpha1.HAProxyTemplateConfig, opts Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, err := render.Compile(&cfg.Spec, render.Options{
-		Types: b.Types(), ExtraKeys: keys, Capabilities: opts.Capabilities, ProfileIncludes: opts.ProfileIncludes,
-	})
+	compile := func() (*render.Engine, error) {
+		return render.Compile(&cfg.Spec, render.Options{
+			Types: b.Types(), ExtraKeys: keys, Capabilities: opts.Capabilities, ProfileIncludes: opts.ProfileIncludes,
+		})
+	}
+	eng, err := compile()
 	if err != nil {
 		return nil, err
 	}
-	return &Pipeline{Config: cfg, Builder: b, Engine: eng, Layout: render.LayoutOf(&cfg.Spec)}, nil
+	p := &Pipeline{Config: cfg, Builder: b, Engine: eng, Layout: render.LayoutOf(&cfg.Spec),
+		compile: compile, idle: make(chan *render.Engine, runtime.GOMAXPROCS(0)), made: 1}
+	p.idle <- eng
+	return p, nil
+}
+
+// borrow returns an idle engine, compiling another while fewer than GOMAXPROCS exist.
+func (p *Pipeline) borrow() (*render.Engine, error) {
+	select {
+	case e := <-p.idle:
+		return e, nil
+	default:
+	}
+	p.mu.Lock()
+	grow := p.made < cap(p.idle)
+	if grow {
+		p.made++
+	}
+	p.mu.Unlock()
+	if !grow {
+		return <-p.idle, nil
+	}
+	e, err := p.compile()
+	if err != nil {
+		p.mu.Lock()
+		p.made--
+		p.mu.Unlock()
+		return nil, err
+	}
+	return e, nil
 }
 
 // testContextKeys are the extraContext keys any validation test sets; they are
@@ -138,7 +180,12 @@ func (p *Pipeline) Fixtures(name string, t v1alpha1.ValidationTest) (*Fixture, e
 
 // Render renders a fixture.
 func (p *Pipeline) Render(ctx context.Context, f *Fixture) (*render.Result, error) {
-	return p.Engine.Render(ctx, render.Input{Snapshot: f.Snapshot, ExtraContext: f.ExtraContext})
+	e, err := p.borrow()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { p.idle <- e }()
+	return e.Render(ctx, render.Input{Snapshot: f.Snapshot, ExtraContext: f.ExtraContext})
 }
 
 // Observer sees every successful test render, e.g. to dump or trace it.

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/open2b/scriggo"
-	"github.com/open2b/scriggo/native"
 
 	"github.com/haproxy-haptic/haptic/internal/snapshot"
 )
@@ -22,6 +21,13 @@ const atFunc = "_haptic_at"
 
 const maxDiagnosticRenders = 48
 
+// at is the line marker of diagnostic builds; normal builds never call it.
+func (e *Engine) at(template string, line int) string {
+	e.st.atTemplate, e.st.atLine = template, line
+	return ""
+}
+
+// diagnose runs with e.mu held, like Render.
 func (e *Engine) diagnose(ctx context.Context, m mainTemplate, in Input, renderErr error) error {
 	var te *TemplateError
 	if !errors.As(renderErr, &te) {
@@ -50,21 +56,16 @@ func (e *Engine) findLine(ctx context.Context, m mainTemplate, in Input, te *Tem
 	if err != nil {
 		return
 	}
-	decls[atFunc] = func(env native.Env, template string, line int) string {
-		st := stateOf(env)
-		st.atTemplate, st.atLine = template, line
-		return ""
-	}
 	tmpl, err := scriggo.BuildTemplate(fsys, mainPath(string(m.file.Kind), m.file.Name), &scriggo.BuildOptions{Globals: decls})
 	if err != nil {
 		return // the marked build is best effort
 	}
-	ctx, vars, _ := e.runVars(ctx, in)
+	e.begin(in)
 	var sb strings.Builder
-	if tmpl.Run(&sb, vars, &scriggo.RunOptions{Context: ctx}) == nil {
+	if tmpl.Run(&sb, nil, &scriggo.RunOptions{Context: ctx}) == nil {
 		return
 	}
-	st := ctx.Value(stateKey{}).(*runState)
+	st := e.st
 	if st.atLine == 0 {
 		return
 	}
@@ -143,8 +144,8 @@ func (e *Engine) findObject(ctx context.Context, m mainTemplate, in Input, messa
 		budget--
 		sub := in
 		sub.Snapshot = snap
-		c, vars, _ := e.runVars(ctx, sub)
-		_, _, err := e.renderOne(c, m, vars, nil)
+		e.begin(sub)
+		_, _, err := e.renderOne(ctx, m, nil)
 		var te *TemplateError
 		return errors.As(err, &te) && te.Message == message
 	}

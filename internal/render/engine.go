@@ -47,11 +47,18 @@ type Engine struct {
 	mains     []mainTemplate
 	typed     *typedRoot
 	resources []string
-	extraKeys []string
 	baseExtra map[string]any
 	resolver  *PathResolver
 	opts      Options
 	sources   map[string]source
+
+	caps         map[string]bool
+	snippetNames []string
+	runtimeEnv   struct{ GOMAXPROCS int }
+
+	mu sync.Mutex   // one render at a time: the globals below belong to it
+	st *renderState // the current render
+	g  globals
 }
 
 type mainTemplate struct {
@@ -82,6 +89,16 @@ func ExtraContext(raw []byte) (map[string]any, error) {
 func Compile(spec *v1alpha1.HAProxyTemplateConfigSpec, opts Options) (*Engine, error) {
 	e := &Engine{spec: spec, layout: LayoutOf(spec), opts: opts, sources: map[string]source{}}
 	e.resolver = &PathResolver{layout: e.layout}
+	e.caps = opts.Capabilities
+	if e.caps == nil {
+		e.caps = map[string]bool{}
+	}
+	for _, s := range sortedSnippets(spec.TemplateSnippets) {
+		e.snippetNames = append(e.snippetNames, s.name)
+	}
+	e.runtimeEnv.GOMAXPROCS = runtime.GOMAXPROCS(0)
+	e.g.extras = map[string]*any{}
+	e.g.trace = &traceHook{}
 	var err error
 	if spec.TemplatingSettings.ExtraContext != nil {
 		if e.baseExtra, err = ExtraContext(spec.TemplatingSettings.ExtraContext.Raw); err != nil {
@@ -101,6 +118,12 @@ func Compile(spec *v1alpha1.HAProxyTemplateConfigSpec, opts Options) (*Engine, e
 		}
 		if e.typed, err = newTypedRoot(types); err != nil {
 			return nil, err
+		}
+		e.g.resources = e.typed.value(func() *snapshot.Snapshot { return e.st.snapshot })
+	} else {
+		e.g.untyped = map[string]*UntypedStore{}
+		for _, n := range e.resources {
+			e.g.untyped[n] = &UntypedStore{name: n, snap: func() *snapshot.Snapshot { return e.st.snapshot }}
 		}
 	}
 	decls, err := e.declarations()
@@ -187,10 +210,26 @@ func (e *Engine) fileSystem() (scriggo.Files, error) {
 
 // reservedNames are globals that extraContext keys must not shadow.
 var reservedNames = []string{"resources", "extraContext", "shared", "fileRegistry", "pathResolver",
-	"dataplane", "capabilities", "templateSnippets", "runtimeEnvironment", "currentConfig", traceVar}
+	"dataplane", "capabilities", "templateSnippets", "runtimeEnvironment", "currentConfig", traceVar, atFunc}
+
+// globals is the storage behind the templates' global variables. Scriggo v0.60.0
+// closures see a variable supplied at Run time as its zero value, so every global is
+// declared initialised, pointing here, and Render refills the storage under the
+// engine's lock: one render at a time per Engine (see Pool for parallel renders).
+type globals struct {
+	resources    reflect.Value // typed root struct (addressable), or invalid
+	untyped      map[string]*UntypedStore
+	extraContext map[string]any
+	extras       map[string]*any
+	shared       *Shared
+	registry     *FileRegistry
+	current      any
+	trace        *traceHook
+}
 
 func (e *Engine) declarations() (native.Declarations, error) {
 	decls := builtins()
+	decls["first_seen"] = e.firstSeen
 	for _, n := range reservedNames {
 		decls[n] = nil
 	}
@@ -208,38 +247,30 @@ func (e *Engine) declarations() (native.Declarations, error) {
 		if _, clash := decls[k]; clash {
 			return nil, fmt.Errorf("spec.templatingSettings.extraContext.%s: the key shadows a built-in template name", k)
 		}
-		if ExportedName(k) == "" || !validIdentifier(k) {
+		if !validIdentifier(k) {
 			continue // not addressable as a variable; still reachable through extraContext
 		}
-		e.extraKeys = append(e.extraKeys, k)
-		decls[k] = (*any)(nil)
+		if _, ok := e.g.extras[k]; !ok {
+			e.g.extras[k] = new(any)
+		}
+		decls[k] = e.g.extras[k]
 	}
-	sort.Strings(e.extraKeys)
 	if e.typed != nil {
-		decls["resources"] = reflect.Zero(reflect.PointerTo(e.typed.typ)).Interface()
+		decls["resources"] = e.g.resources.Addr().Interface()
 	} else {
-		decls["resources"] = (*map[string]*UntypedStore)(nil)
+		decls["resources"] = &e.g.untyped
 	}
-	decls["extraContext"] = (*map[string]any)(nil)
-	decls["shared"] = (**Shared)(nil)
-	decls["fileRegistry"] = (**FileRegistry)(nil)
+	decls["extraContext"] = &e.g.extraContext
+	decls["shared"] = &e.g.shared
+	decls["fileRegistry"] = &e.g.registry
 	decls["pathResolver"] = &e.resolver
-	dp := e.spec.Dataplane
-	decls["dataplane"] = &dp
-	caps := e.opts.Capabilities
-	if caps == nil {
-		caps = map[string]bool{}
-	}
-	decls["capabilities"] = &caps
-	names := make([]string, 0, len(e.spec.TemplateSnippets))
-	for _, s := range sortedSnippets(e.spec.TemplateSnippets) {
-		names = append(names, s.name)
-	}
-	decls["templateSnippets"] = &names
-	env := struct{ GOMAXPROCS int }{runtime.GOMAXPROCS(0)}
-	decls["runtimeEnvironment"] = &env
-	decls["currentConfig"] = (*any)(nil)
-	decls[traceVar] = (**Tracer)(nil)
+	decls["dataplane"] = &e.spec.Dataplane
+	decls["capabilities"] = &e.caps
+	decls["templateSnippets"] = &e.snippetNames
+	decls["runtimeEnvironment"] = &e.runtimeEnv
+	decls["currentConfig"] = &e.g.current
+	decls[traceVar] = &e.g.trace
+	decls[atFunc] = e.at
 	return decls, nil
 }
 
@@ -268,32 +299,38 @@ type Result struct {
 	Profile *Profile
 }
 
-// runState is per-render state that native functions reach through the context.
-type runState struct {
-	mu   sync.Mutex
-	seen map[string]bool
-	// at is the last line marker a diagnostic build passed (template and line).
+// renderState is what the current render's native helpers read.
+type renderState struct {
+	snapshot *snapshot.Snapshot
+	mu       sync.Mutex
+	seen     map[string]bool
+	// atTemplate and atLine are the last line marker a diagnostic build passed.
 	atTemplate string
 	atLine     int
 }
 
-type stateKey struct{}
-
-func stateOf(env native.Env) *runState {
-	if st, ok := env.Context().Value(stateKey{}).(*runState); ok {
-		return st
+func (e *Engine) firstSeen(key ...string) bool {
+	st := e.st
+	k := strings.Join(key, "\x00")
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.seen[k] {
+		return false
 	}
-	panic("render state missing from context")
+	st.seen[k] = true
+	return true
 }
 
 // Render runs every template. Templates run in parallel; the output is deterministic.
 // A runtime error is diagnosed before it is returned: the failing line and, where one
-// object causes it, that object are named.
+// object causes it, that object are named. Renders of one Engine are serialised.
 func (e *Engine) Render(ctx context.Context, in Input) (*Result, error) {
 	if in.Snapshot == nil {
 		in.Snapshot = &snapshot.Snapshot{Stores: map[string]*snapshot.Store{}}
 	}
-	ctx, vars, registry := e.runVars(ctx, in)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.begin(in)
 	res := &Result{Timings: make([]Timing, len(e.mains))}
 	if e.opts.ProfileIncludes {
 		res.Profile = &Profile{}
@@ -307,7 +344,7 @@ func (e *Engine) Render(ctx context.Context, in Input) (*Result, error) {
 		sem <- struct{}{}
 		go func(i int) {
 			defer func() { <-sem; wg.Done() }()
-			outputs[i], res.Timings[i], errs[i] = e.renderOne(ctx, e.mains[i], vars, res.Profile)
+			outputs[i], res.Timings[i], errs[i] = e.renderOne(ctx, e.mains[i], res.Profile)
 		}(i)
 	}
 	wg.Wait()
@@ -316,7 +353,7 @@ func (e *Engine) Render(ctx context.Context, in Input) (*Result, error) {
 			return nil, e.diagnose(ctx, e.mains[i], in, err)
 		}
 	}
-	files := append(outputs, registry.list()...)
+	files := append(outputs, e.g.registry.list()...)
 	seen := map[string]bool{}
 	for _, f := range files {
 		if seen[f.Target()] {
@@ -328,8 +365,8 @@ func (e *Engine) Render(ctx context.Context, in Input) (*Result, error) {
 	return res, nil
 }
 
-// runVars builds the variables of one render; every template of the render shares them.
-func (e *Engine) runVars(ctx context.Context, in Input) (context.Context, map[string]any, *FileRegistry) {
+// begin fills the globals for a render of in; the caller holds e.mu.
+func (e *Engine) begin(in Input) {
 	extra := make(map[string]any, len(e.baseExtra)+len(in.ExtraContext))
 	for k, v := range e.baseExtra {
 		extra[k] = v
@@ -337,40 +374,25 @@ func (e *Engine) runVars(ctx context.Context, in Input) (context.Context, map[st
 	for k, v := range in.ExtraContext {
 		extra[k] = v
 	}
-	registry := newFileRegistry(e.resolver)
-	ctx = context.WithValue(ctx, stateKey{}, &runState{seen: map[string]bool{}})
-	vars := map[string]any{
-		"extraContext": extra,
-		"shared":       newShared(),
-		"fileRegistry": registry,
+	e.st = &renderState{snapshot: in.Snapshot, seen: map[string]bool{}}
+	e.g.extraContext = extra
+	for k, p := range e.g.extras {
+		*p = extra[k]
 	}
-	if e.typed != nil {
-		vars["resources"] = e.typed.value(in.Snapshot).Interface()
-	} else {
-		vars["resources"] = untypedValue(e.resources, in.Snapshot)
-	}
-	current := in.CurrentConfig
-	vars["currentConfig"] = &current
-	for _, k := range e.extraKeys {
-		v := extra[k]
-		vars[k] = &v
-	}
-	return ctx, vars, registry
+	e.g.shared = newShared()
+	e.g.registry = newFileRegistry(e.resolver)
+	e.g.current = in.CurrentConfig
 }
 
-func (e *Engine) renderOne(ctx context.Context, m mainTemplate, shared map[string]any, profile *Profile) (bundle.File, Timing, error) {
-	vars := make(map[string]any, len(shared)+1)
-	for k, v := range shared {
-		vars[k] = v
-	}
+func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile) (bundle.File, Timing, error) {
 	var tracer *Tracer
 	if profile != nil {
 		tracer = newTracer(m.file.Target())
-		vars[traceVar] = tracer
+		ctx = context.WithValue(ctx, tracerKey{}, tracer)
 	}
 	start := time.Now()
 	var buf bytes.Buffer
-	err := m.tmpl.Run(&buf, vars, &scriggo.RunOptions{Context: ctx})
+	err := m.tmpl.Run(&buf, nil, &scriggo.RunOptions{Context: ctx})
 	took := time.Since(start)
 	timing := Timing{Target: m.file.Target(), Duration: took}
 	if err != nil {

@@ -64,7 +64,6 @@ func builtins() native.Declarations {
 		"dig":           dig,
 		"seq":           seq,
 		"ceil":          ceil,
-		"first_seen":    firstSeen,
 	}
 }
 
@@ -311,17 +310,3 @@ func seq(n int) []int {
 }
 
 func ceil(f float64) int { return int(math.Ceil(f)) }
-
-// firstSeen reports whether the key was not seen before in this render, so templates
-// can emit a shared section once.
-func firstSeen(env native.Env, key ...string) bool {
-	st := stateOf(env)
-	k := strings.Join(key, "\x00")
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.seen[k] {
-		return false
-	}
-	st.seen[k] = true
-	return true
-}

@@ -68,20 +68,21 @@ func storeType(elem reflect.Type) reflect.Type {
 	})
 }
 
-// value builds the `resources` value of one render from a snapshot.
-func (r *typedRoot) value(snap *snapshot.Snapshot) reflect.Value {
-	root := reflect.New(r.typ)
+// value builds the static `resources` value; its functions read the snapshot of the
+// render in progress through current.
+func (r *typedRoot) value(current func() *snapshot.Snapshot) reflect.Value {
+	root := reflect.New(r.typ).Elem()
 	for i, f := range r.fields {
-		st := snap.Stores[f.resource]
-		sv := root.Elem().Field(i)
+		store := func() *snapshot.Store { return current().Stores[f.resource] }
+		sv := root.Field(i)
 		sv.Field(0).Set(reflect.MakeFunc(f.store.Field(0).Type, func([]reflect.Value) []reflect.Value {
-			return []reflect.Value{elemSlice(f.elem, listOf(st))}
+			return []reflect.Value{elemSlice(f.elem, listOf(store()))}
 		}))
 		sv.Field(1).Set(reflect.MakeFunc(f.store.Field(1).Type, func(args []reflect.Value) []reflect.Value {
-			return []reflect.Value{elemSlice(f.elem, fetch(st, args[0].Interface().([]string)))}
+			return []reflect.Value{elemSlice(f.elem, fetch(store(), args[0].Interface().([]string)))}
 		}))
 		sv.Field(2).Set(reflect.MakeFunc(f.store.Field(2).Type, func(args []reflect.Value) []reflect.Value {
-			objs := getSingle(st, args[0].Interface().([]string))
+			objs := getSingle(store(), args[0].Interface().([]string))
 			if len(objs) == 0 {
 				return []reflect.Value{reflect.Zero(f.elem)}
 			}
@@ -144,17 +145,22 @@ func elemSlice(elem reflect.Type, objs []snapshot.Object) reflect.Value {
 }
 
 // UntypedStore is a watched resource in the untyped dialect: resources["name"].
-type UntypedStore struct{ store *snapshot.Store }
+type UntypedStore struct {
+	name string
+	snap func() *snapshot.Snapshot
+}
+
+func (u *UntypedStore) store() *snapshot.Store { return u.snap().Stores[u.name] }
 
 // List returns every object as decoded JSON.
-func (u *UntypedStore) List() []map[string]any { return raws(listOf(u.store)) }
+func (u *UntypedStore) List() []map[string]any { return raws(listOf(u.store())) }
 
 // Fetch returns the objects whose index values start with keys.
-func (u *UntypedStore) Fetch(keys ...string) []map[string]any { return raws(fetch(u.store, keys)) }
+func (u *UntypedStore) Fetch(keys ...string) []map[string]any { return raws(fetch(u.store(), keys)) }
 
 // GetSingle returns the one object matching keys, or nil.
 func (u *UntypedStore) GetSingle(keys ...string) map[string]any {
-	objs := getSingle(u.store, keys)
+	objs := getSingle(u.store(), keys)
 	if len(objs) == 0 {
 		return nil
 	}
@@ -165,14 +171,6 @@ func raws(objs []snapshot.Object) []map[string]any {
 	out := make([]map[string]any, len(objs))
 	for i, o := range objs {
 		out[i] = o.Raw
-	}
-	return out
-}
-
-func untypedValue(names []string, snap *snapshot.Snapshot) map[string]*UntypedStore {
-	out := make(map[string]*UntypedStore, len(names))
-	for _, n := range names {
-		out[n] = &UntypedStore{store: snap.Stores[n]}
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/open2b/scriggo/native"
 	"sort"
 	"sync"
 	"time"
@@ -22,6 +23,28 @@ type Call struct {
 	Calls    []*Call       `json:"calls,omitempty"`
 }
 
+type tracerKey struct{}
+
+// traceHook is the `_haptic_trace` global of profiling builds. Top-level templates
+// render in parallel, so each finds its own Tracer in the run's context.
+type traceHook struct{}
+
+// Enter starts timing an include.
+func (traceHook) Enter(env native.Env, name string) string {
+	if t, ok := env.Context().Value(tracerKey{}).(*Tracer); ok {
+		t.enter(name)
+	}
+	return ""
+}
+
+// Exit ends the innermost include.
+func (traceHook) Exit(env native.Env) string {
+	if t, ok := env.Context().Value(tracerKey{}).(*Tracer); ok {
+		t.exit()
+	}
+	return ""
+}
+
 // Tracer records the include call tree of one top-level template. Profiling builds
 // call Enter and Exit around each `render`; both print nothing.
 type Tracer struct {
@@ -36,26 +59,22 @@ func newTracer(target string) *Tracer {
 	return t
 }
 
-// Enter starts timing an include.
-func (t *Tracer) Enter(name string) string {
+func (t *Tracer) enter(name string) {
 	c := &Call{Name: name}
 	parent := t.stack[len(t.stack)-1]
 	parent.Calls = append(parent.Calls, c)
 	t.stack = append(t.stack, c)
 	t.start = append(t.start, time.Now())
-	return ""
 }
 
-// Exit ends the innermost include.
-func (t *Tracer) Exit() string {
+func (t *Tracer) exit() {
 	if len(t.start) == 0 {
-		return ""
+		return
 	}
 	n := len(t.start) - 1
 	t.stack[len(t.stack)-1].Duration = time.Since(t.start[n])
 	t.start = t.start[:n]
 	t.stack = t.stack[:len(t.stack)-1]
-	return ""
 }
 
 // IncludeStat aggregates every call of one include.
