@@ -15,12 +15,22 @@ type checkKey struct {
 	hash   string
 }
 
-// lru is a small thread-safe least-recently-used cache of check verdicts.
+// lru is a small thread-safe least-recently-used cache of check verdicts. Concurrent
+// checks of the same key share one run (parallel tests often render identical
+// bundles).
 type lru struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // front = most recent; values are *lruEntry
-	items map[checkKey]*list.Element
+	mu       sync.Mutex
+	max      int
+	order    *list.List // front = most recent; values are *lruEntry
+	items    map[checkKey]*list.Element
+	inflight map[checkKey]*flight
+}
+
+// flight is a check in progress that other callers wait for.
+type flight struct {
+	done      chan struct{}
+	err       error
+	cacheable bool
 }
 
 type lruEntry struct {
@@ -29,25 +39,49 @@ type lruEntry struct {
 }
 
 func newLRU(max int) *lru {
-	return &lru{max: max, order: list.New(), items: map[checkKey]*list.Element{}}
+	return &lru{max: max, order: list.New(), items: map[checkKey]*list.Element{}, inflight: map[checkKey]*flight{}}
+}
+
+// do returns the cached verdict for k, waits for a check of k already running, or
+// runs check and caches its verdict when cacheable says so. A waiter whose leader got
+// an uncacheable result (e.g. the leader's context was cancelled) runs its own check.
+func (c *lru) do(k checkKey, check func() error, cacheable func(error) bool) error {
+	for {
+		c.mu.Lock()
+		if el, ok := c.items[k]; ok {
+			c.order.MoveToFront(el)
+			err := el.Value.(*lruEntry).err
+			c.mu.Unlock()
+			return err
+		}
+		if f, ok := c.inflight[k]; ok {
+			c.mu.Unlock()
+			<-f.done
+			if f.cacheable {
+				return f.err
+			}
+			continue
+		}
+		f := &flight{done: make(chan struct{})}
+		c.inflight[k] = f
+		c.mu.Unlock()
+
+		f.err = check()
+		f.cacheable = cacheable(f.err)
+		if f.cacheable {
+			c.put(k, f.err)
+		}
+		c.mu.Lock()
+		delete(c.inflight, k)
+		c.mu.Unlock()
+		close(f.done)
+		return f.err
+	}
 }
 
 // checkCache is shared by every Checker so that the CLI, the runner and the
 // controller benefit from each other's checks.
 var checkCache = newLRU(128)
-
-// get returns the cached entry for k, or nil.
-func (c *lru) get(k checkKey) *lruEntry {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el, ok := c.items[k]
-	if !ok {
-		return nil
-	}
-	c.order.MoveToFront(el)
-	e := *el.Value.(*lruEntry) // a copy: put may update the entry later
-	return &e
-}
 
 func (c *lru) put(k checkKey, err error) {
 	c.mu.Lock()

@@ -105,19 +105,18 @@ func (c *Checker) Check(ctx context.Context, b *bundle.Bundle) error {
 		return err
 	}
 	layout := c.layout()
+	if c.NoCache {
+		return runCheck(ctx, bin, layout, b)
+	}
 	key := checkKey{binary: bin, layout: layout, hash: b.Hash}
-	if !c.NoCache {
-		if e := checkCache.get(key); e != nil {
-			return e.err
-		}
-	}
-	res := runCheck(ctx, bin, layout, b)
-	// Only a verdict from HAProxy is cached: timeouts and I/O errors may not recur.
+	return checkCache.do(key, func() error { return runCheck(ctx, bin, layout, b) }, isVerdict)
+}
+
+// isVerdict reports whether err is HAProxy's answer (cacheable) rather than a timeout
+// or I/O error that may not recur.
+func isVerdict(err error) bool {
 	var herr *HAProxyError
-	if !c.NoCache && (res == nil || errors.As(res, &herr)) {
-		checkCache.put(key, res)
-	}
-	return res
+	return err == nil || errors.As(err, &herr)
 }
 
 func runCheck(ctx context.Context, bin string, layout bundle.Layout, b *bundle.Bundle) error {

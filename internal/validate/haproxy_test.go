@@ -6,7 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	v1alpha1 "github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
@@ -154,19 +157,47 @@ func TestCheckCache(t *testing.T) {
 
 func TestLRUEvicts(t *testing.T) {
 	c := newLRU(2)
-	k := func(h string) checkKey { return checkKey{hash: h} }
-	c.put(k("a"), nil)
-	c.put(k("b"), errors.New("b"))
-	c.get(k("a")) // a is now most recent
-	c.put(k("c"), nil)
-	if c.get(k("b")) != nil {
-		t.Error("least recently used entry b was kept")
+	runs := map[string]int{}
+	check := func(h string) {
+		_ = c.do(checkKey{hash: h}, func() error { runs[h]++; return nil }, isVerdict)
 	}
-	if c.get(k("a")) == nil || c.get(k("c")) == nil {
-		t.Error("recent entries evicted")
+	check("a")
+	check("b")
+	check("a") // cached; a is now most recent
+	check("c") // evicts b
+	check("b") // evicts a
+	check("c") // still cached
+	if runs["a"] != 1 || runs["b"] != 2 || runs["c"] != 1 {
+		t.Errorf("runs %v, want a:1 b:2 c:1", runs)
 	}
 	if c.len() != 2 {
 		t.Errorf("len %d, want 2", c.len())
+	}
+	uncacheable := 0
+	for range 2 {
+		_ = c.do(checkKey{hash: "timeout"}, func() error { uncacheable++; return context.DeadlineExceeded }, isVerdict)
+	}
+	if uncacheable != 2 {
+		t.Errorf("uncacheable result was cached")
+	}
+}
+
+// TestCheckSharedFlight: concurrent checks of one bundle run HAProxy once.
+func TestCheckSharedFlight(t *testing.T) {
+	c := newLRU(4)
+	var runs atomic.Int64
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			_ = c.do(checkKey{hash: "x"}, func() error { runs.Add(1); <-release; return nil }, isVerdict)
+		})
+	}
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	wg.Wait()
+	if n := runs.Load(); n != 1 {
+		t.Errorf("check ran %d times, want 1", n)
 	}
 }
 
