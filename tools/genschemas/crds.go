@@ -11,6 +11,9 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+	// Imported so that the module stays in go.mod (go mod tidy) and the CRDs read
+	// can be checked against the pinned version.
+	"sigs.k8s.io/gateway-api/pkg/consts"
 )
 
 // gatewayCRDGlobs selects the bundled Gateway API CRDs: every standard-group kind
@@ -98,7 +101,11 @@ func trimCRD(doc map[string]any) (map[string]any, error) {
 		return nil, errors.New("CRD without metadata or spec")
 	}
 	keptMeta := map[string]any{"name": meta["name"]}
-	if ann, ok := meta["annotations"].(map[string]any); ok {
+	ann, _ := meta["annotations"].(map[string]any)
+	if v := ann[consts.BundleVersionAnnotation]; v != consts.BundleVersion {
+		return nil, fmt.Errorf("CRD %v has bundle version %v, want %s (the version in go.mod)", meta["name"], v, consts.BundleVersion)
+	}
+	if ann != nil {
 		kept := map[string]any{}
 		for k, v := range ann {
 			if strings.HasPrefix(k, "gateway.networking.k8s.io/") {
