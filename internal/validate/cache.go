@@ -2,6 +2,8 @@ package validate
 
 import (
 	"container/list"
+	"context"
+	"fmt"
 	"sync"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
@@ -45,7 +47,7 @@ func newLRU(max int) *lru {
 // do returns the cached verdict for k, waits for a check of k already running, or
 // runs check and caches its verdict when cacheable says so. A waiter whose leader got
 // an uncacheable result (e.g. the leader's context was cancelled) runs its own check.
-func (c *lru) do(k checkKey, check func() error, cacheable func(error) bool) error {
+func (c *lru) do(ctx context.Context, k checkKey, check func() error, cacheable func(error) bool) error {
 	for {
 		c.mu.Lock()
 		if el, ok := c.items[k]; ok {
@@ -56,7 +58,11 @@ func (c *lru) do(k checkKey, check func() error, cacheable func(error) bool) err
 		}
 		if f, ok := c.inflight[k]; ok {
 			c.mu.Unlock()
-			<-f.done
+			select {
+			case <-f.done:
+			case <-ctx.Done():
+				return fmt.Errorf("haproxy -c: %w", ctx.Err())
+			}
 			if f.cacheable {
 				return f.err
 			}

@@ -104,12 +104,19 @@ func (c *Checker) Check(ctx context.Context, b *bundle.Bundle) error {
 	if err != nil {
 		return err
 	}
+	if b == nil {
+		return errors.New("haproxy -c: no bundle")
+	}
 	layout := c.layout()
 	if c.NoCache {
 		return runCheck(ctx, bin, layout, b)
 	}
-	key := checkKey{binary: bin, layout: layout, hash: b.Hash}
-	return checkCache.do(key, func() error { return runCheck(ctx, bin, layout, b) }, isVerdict)
+	hash := b.Hash
+	if hash == "" { // a Bundle literal not built with bundle.New
+		hash = bundle.New(b.Files).Hash
+	}
+	key := checkKey{binary: bin, layout: layout, hash: hash}
+	return checkCache.do(ctx, key, func() error { return runCheck(ctx, bin, layout, b) }, isVerdict)
 }
 
 // isVerdict reports whether err is HAProxy's answer (cacheable) rather than a timeout

@@ -100,6 +100,22 @@ func TestCheckMissingBinary(t *testing.T) {
 	}
 }
 
+func TestCheckUnhashedBundle(t *testing.T) {
+	requireHAProxy(t)
+	// Bundle literals without hashes must not share one cache entry.
+	good := &bundle.Bundle{Files: cfgBundle(validCfg, hostMap).Files}
+	bad := &bundle.Bundle{Files: cfgBundle(validCfg).Files}
+	if err := (&Checker{}).Check(context.Background(), good); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&Checker{}).Check(context.Background(), bad); err == nil {
+		t.Fatal("bad bundle passed on a cache hit")
+	}
+	if err := (&Checker{}).Check(context.Background(), nil); err == nil {
+		t.Fatal("nil bundle passed")
+	}
+}
+
 func TestCheckNoConfig(t *testing.T) {
 	requireHAProxy(t)
 	b := bundle.New([]bundle.File{hostMap})
@@ -159,7 +175,7 @@ func TestLRUEvicts(t *testing.T) {
 	c := newLRU(2)
 	runs := map[string]int{}
 	check := func(h string) {
-		_ = c.do(checkKey{hash: h}, func() error { runs[h]++; return nil }, isVerdict)
+		_ = c.do(context.Background(), checkKey{hash: h}, func() error { runs[h]++; return nil }, isVerdict)
 	}
 	check("a")
 	check("b")
@@ -175,7 +191,7 @@ func TestLRUEvicts(t *testing.T) {
 	}
 	uncacheable := 0
 	for range 2 {
-		_ = c.do(checkKey{hash: "timeout"}, func() error { uncacheable++; return context.DeadlineExceeded }, isVerdict)
+		_ = c.do(context.Background(), checkKey{hash: "timeout"}, func() error { uncacheable++; return context.DeadlineExceeded }, isVerdict)
 	}
 	if uncacheable != 2 {
 		t.Errorf("uncacheable result was cached")
@@ -190,7 +206,7 @@ func TestCheckSharedFlight(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			_ = c.do(checkKey{hash: "x"}, func() error { runs.Add(1); <-release; return nil }, isVerdict)
+			_ = c.do(context.Background(), checkKey{hash: "x"}, func() error { runs.Add(1); <-release; return nil }, isVerdict)
 		})
 	}
 	time.Sleep(50 * time.Millisecond)
