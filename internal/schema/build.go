@@ -207,10 +207,10 @@ func (b *builder) mergeAllOf(n *node) (*node, error) {
 	merged := &node{Type: n.Type, Properties: map[string]*node{}, IntOrString: n.IntOrString,
 		PreserveUnknown: n.PreserveUnknown}
 	for i, part := range n.AllOf {
-		p := b.resolve(part)
-		if p == nil {
-			return nil, fmt.Errorf("allOf[%d]: unresolved $ref", i)
+		if part != nil && part.Ref != "" && b.lookup(refName(part.Ref)) == nil {
+			return nil, fmt.Errorf("allOf[%d]: unresolved $ref %q", i, refName(part.Ref))
 		}
+		p := b.resolve(part)
 		if merged.Type == "" {
 			merged.Type = p.Type
 		}
@@ -267,13 +267,27 @@ func (b *builder) buildStruct(n *node, depth int) (*codec, bool, error) {
 			Tag:  reflect.StructTag(`json:` + strconv.Quote(name)),
 		})
 	}
-	st := reflect.StructOf(sfields)
+	st, err := structOf(sfields)
+	if err != nil {
+		return nil, false, err
+	}
 	c := &codec{kind: kStruct, typ: reflect.PointerTo(st), structType: st,
 		fields: make(map[string]*field, len(fields)), sorted: fields}
 	for _, f := range fields {
 		c.fields[f.name] = f
 	}
 	return c, tainted, nil
+}
+
+// structOf turns reflect.StructOf's panics into errors: schemas come from users'
+// CRDs and must not crash the controller.
+func structOf(fields []reflect.StructField) (t reflect.Type, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("build struct type: %v", r)
+		}
+	}()
+	return reflect.StructOf(fields), nil
 }
 
 func sliceCodec(elem *codec) *codec {
