@@ -1,0 +1,194 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/haproxy-haptic/haptic/localcluster/netns"
+)
+
+// Up starts the cluster, or returns at once if it already runs. Progress goes to out.
+func Up(ctx context.Context, cfg Config, out io.Writer) error {
+	start := time.Now()
+	if err := cfg.CheckBinaries(); err != nil {
+		return err
+	}
+	if _, err := os.Stat(nodeArgs(cfg)[0]); err != nil {
+		return fmt.Errorf("haptic-cluster binary for the node not found in %s: %w", cfg.BinDir, err)
+	}
+	if Healthy(ctx, cfg) == nil {
+		fmt.Fprintf(out, "cluster already up (netns %s, kubeconfig %s)\n", cfg.Netns, cfg.Kubeconfig())
+		return nil
+	}
+	fmt.Fprintln(out, "clearing what an earlier run left behind")
+	if err := clearStale(cfg); err != nil {
+		return fmt.Errorf("clear stale cluster state: %w", err)
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+		return fmt.Errorf("create state dir: %w", err)
+	}
+	if err := createNetns(cfg); err != nil {
+		return fmt.Errorf("create netns: %w", err)
+	}
+	if err := ensurePKI(cfg.PKIDir()); err != nil {
+		return err
+	}
+	if err := writeKubeconfig(cfg); err != nil {
+		return err
+	}
+	for _, c := range components {
+		pid, err := startInNetns(cfg, c.name, c.argv(cfg), nil)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "started %-24s pid %d (%.1fs)\n", c.name, pid, time.Since(start).Seconds())
+		if err := waitComponent(ctx, cfg, c.name); err != nil {
+			return fmt.Errorf("%w (log: %s/%s.log)", err, cfg.LogDir(), c.name)
+		}
+	}
+	fmt.Fprintf(out, "API server ready after %.1fs\n", time.Since(start).Seconds())
+	if err := installCRDs(ctx, cfg); err != nil {
+		return err
+	}
+	if err := waitNodeReady(ctx, cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "cluster up in %.1fs: `haptic-cluster kubectl get pods -A`\n", time.Since(start).Seconds())
+	return nil
+}
+
+// waitComponent blocks until a just-started component is usable.
+func waitComponent(ctx context.Context, cfg Config, name string) error {
+	switch name {
+	case "etcd":
+		return pollHTTP(ctx, cfg, nil, "http://127.0.0.1:2379/health", 30*time.Second)
+	case "kube-apiserver":
+		return waitAPIServer(ctx, cfg, 60*time.Second)
+	default:
+		return nil
+	}
+}
+
+// waitAPIServer polls /readyz with the admin credential, from inside the namespace.
+func waitAPIServer(ctx context.Context, cfg Config, timeout time.Duration) error {
+	restConfig, err := RESTConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return pollHTTP(ctx, cfg, restConfig, APIServerURL()+"/readyz", timeout)
+}
+
+// installCRDs applies the Gateway API experimental CRDs server-side (they are
+// too large for client-side apply's annotation) and waits until established.
+func installCRDs(ctx context.Context, cfg Config) error {
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	if out, err := Kubectl(ctx, cfg, "apply", "--server-side", "--force-conflicts", "-f", cfg.CRDDir()); err != nil {
+		return fmt.Errorf("apply gateway-api CRDs: %w: %s", err, out)
+	}
+	if out, err := Kubectl(ctx, cfg, "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"); err != nil {
+		return fmt.Errorf("wait for CRDs: %w: %s", err, out)
+	}
+	return nil
+}
+
+// Kubectl runs the cached kubectl with the admin kubeconfig inside the namespace.
+func Kubectl(ctx context.Context, cfg Config, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "ip", kubectlArgv(cfg, args...)...)
+	return cmd.CombinedOutput()
+}
+
+// kubectlArgv is the `ip` argument list that runs kubectl inside the namespace.
+func kubectlArgv(cfg Config, args ...string) []string {
+	return append([]string{"netns", "exec", cfg.Netns, cfg.Binary("kubectl"), "--kubeconfig=" + cfg.Kubeconfig()}, args...)
+}
+
+// waitNodeReady waits until the process node has registered a Ready Node.
+func waitNodeReady(ctx context.Context, cfg Config) error {
+	cs, _, err := Clientset(cfg)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for attempt := 0; time.Now().Before(deadline); attempt++ {
+		node, err := cs.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
+		if err == nil {
+			for _, c := range node.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					return nil
+				}
+			}
+		}
+		if rec, ok := readPIDFile(cfg, "node"); !ok || !rec.alive() {
+			return fmt.Errorf("process node exited (log: %s/node.log)", cfg.LogDir())
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("node %s not Ready after 30s (log: %s/node.log)", NodeName, cfg.LogDir())
+}
+
+// Healthy returns nil when every component runs and the API server is ready.
+func Healthy(ctx context.Context, cfg Config) error {
+	if !netns.Exists(cfg.Netns) {
+		return fmt.Errorf("netns %s does not exist", cfg.Netns)
+	}
+	for _, c := range components {
+		rec, ok := readPIDFile(cfg, c.name)
+		if !ok || !rec.alive() {
+			return fmt.Errorf("%s is not running", c.name)
+		}
+	}
+	return waitAPIServer(ctx, cfg, 2*time.Second)
+}
+
+// clearStale stops recorded processes, ends anything left in the namespace,
+// deletes the namespace, detaches stale mounts and drops per-run state.
+func clearStale(cfg Config) error {
+	for i := len(components) - 1; i >= 0; i-- {
+		rec, ok := readPIDFile(cfg, components[i].name)
+		if !ok {
+			continue
+		}
+		if err := stopProcess(rec, 10*time.Second); err != nil {
+			return fmt.Errorf("stop %s: %w", components[i].name, err)
+		}
+		if err := os.Remove(pidFile(cfg, components[i].name)); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("remove pid file: %w", err)
+		}
+	}
+	if err := killNetnsProcesses(cfg.Netns, 5*time.Second); err != nil {
+		return err
+	}
+	if err := deleteNetns(cfg.Netns); err != nil {
+		return err
+	}
+	if err := unmountStale(cfg); err != nil {
+		return err
+	}
+	for _, dir := range []string{cfg.EtcdDir(), cfg.PodsDir(), cfg.RunDir()} {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("remove %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// Down stops every process Up started and removes the namespace.
+func Down(cfg Config, out io.Writer) error {
+	if err := clearStale(cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "cluster down (netns %s removed)\n", cfg.Netns)
+	return nil
+}

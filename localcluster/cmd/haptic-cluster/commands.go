@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+
+	"github.com/haproxy-haptic/haptic/localcluster/cluster"
+	"github.com/haproxy-haptic/haptic/localcluster/netns"
+	"github.com/haproxy-haptic/haptic/localcluster/node"
+)
+
+// execve replaces this process with argv (looked up on PATH).
+func execve(argv []string) error {
+	program, err := exec.LookPath(argv[0])
+	if err != nil {
+		return fmt.Errorf("find %s: %w", argv[0], err)
+	}
+	if err := syscall.Exec(program, argv, os.Environ()); err != nil {
+		return fmt.Errorf("exec %s: %w", program, err)
+	}
+	return nil
+}
+
+// forward relays 127.0.0.1:LOCALPORT (root namespace) to IP:PORT inside the cluster.
+func forward(ctx context.Context, cfg cluster.Config, args []string) error {
+	if len(args) != 2 {
+		return fmt.Errorf("usage: haptic-cluster forward LOCALPORT TARGETIP:PORT")
+	}
+	port, err := strconv.Atoi(args[0])
+	if err != nil || port <= 0 || port > 65535 {
+		return fmt.Errorf("bad local port %q", args[0])
+	}
+	if _, _, err := net.SplitHostPort(args[1]); err != nil {
+		return fmt.Errorf("bad target %q: %w", args[1], err)
+	}
+	listen := net.JoinHostPort("127.0.0.1", args[0])
+	fmt.Printf("forwarding %s -> %s inside netns %s (Ctrl-C to stop)\n", listen, args[1], cfg.Netns)
+	return netns.Forward(ctx, listen, cfg.Netns, args[1], log.Printf)
+}
+
+// runNode runs the process node; `up` starts it inside the namespace.
+func runNode(ctx context.Context, cfg cluster.Config, args []string) error {
+	flags := flag.NewFlagSet("node", flag.ContinueOnError)
+	kubeconfig := flags.String("kubeconfig", cfg.Kubeconfig(), "admin kubeconfig")
+	podsDir := flags.String("pods-dir", cfg.PodsDir(), "per-pod state and logs")
+	cacheDir := flags.String("cache-dir", cfg.CacheDir, "binary cache (echo-basic, coredns)")
+	binDir := flags.String("bin-dir", cfg.BinDir, "repository bin/ (haptic, haptic-agent)")
+	if err := flags.Parse(args); err != nil {
+		return fmt.Errorf("parse node flags: %w", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable: %w", err)
+	}
+	client, err := clientFromKubeconfig(*kubeconfig)
+	if err != nil {
+		return err
+	}
+	n := node.New(node.Config{
+		NodeName: cluster.NodeName,
+		HostIP:   cluster.APIServerIP,
+		PodsDir:  *podsDir,
+		Dirs:     node.Dirs{Cache: *cacheDir, Bin: *binDir},
+		Self:     self,
+	}, client)
+	return n.Run(ctx)
+}

@@ -1,0 +1,92 @@
+// Command haptic-cluster runs the project's local Kubernetes cluster: real etcd,
+// kube-apiserver, kube-controller-manager and kube-scheduler plus a process
+// node, all inside one network namespace. See localcluster/README.md.
+//
+//	haptic-cluster up                       start (or reuse) the cluster
+//	haptic-cluster down                     stop everything, remove the namespace
+//	haptic-cluster status                   what runs, and the pods
+//	haptic-cluster kubectl ARGS...          kubectl with the admin kubeconfig, inside the namespace
+//	haptic-cluster exec CMD [ARGS...]       any command inside the namespace
+//	haptic-cluster forward LOCALPORT IP:PORT
+//	                                        forward 127.0.0.1:LOCALPORT into the namespace
+//	haptic-cluster logs NAMESPACE/POD [CONTAINER]
+//	                                        container logs written by the node
+//
+// Internal: `node` (the process node, started by up) and `container-init SPEC`
+// (a container's mount-namespace setup, started by the node).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/haproxy-haptic/haptic/localcluster/cluster"
+	"github.com/haproxy-haptic/haptic/localcluster/node"
+)
+
+const usage = `usage: haptic-cluster up|down|status|kubectl ARGS|exec CMD|forward LOCALPORT IP:PORT|logs NS/POD [CONTAINER]`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, usage)
+		os.Exit(2)
+	}
+	if os.Args[1] == "container-init" {
+		// Runs as a container's first process: must not touch anything else.
+		if len(os.Args) != 3 {
+			fmt.Fprintln(os.Stderr, "usage: haptic-cluster container-init SPECFILE")
+			os.Exit(2)
+		}
+		err := node.RunContainerInit(os.Args[2])
+		fmt.Fprintf(os.Stderr, "container-init: %v\n", err)
+		os.Exit(127)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1], os.Args[2:]); err != nil {
+		fmt.Fprintf(os.Stderr, "haptic-cluster %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, command string, args []string) error {
+	cfg, err := cluster.DefaultConfig()
+	if err != nil {
+		return err
+	}
+	switch command {
+	case "up":
+		return cluster.Up(ctx, cfg, os.Stdout)
+	case "down":
+		return cluster.Down(cfg, os.Stdout)
+	case "status":
+		return cluster.Status(ctx, cfg, os.Stdout)
+	case "kubectl":
+		return execve(cluster.KubectlArgv(cfg, args...))
+	case "exec":
+		if len(args) == 0 {
+			return fmt.Errorf("usage: haptic-cluster exec CMD [ARGS...]")
+		}
+		return execve(cluster.ExecArgv(cfg, args...))
+	case "forward":
+		return forward(ctx, cfg, args)
+	case "logs":
+		if len(args) < 1 || len(args) > 2 {
+			return fmt.Errorf("usage: haptic-cluster logs NAMESPACE/POD [CONTAINER]")
+		}
+		container := ""
+		if len(args) == 2 {
+			container = args[1]
+		}
+		return cluster.PodLogs(cfg, args[0], container, os.Stdout)
+	case "node":
+		return runNode(ctx, cfg, args)
+	case "help", "-h", "--help":
+		fmt.Println(usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q\n%s", command, usage)
+}

@@ -1,0 +1,34 @@
+// Package node is the local cluster's process node: a small stand-in for the
+// kubelet that runs pods as local processes.
+//
+// It registers a Ready Node (capacity, addresses, a Lease heartbeat), watches
+// the pods bound to it, and runs each pod's containers as processes inside the
+// cluster's network namespace (the node itself runs there):
+//
+//   - every pod gets its own IP, a /32 on the namespace's lo (10.244.x.y),
+//     reported as status.podIP/podIPs; hostNetwork pods use the node address;
+//   - an image maps to a local command by its name without registry and tag
+//     (see images.go); an unmapped image leaves the container Waiting with
+//     reason ImageNotMapped, a mapped but unbuilt binary with BinaryNotBuilt;
+//   - command/args with $(VAR) expansion, env (value, fieldRef, configMapKeyRef,
+//     secretKeyRef, resourceFieldRef, envFrom), working directory;
+//   - ConfigMap, Secret, emptyDir, downwardAPI and projected (service-account
+//     token, kube-root-ca.crt) volumes appear at their mountPath in a mount
+//     namespace per container: the node re-executes its own binary as
+//     `haptic-cluster container-init SPEC` with CLONE_NEWNS (private
+//     propagation), which mounts and then execs the command. A mountPath whose
+//     parents do not exist is made by mirroring the nearest existing ancestor
+//     into a tmpfs inside that mount namespace only, so nothing is left on the
+//     host's filesystem;
+//   - readiness, liveness and startup probes (httpGet to the pod IP,
+//     tcpSocket, exec via nsenter into the container's mount namespace);
+//   - restartPolicy with restart counts and exponential back-off
+//     (CrashLoopBackOff), graceful termination (SIGTERM to the process group,
+//     grace period, SIGKILL), and deletion of the pod object once its
+//     processes have exited;
+//   - container logs at <pods-dir>/<namespace>_<pod>/<container>.log.
+//
+// Every container process carries HAPTIC_POD=<namespace>/<name> and
+// HAPTIC_POD_UID=<uid> in its environment, so tests can find it in /proc and
+// a restarted node can end processes an earlier node left behind.
+package node

@@ -1,0 +1,110 @@
+package node
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Image names map to local commands. The key is the image's last path element
+// without tag or digest, so "registry.k8s.io/gateway-api/echo-basic:v1.4.1" and
+// "echo-basic" both map to "echo-basic".
+//
+//	image name   runs                                         from
+//	echo-basic   Gateway API conformance echo server          <cache>/echo-basic
+//	haproxy      haptic-agent (which drives HAProxy)           <bin>/haptic-agent
+//	haptic       the HAPTIC controller                        <bin>/haptic
+//	coredns      CoreDNS                                      <cache>/coredns
+//	busybox, debian, alpine, ubuntu
+//	             no entrypoint: the container's command runs from the host's PATH
+//
+// <cache> is the version-keyed binary cache (make cluster-binaries), <bin> the
+// repository's bin/ directory.
+type imageEntry struct {
+	// location says which directory holds binary; empty for host images.
+	location string
+	binary   string
+}
+
+const (
+	inCache = "cache"
+	inBin   = "bin"
+)
+
+var imageTable = map[string]imageEntry{
+	"echo-basic": {location: inCache, binary: "echo-basic"},
+	"haproxy":    {location: inBin, binary: "haptic-agent"},
+	"haptic":     {location: inBin, binary: "haptic"},
+	"coredns":    {location: inCache, binary: "coredns"},
+	"busybox":    {},
+	"debian":     {},
+	"alpine":     {},
+	"ubuntu":     {},
+}
+
+// ImageName strips registry, repository path, tag and digest from an image reference.
+func ImageName(image string) string {
+	name := image
+	if i := strings.IndexByte(name, '@'); i >= 0 {
+		name = name[:i]
+	}
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	if i := strings.IndexByte(name, ':'); i >= 0 {
+		name = name[:i]
+	}
+	return name
+}
+
+// Dirs says where mapped binaries live.
+type Dirs struct {
+	Cache string // version-keyed binary cache
+	Bin   string // the repository's bin/
+}
+
+// waitingError is a reason a container cannot start yet, shown as its Waiting state.
+type waitingError struct {
+	Reason  string
+	Message string
+}
+
+func (e *waitingError) Error() string { return e.Reason + ": " + e.Message }
+
+// ResolveArgv turns an image, command and args into the argv to execute.
+// Like a container runtime: command replaces the image's entrypoint, args
+// follow it. A command whose first word names the mapped binary (or any path
+// ending in it) runs the mapped binary; any other command is looked up on the
+// host (absolute path or PATH).
+func ResolveArgv(dirs Dirs, image string, command, args []string) ([]string, error) {
+	name := ImageName(image)
+	entry, ok := imageTable[name]
+	if !ok {
+		return nil, &waitingError{Reason: "ImageNotMapped",
+			Message: fmt.Sprintf("image %q (name %q) has no local command; see localcluster/node/images.go", image, name)}
+	}
+	mapped := ""
+	if entry.binary != "" {
+		dir := dirs.Cache
+		if entry.location == inBin {
+			dir = dirs.Bin
+		}
+		mapped = filepath.Join(dir, entry.binary)
+		if _, err := os.Stat(mapped); err != nil {
+			return nil, &waitingError{Reason: "BinaryNotBuilt",
+				Message: fmt.Sprintf("image %q maps to %s, which does not exist yet (build it: make build / make cluster-binaries)", image, mapped)}
+		}
+	}
+	if len(command) == 0 {
+		if mapped == "" {
+			return nil, &waitingError{Reason: "NoCommand", Message: fmt.Sprintf("image %q has no entrypoint: set command", image)}
+		}
+		return append([]string{mapped}, args...), nil
+	}
+	first := command[0]
+	if mapped != "" && filepath.Base(first) == entry.binary {
+		first = mapped
+	}
+	return append(append([]string{first}, command[1:]...), args...), nil
+}
