@@ -1,0 +1,63 @@
+# HAPTIC — build, test and run. `make run` and `make test` set up everything they need.
+SHELL := /bin/bash
+GO ?= go
+BIN := $(CURDIR)/bin
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/haproxy-haptic/haptic/internal/version.Version=$(VERSION) \
+           -X github.com/haproxy-haptic/haptic/internal/version.Commit=$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+export GOFLAGS := -buildvcs=false
+
+.PHONY: all deps haproxy build test test-unit lint generate run bench-render clean
+
+all: build
+
+## deps: system packages and Go modules the build and tests need
+deps: haproxy
+	$(GO) mod download
+
+## haproxy: install Debian's HAProxy when it is missing
+haproxy:
+	@command -v haproxy >/dev/null 2>&1 || { \
+	  echo ">> installing haproxy (apt-get)"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq haproxy >/dev/null; \
+	  command -v haproxy >/dev/null; }
+
+## build: bin/haptic
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/haptic ./cmd/haptic
+
+## test: the whole suite (race detector on), the example library through the CLI
+test: deps build
+	$(GO) test -race -count=1 -timeout 25m ./...
+	$(BIN)/haptic validate -f examples/ingress/haptic-config.yaml
+
+## lint: formatting and vet
+lint:
+	@fmt_out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$fmt_out" ]; then echo "gofmt needed:"; echo "$$fmt_out"; exit 1; fi
+	$(GO) vet ./...
+
+## generate: CRD YAML, deepcopy and bundled schemas
+generate:
+	$(GO) tool controller-gen object paths=./api/... crd:crdVersions=v1 output:crd:dir=charts/haptic/crds
+	$(GO) generate ./internal/schema/...
+
+## run: render and validate the example library, then print where the output is
+run: deps build
+	$(BIN)/haptic validate -f examples/ingress/haptic-config.yaml
+	$(BIN)/haptic render -f examples/ingress/haptic-config.yaml --test routes-an-ingress --check -o $(CURDIR)/out/example
+	@echo
+	@echo "Rendered example: $(CURDIR)/out/example/etc/haproxy/haproxy.cfg (maps in out/example/etc/haproxy/maps)"
+
+## bench-render: haptic benchmark of the example at 100, 1,000 and 5,000 Ingresses
+bench-render: build
+	@mkdir -p $(CURDIR)/out
+	$(GO) run ./tools/benchfixtures -steps 100,1000,5000 > $(CURDIR)/out/bench-fixtures.yaml
+	$(BIN)/haptic benchmark -f examples/ingress/haptic-config.yaml -f $(CURDIR)/out/bench-fixtures.yaml \
+	  --test benchmark-ingress-100 --test benchmark-ingress-1000 --test benchmark-ingress-5000 --iterations 3
+
+clean:
+	rm -rf $(BIN) $(CURDIR)/out
+
+-include localcluster/cluster.mk
