@@ -15,16 +15,17 @@ const maxDepth = 32
 type codecKind uint8
 
 const (
-	kString      codecKind = iota // string (also date-time, byte, …)
-	kIntOrString                  // string; numbers are formatted in decimal
-	kInt                          // int
-	kFloat                        // float64
-	kBool                         // bool
-	kAny                          // any: the decoded value as is
-	kFreeObject                   // map[string]any: the decoded object as is
-	kStruct                       // *struct
-	kSlice                        // []T
-	kMap                          // map[string]T
+	kString         codecKind = iota // string (also date-time, byte, …)
+	kIntOrString                     // string; integers are formatted in decimal
+	kNumberOrString                  // string; numbers are formatted in decimal (Quantity)
+	kInt                             // int
+	kFloat                           // float64
+	kBool                            // bool
+	kAny                             // any: the decoded value as is
+	kFreeObject                      // map[string]any: the decoded object as is
+	kStruct                          // *struct
+	kSlice                           // []T
+	kMap                             // map[string]T
 )
 
 var (
@@ -64,6 +65,7 @@ type field struct {
 var (
 	stringCodec      = &codec{kind: kString, typ: typeString}
 	intOrStringCodec = &codec{kind: kIntOrString, typ: typeString}
+	numOrStringCodec = &codec{kind: kNumberOrString, typ: typeString}
 	intCodec         = &codec{kind: kInt, typ: typeInt}
 	floatCodec       = &codec{kind: kFloat, typ: typeFloat}
 	boolCodec        = &codec{kind: kBool, typ: typeBool}
@@ -109,8 +111,13 @@ func (b *builder) build(n *node, depth int) (c *codec, tainted bool, err error) 
 		}
 		return b.build(merged, depth)
 	}
-	if n.IntOrString {
+	if n.IntOrString || n.Format == "int-or-string" {
 		return intOrStringCodec, false, nil
+	}
+	if n.Type == "" && len(n.Properties) == 0 {
+		if c := b.scalarAlternatives(n); c != nil {
+			return c, false, nil
+		}
 	}
 	if n.PreserveUnknown {
 		return freeFormFor(n), false, nil
@@ -147,6 +154,50 @@ func (b *builder) build(n *node, depth int) (c *codec, tainted bool, err error) 
 		return freeFormFor(n), false, nil
 	}
 	return nil, false, fmt.Errorf("unsupported type %q", n.Type)
+}
+
+// scalarAlternatives handles an untyped schema whose oneOf/anyOf lists scalar
+// types only, as the apiserver publishes IntOrString (integer|string) and Quantity
+// (string|number): a mix with string becomes a string, a single type that type.
+// It returns nil when the alternatives are not all typed scalars.
+func (b *builder) scalarAlternatives(n *node) *codec {
+	alts := n.OneOf
+	if len(alts) == 0 {
+		alts = n.AnyOf
+	}
+	if len(alts) == 0 {
+		return nil
+	}
+	var hasString, hasInt, hasNumber, hasBool bool
+	for _, a := range alts {
+		switch b.resolve(a).Type {
+		case "string":
+			hasString = true
+		case "integer":
+			hasInt = true
+		case "number":
+			hasNumber = true
+		case "boolean":
+			hasBool = true
+		default:
+			return nil
+		}
+	}
+	switch {
+	case hasBool && (hasString || hasInt || hasNumber):
+		return nil // no common Go type: any
+	case hasString && hasNumber:
+		return numOrStringCodec
+	case hasString && hasInt:
+		return intOrStringCodec
+	case hasString:
+		return stringCodec
+	case hasNumber:
+		return floatCodec
+	case hasInt:
+		return intCodec
+	}
+	return boolCodec
 }
 
 // freeFormFor is the type used where the schema gives no structure: a JSON object

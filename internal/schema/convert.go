@@ -95,6 +95,20 @@ func (c *codec) decode(dst reflect.Value, src any) error {
 			return mismatch("integer or string", src)
 		}
 		dst.SetString(strconv.FormatInt(i, 10))
+	case kNumberOrString:
+		if s, ok := src.(string); ok {
+			dst.SetString(s)
+			return nil
+		}
+		if i, ok := toInt(src); ok {
+			dst.SetString(strconv.FormatInt(i, 10))
+			return nil
+		}
+		f, ok := toFloat(src)
+		if !ok {
+			return mismatch("number or string", src)
+		}
+		dst.SetString(strconv.FormatFloat(f, 'f', -1, 64))
 	case kInt:
 		i, ok := toInt(src)
 		if !ok {

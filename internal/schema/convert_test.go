@@ -116,6 +116,30 @@ func TestConvertIntOrString(t *testing.T) {
 	}
 }
 
+func TestConvertQuantity(t *testing.T) {
+	r := NewRegistry()
+	if err := r.LoadDir("testdata/schemas"); err != nil {
+		t.Fatal(err)
+	}
+	typ := mustType(t, r, "example.com/v1", "gizmos")
+	limits := map[string]any{"cpu": 0.5, "memory": "128Mi", "pods": int64(110), "gpu": float64(2)}
+	v, err := typ.Convert(map[string]any{"spec": map[string]any{"limits": limits, "port": 8080.0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"cpu": "0.5", "memory": "128Mi", "pods": "110", "gpu": "2"}
+	if got := get(t, v, "Spec", "Limits").Interface(); !reflect.DeepEqual(got, want) {
+		t.Errorf("limits = %#v, want %#v", got, want)
+	}
+	if got := get(t, v, "Spec", "Port").String(); got != "8080" {
+		t.Errorf("port = %q", got)
+	}
+	_, err = typ.Convert(map[string]any{"spec": map[string]any{"limits": map[string]any{"cpu": true}}})
+	if err == nil || !strings.HasSuffix(err.Error(), `spec.limits['cpu']: want number or string, got bool true`) {
+		t.Errorf("got %v", err)
+	}
+}
+
 func TestConvertErrors(t *testing.T) {
 	typ := widgetType(t)
 	for _, tc := range []struct {

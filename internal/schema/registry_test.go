@@ -50,7 +50,7 @@ func TestLoadDir(t *testing.T) {
 	// apiserver document: allOf-wrapped refs, int-or-string, Time, byte, RawExtension, names.
 	giz, _ := r.ForKind("example.com/v1", "Gizmo")
 	spec, _ := giz.Go.FieldByName("Spec")
-	wantSpec := `*struct { Payload string "json:\"payload\""; Port string "json:\"port\""; Raw map[string]interface {} "json:\"raw\""; ` +
+	wantSpec := `*struct { Limits map[string]string "json:\"limits\""; Payload string "json:\"payload\""; Port string "json:\"port\""; Raw map[string]interface {} "json:\"raw\""; ` +
 		`Replicas int "json:\"replicas\""; Schema *struct { Items map[string]interface {} "json:\"items\""; ` +
 		`Properties map[string]map[string]interface {} "json:\"properties\""; Type string "json:\"type\"" } "json:\"schema\""; ` +
 		`Since string "json:\"since\""; XFoo string "json:\"x-foo\"" }`

@@ -37,10 +37,11 @@ var builtins = []groupVersion{
 }
 
 // special lists types whose JSON form is not what their Go structure says (they
-// have custom marshalers); the schemas are the ones the apiserver publishes.
+// have custom marshalers); the schemas follow the apiserver's (Quantity is
+// string|number there), with x-kubernetes-int-or-string added to IntOrString.
 var special = map[reflect.Type]map[string]any{
 	reflect.TypeFor[intstr.IntOrString]():   {"type": "string", "format": "int-or-string", "x-kubernetes-int-or-string": true},
-	reflect.TypeFor[resource.Quantity]():    {"type": "string"},
+	reflect.TypeFor[resource.Quantity]():    {"oneOf": []any{map[string]any{"type": "string"}, map[string]any{"type": "number"}}},
 	reflect.TypeFor[metav1.Time]():          {"type": "string", "format": "date-time"},
 	reflect.TypeFor[metav1.MicroTime]():     {"type": "string", "format": "date-time"},
 	reflect.TypeFor[metav1.Duration]():      {"type": "string"},

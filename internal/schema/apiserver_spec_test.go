@@ -1,0 +1,71 @@
+package schema
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMatchesAPIServerSpec loads the OpenAPI v3 documents that Kubernetes publishes
+// for the k8s.io/api version in go.mod (api/openapi-spec/v3 of k8s.io/kubernetes, when
+// that module is in the local module cache) and checks that the real apiserver
+// documents load, and that the generated bundled schemas give the very same Go types.
+func TestMatchesAPIServerSpec(t *testing.T) {
+	dir := apiserverSpecDir(t)
+	real := NewRegistry()
+	for _, f := range []string{"api__v1_openapi.json", "apis__discovery.k8s.io__v1_openapi.json",
+		"apis__networking.k8s.io__v1_openapi.json", "apis__apiextensions.k8s.io__v1_openapi.json"} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := real.LoadDocument(f, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := bundled(t)
+	for _, typ := range b.Types() {
+		if strings.Contains(typ.APIVersion, "gateway.networking") {
+			continue
+		}
+		want, ok := real.ForResource(typ.APIVersion, typ.Resource)
+		if !ok {
+			t.Errorf("apiserver spec has no %s %s", typ.APIVersion, typ.Resource)
+			continue
+		}
+		if want.Go != typ.Go {
+			t.Errorf("%s %s: bundled type differs from the apiserver's:\n%s\n%s", typ.APIVersion, typ.Kind, typ.Go, want.Go)
+		}
+	}
+	// The CRD schema type is recursive: it must load and be cut, not loop.
+	crd, ok := real.ForResource("apiextensions.k8s.io/v1", "customresourcedefinitions")
+	if !ok {
+		t.Fatal("no CustomResourceDefinition type")
+	}
+	if !strings.Contains(crd.Go.String(), "map[string]interface {}") {
+		t.Errorf("JSONSchemaProps recursion not cut: %s", crd.Go)
+	}
+}
+
+func apiserverSpecDir(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "k8s.io/api").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	v := strings.TrimSpace(string(out)) // k8s.io/api v0.X.Y is Kubernetes v1.X.Y
+	if !strings.HasPrefix(v, "v0.") {
+		t.Skipf("unexpected k8s.io/api version %q", v)
+	}
+	cache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Skipf("go env: %v", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(cache)), "k8s.io", "kubernetes@v1."+v[3:], "api", "openapi-spec", "v3")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("Kubernetes OpenAPI spec not in the module cache: %v", err)
+	}
+	return dir
+}
