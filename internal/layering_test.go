@@ -1,0 +1,56 @@
+// Package internal_test enforces the layering of the data path: the pure middle
+// (snapshot → render → bundle → plan) never talks to Kubernetes, and the agent stays
+// small.
+package internal_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/haproxy-haptic/haptic"
+
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+	}
+	return strings.Fields(string(out))
+}
+
+func TestLayering(t *testing.T) {
+	rules := []struct {
+		pkgs      []string
+		forbidden []string
+		why       string
+	}{
+		{
+			pkgs:      []string{"internal/snapshot", "internal/bundle", "internal/render", "internal/schema", "internal/store", "internal/fieldpath", "internal/validate", "internal/config", "internal/pipeline"},
+			forbidden: []string{"k8s.io/client-go/"},
+			why:       "the pure middle of the pipeline must not talk to the API server",
+		},
+		{
+			pkgs:      []string{"internal/snapshot", "internal/bundle", "internal/fieldpath"},
+			forbidden: []string{"k8s.io/", "github.com/open2b/scriggo"},
+			why:       "the plain data types between stages import nothing heavy",
+		},
+		{
+			pkgs:      []string{"internal/validate"},
+			forbidden: []string{"github.com/open2b/scriggo", module + "/internal/render"},
+			why:       "validation judges bundles; it does not render",
+		},
+	}
+	for _, r := range rules {
+		for _, pkg := range r.pkgs {
+			for _, d := range deps(t, pkg) {
+				for _, f := range r.forbidden {
+					if strings.HasPrefix(d, f) {
+						t.Errorf("%s imports %s: %s", pkg, d, r.why)
+					}
+				}
+			}
+		}
+	}
+}
