@@ -101,8 +101,9 @@ func (b *builder) build(n *node, depth int) (c *codec, tainted bool, err error) 
 	if depth > maxDepth {
 		return freeFormFor(n), true, nil
 	}
-	if len(n.AllOf) > 0 && len(n.Properties) == 0 {
-		if len(n.AllOf) == 1 {
+	if len(n.AllOf) > 0 {
+		// The apiserver wraps $refs as {allOf: [{$ref}], default, description}.
+		if len(n.AllOf) == 1 && n.Type == "" && len(n.Properties) == 0 {
 			return b.build(n.AllOf[0], depth)
 		}
 		merged, err := b.mergeAllOf(n)
@@ -253,10 +254,15 @@ func (b *builder) resolve(n *node) *node {
 	return &node{}
 }
 
-// mergeAllOf folds several allOf parts into one node with their combined properties.
+// mergeAllOf folds a node and its allOf parts into one node with their combined
+// properties; the node's own settings come first.
 func (b *builder) mergeAllOf(n *node) (*node, error) {
-	merged := &node{Type: n.Type, Properties: map[string]*node{}, IntOrString: n.IntOrString,
-		PreserveUnknown: n.PreserveUnknown}
+	merged := *n
+	merged.AllOf = nil
+	merged.Properties = make(map[string]*node, len(n.Properties))
+	for k, v := range n.Properties {
+		merged.Properties[k] = v
+	}
 	for i, part := range n.AllOf {
 		if part != nil && part.Ref != "" && b.lookup(refName(part.Ref)) == nil {
 			return nil, fmt.Errorf("allOf[%d]: unresolved $ref %q", i, refName(part.Ref))
@@ -264,6 +270,9 @@ func (b *builder) mergeAllOf(n *node) (*node, error) {
 		p := b.resolve(part)
 		if merged.Type == "" {
 			merged.Type = p.Type
+		}
+		if merged.Format == "" {
+			merged.Format = p.Format
 		}
 		merged.IntOrString = merged.IntOrString || p.IntOrString
 		merged.PreserveUnknown = merged.PreserveUnknown || p.PreserveUnknown
@@ -282,7 +291,7 @@ func (b *builder) mergeAllOf(n *node) (*node, error) {
 	if len(merged.Properties) == 0 {
 		merged.Properties = nil
 	}
-	return merged, nil
+	return &merged, nil
 }
 
 // buildStruct makes a pointer-to-struct type with one exported field per property,
