@@ -59,6 +59,15 @@
 // Conversion plans are precomputed with the types, so converting reads each input
 // value once and never consults the schema.
 //
+// # Scriggo globals (v0.60.0)
+//
+// A global variable is declared by a pointer to its type; a nil pointer leaves it
+// uninitialised so that Template.Run's vars can supply it (a non-nil one initialises
+// it, and Run then panics when vars name it again). For an object: declare
+// reflect.Zero(reflect.PointerTo(reflect.PointerTo(t.Go))).Interface() (a variable of
+// type *T) and pass the *T from Convert; for a slice of objects declare a nil
+// *[]*T and pass a pointer to the slice. See scriggo_test.go.
+//
 // # Resource names
 //
 // For OpenAPI documents the resource (lower-case plural) is guessed from the kind
