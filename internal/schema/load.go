@@ -55,9 +55,16 @@ func typesFromDocument(raw json.RawMessage) ([]*Type, error) {
 	switch {
 	case h.Kind == "CustomResourceDefinition":
 		return typesFromCRD(raw)
-	case h.Kind == "CustomResourceDefinitionList" || (h.Kind == "List" && len(h.Items) > 0):
+	case h.Kind == "CustomResourceDefinitionList" || h.Kind == "List":
 		var out []*Type
 		for i, item := range h.Items {
+			var ih docHeader
+			if err := json.Unmarshal(item, &ih); err != nil {
+				return nil, fmt.Errorf("items[%d]: %w", i, err)
+			}
+			if ih.Kind != "CustomResourceDefinition" && ih.Kind != "" {
+				return nil, fmt.Errorf("items[%d]: kind %q is not a CustomResourceDefinition", i, ih.Kind)
+			}
 			ts, err := typesFromCRD(item)
 			if err != nil {
 				return nil, fmt.Errorf("items[%d]: %w", i, err)

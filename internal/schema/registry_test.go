@@ -67,6 +67,7 @@ func TestLoadDocumentErrors(t *testing.T) {
 		{"second doc", "kind: CustomResourceDefinition\nspec: {names: {kind: A}}\n---\nkind: Other\n", "load x: document 2: neither"},
 		{"unresolved ref", `{"components":{"schemas":{"A":{"type":"object","properties":{"b":{"$ref":"#/components/schemas/B"}},
 			"x-kubernetes-group-version-kind":[{"group":"","version":"v1","kind":"A"}]}}}}`, `load x: A: b: unresolved $ref "B"`},
+		{"list of other kinds", `{"kind":"List","items":[{"kind":"ConfigMap"}]}`, `load x: items[0]: kind "ConfigMap" is not a CustomResourceDefinition`},
 		{"crd without kind", "kind: CustomResourceDefinition\nspec: {group: a}\n", "load x: CustomResourceDefinition without spec.names.kind"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -202,5 +203,31 @@ func TestNoClientGo(t *testing.T) {
 		if strings.HasPrefix(dep, "k8s.io/client-go") || strings.HasPrefix(dep, "k8s.io/api/") {
 			t.Errorf("internal/schema depends on %s", dep)
 		}
+	}
+}
+
+func TestLoadDocumentForms(t *testing.T) {
+	const crdJSON = `{"kind":"CustomResourceDefinition","spec":{"group":"example.com","names":{"kind":"Thing","plural":"things"},
+		"versions":[{"name":"v1","served":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object",
+		"properties":{"n":{"type":"integer"}}}}}}}]}}`
+	for _, tc := range []struct{ name, data, apiVersion, resource string }{
+		{"CRD as JSON", crdJSON, "example.com/v1", "things"},
+		{"CRD list (kubectl get crd -o json)", `{"apiVersion":"v1","kind":"List","items":[` + crdJSON + `]}`, "example.com/v1", "things"},
+		{"CustomResourceDefinitionList", `{"kind":"CustomResourceDefinitionList","items":[` + crdJSON + `]}`, "example.com/v1", "things"},
+		{"OpenAPI document as YAML", "openapi: 3.0.0\ncomponents:\n  schemas:\n    a.B:\n      type: object\n      properties:\n        spec:\n          type: object\n" +
+			"      x-kubernetes-group-version-kind:\n      - {group: example.com, version: v2, kind: Box}\n", "example.com/v2", "boxes"},
+		{"Swagger 2 definitions", `{"swagger":"2.0","definitions":{"a.B":{"type":"object","properties":{"spec":{"$ref":"#/definitions/a.S"}},
+			"x-kubernetes-group-version-kind":[{"group":"","version":"v1","kind":"Policy"}]},"a.S":{"type":"object","properties":{"x":{"type":"string"}}}}}`,
+			"v1", "policies"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewRegistry()
+			if err := r.LoadDocument("doc", []byte(tc.data)); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := r.ForResource(tc.apiVersion, tc.resource); !ok {
+				t.Errorf("no %s %s; have %d types", tc.apiVersion, tc.resource, len(r.Types()))
+			}
+		})
 	}
 }
