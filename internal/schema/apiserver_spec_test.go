@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,26 +56,27 @@ func TestMatchesAPIServerSpec(t *testing.T) {
 	}
 }
 
+// apiserverSpecDir returns the OpenAPI v3 documents Kubernetes publishes for the
+// version of k8s.io/api in go.mod, downloading the k8s.io/kubernetes module through
+// the module proxy when it is not cached yet (the local cluster's build needs it too).
 func apiserverSpecDir(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("reads the Kubernetes OpenAPI documents")
-	}
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "k8s.io/api").Output()
 	if err != nil {
-		t.Skipf("go list: %v", err)
+		t.Fatalf("go list: %v", err)
 	}
 	v := strings.TrimSpace(string(out)) // k8s.io/api v0.X.Y is Kubernetes v1.X.Y
 	if !strings.HasPrefix(v, "v0.") {
-		t.Skipf("unexpected k8s.io/api version %q", v)
+		t.Fatalf("unexpected k8s.io/api version %q", v)
 	}
-	cache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	mod := "k8s.io/kubernetes@v1." + v[3:]
+	dl, err := exec.Command("go", "mod", "download", "-json", mod).Output()
 	if err != nil {
-		t.Skipf("go env: %v", err)
+		t.Fatalf("go mod download %s: %v\n%s", mod, err, dl)
 	}
-	dir := filepath.Join(strings.TrimSpace(string(cache)), "k8s.io", "kubernetes@v1."+v[3:], "api", "openapi-spec", "v3")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("Kubernetes OpenAPI spec not in the module cache: %v", err)
+	var info struct{ Dir string }
+	if err := json.Unmarshal(dl, &info); err != nil || info.Dir == "" {
+		t.Fatalf("go mod download %s: no module directory in %s", mod, dl)
 	}
-	return dir
+	return filepath.Join(info.Dir, "api", "openapi-spec", "v3")
 }

@@ -1,0 +1,8 @@
+// Package watch feeds the live store from the API server: one dynamic informer per
+// watched resource (server-side equality label selector, ignored fields stripped
+// before anything is cached), a leading-edge debouncer per resource, and on-demand
+// stores that keep only metadata resident and fetch bodies when a template reads them.
+//
+// Nothing is reported before every informer has synced: a render must never see a
+// half-listed cluster.
+package watch
