@@ -228,7 +228,7 @@ func TestCloseClosesAllAndLaterSubscriptionsStartClosed(t *testing.T) {
 func TestSubscribeRejectsBadArguments(t *testing.T) {
 	b := NewBus(nil)
 	for name, f := range map[string]func(){
-		"empty name": func() { b.Subscribe("", 1) },
+		"empty name":  func() { b.Subscribe("", 1) },
 		"zero buffer": func() { b.Subscribe("x", 0) },
 	} {
 		func() {
@@ -250,7 +250,7 @@ func TestConcurrentPublishersAndSubscribers(t *testing.T) {
 
 	const publishers, perPublisher = 8, 500
 	stable := b.Subscribe("stable", publishers*perPublisher) // never drops
-	slow := b.Subscribe("slow", 1)                            // drops almost everything
+	slow := b.Subscribe("slow", 1)                           // drops almost everything
 
 	var received atomic.Int64
 	stop := make(chan struct{})
