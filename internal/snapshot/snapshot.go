@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/haproxy-haptic/haptic/internal/fieldpath"
@@ -45,7 +46,17 @@ type Store struct {
 	OnDemand Loader
 }
 
-const keySep = "\x00"
+// indexKey encodes index values injectively (length-prefixed), so that no single
+// value, whatever bytes it holds, can stand for several values.
+func indexKey(keys []string) string {
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(strconv.Itoa(len(k)))
+		b.WriteByte(':')
+		b.WriteString(k)
+	}
+	return b.String()
+}
 
 // NewStore sorts objects and builds the index. Objects must not be modified afterwards.
 func NewStore(name string, indexBy []fieldpath.Path, typ reflect.Type, objects []Object) *Store {
@@ -60,7 +71,7 @@ func NewStore(name string, indexBy []fieldpath.Path, typ reflect.Type, objects [
 	for i, o := range objs {
 		keys := s.indexValues(o.Raw)
 		for n := 1; n <= len(keys); n++ {
-			k := strings.Join(keys[:n], keySep)
+			k := indexKey(keys[:n])
 			s.index[k] = append(s.index[k], i)
 		}
 	}
@@ -98,7 +109,7 @@ func (s *Store) Fetch(keys ...string) ([]Object, error) {
 	if len(keys) == 0 {
 		return s.objects, nil
 	}
-	idx := s.index[strings.Join(keys, keySep)]
+	idx := s.index[indexKey(keys)]
 	out := make([]Object, len(idx))
 	for i, j := range idx {
 		out[i] = s.objects[j]

@@ -1,0 +1,345 @@
+package bundle
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func files() []File {
+	return []File{
+		{Kind: KindCrtList, Name: "list.txt", Content: "/etc/haproxy/ssl/a.pem [alpn h2]\n"},
+		{Kind: KindCert, Name: "b.pem", Content: "CERT B"},
+		{Kind: KindMap, Name: "hosts.map", Content: "a.example.com be_a\n"},
+		{Kind: KindFile, Name: "503.http", Content: "HTTP/1.0 503\r\n"},
+		{Kind: KindCert, Name: "a.pem", Content: "CERT A"},
+		{Kind: KindMap, Name: "backends.map", Content: "x y\n"},
+		{Kind: KindConfig, Name: "haproxy.cfg", Content: "global\n"},
+	}
+}
+
+func targets(b *Bundle) []string {
+	var out []string
+	for _, f := range b.Files {
+		out = append(out, f.Target())
+	}
+	return out
+}
+
+func TestNewSortsAndHashes(t *testing.T) {
+	in := files()
+	inCopy := slices.Clone(in)
+	b := New(in)
+	want := []string{
+		"haproxy.cfg",
+		"map:backends.map", "map:hosts.map",
+		"file:503.http",
+		"cert:a.pem", "cert:b.pem",
+		"crtlist:list.txt",
+	}
+	if got := targets(b); !slices.Equal(got, want) {
+		t.Errorf("order = %v, want %v", got, want)
+	}
+	if !slices.Equal(in, inCopy) {
+		t.Error("New modified its input")
+	}
+	for _, f := range b.Files {
+		if f.Hash != HashContent(f.Content) {
+			t.Errorf("%s hash = %q, want HashContent", f.Target(), f.Hash)
+		}
+		if len(f.Hash) != 64 {
+			t.Errorf("%s hash %q is not hex sha256", f.Target(), f.Hash)
+		}
+	}
+	if len(b.Hash) != 64 {
+		t.Errorf("bundle hash %q is not hex sha256", b.Hash)
+	}
+	// A stale hash in the input is recomputed.
+	stale := files()
+	stale[0].Hash = "stale"
+	if New(stale).Hash != b.Hash {
+		t.Error("an input Hash influenced the bundle hash")
+	}
+}
+
+func TestHashContent(t *testing.T) {
+	// sha256("") and sha256("abc"), well-known vectors
+	if got := HashContent(""); got != "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" {
+		t.Errorf("HashContent(\"\") = %s", got)
+	}
+	if got := HashContent("abc"); got != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
+		t.Errorf("HashContent(abc) = %s", got)
+	}
+}
+
+func TestBundleHash(t *testing.T) {
+	base := New(files()).Hash
+	reversed := files()
+	slices.Reverse(reversed)
+	if New(reversed).Hash != base {
+		t.Error("input order changed the bundle hash")
+	}
+	if New(files()).Hash != base {
+		t.Error("equal content gave a different hash")
+	}
+	tests := []struct {
+		name   string
+		mutate func([]File) []File
+	}{
+		{"one content byte", func(fs []File) []File { fs[2].Content = "a.example.com be_b\n"; return fs }},
+		{"content appended", func(fs []File) []File { fs[6].Content += " "; return fs }},
+		{"renamed", func(fs []File) []File { fs[1].Name = "c.pem"; return fs }},
+		{"kind changed", func(fs []File) []File { fs[3].Kind = KindMap; return fs }},
+		{"file dropped", func(fs []File) []File { return fs[1:] }},
+		{"file added", func(fs []File) []File { return append(fs, File{Kind: KindFile, Name: "x"}) }},
+		// the separator keeps name and content from running into each other
+		{"name/content boundary", func(fs []File) []File {
+			return []File{{Kind: KindFile, Name: "ab", Content: "c"}}
+		}},
+	}
+	seen := map[string]string{base: "base"}
+	for _, tt := range tests {
+		h := New(tt.mutate(files())).Hash
+		if h == base {
+			t.Errorf("%s: bundle hash unchanged", tt.name)
+		}
+		if prev, dup := seen[h]; dup {
+			t.Errorf("%s: same hash as %s", tt.name, prev)
+		}
+		seen[h] = tt.name
+	}
+	a := New([]File{{Kind: KindFile, Name: "ab", Content: "c"}}).Hash
+	b := New([]File{{Kind: KindFile, Name: "a", Content: "bc"}}).Hash
+	if a == b {
+		t.Error("name/content boundary is ambiguous in the bundle hash")
+	}
+	if New(nil).Hash == "" || New(nil).Hash != New([]File{}).Hash {
+		t.Error("empty bundles should hash equally and non-empty")
+	}
+}
+
+func TestGet(t *testing.T) {
+	b := New(files())
+	tests := []struct {
+		target  string
+		content string
+		ok      bool
+	}{
+		{"haproxy.cfg", "global\n", true},
+		{"map:hosts.map", "a.example.com be_a\n", true},
+		{"map:backends.map", "x y\n", true},
+		{"file:503.http", "HTTP/1.0 503\r\n", true},
+		{"cert:a.pem", "CERT A", true},
+		{"crtlist:list.txt", "/etc/haproxy/ssl/a.pem [alpn h2]\n", true},
+		{"map:missing.map", "", false},
+		{"hosts.map", "", false},
+		{"file:hosts.map", "", false}, // wrong kind
+		{"config:haproxy.cfg", "", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		f, ok := b.Get(tt.target)
+		if ok != tt.ok || f.Content != tt.content {
+			t.Errorf("Get(%q) = %q, %v; want %q, %v", tt.target, f.Content, ok, tt.content, tt.ok)
+		}
+		if ok && f.Target() != tt.target {
+			t.Errorf("Get(%q) returned %q", tt.target, f.Target())
+		}
+	}
+	if c := b.Config(); c.Content != "global\n" {
+		t.Errorf("Config() = %q", c.Content)
+	}
+	if c := New(nil).Config(); c.Content != "" || c.Kind != "" {
+		t.Errorf("Config() of an empty bundle = %+v", c)
+	}
+}
+
+var prod = Layout{
+	ConfigFile:        "/etc/haproxy/haproxy.cfg",
+	MapsDir:           "/etc/haproxy/maps",
+	SSLCertsDir:       "/etc/haproxy/ssl",
+	GeneralStorageDir: "/etc/haproxy/general",
+}
+
+func TestLayoutPath(t *testing.T) {
+	tests := []struct {
+		f    File
+		want string
+	}{
+		{File{Kind: KindConfig, Name: "ignored"}, "/etc/haproxy/haproxy.cfg"},
+		{File{Kind: KindMap, Name: "hosts.map"}, "/etc/haproxy/maps/hosts.map"},
+		{File{Kind: KindFile, Name: "503.http"}, "/etc/haproxy/general/503.http"},
+		{File{Kind: KindCert, Name: "a.pem"}, "/etc/haproxy/ssl/a.pem"},
+		{File{Kind: KindCrtList, Name: "list.txt"}, "/etc/haproxy/ssl/list.txt"},
+		{File{Kind: "other", Name: "x"}, "/etc/haproxy/general/x"},
+	}
+	for _, tt := range tests {
+		if got := prod.Path(tt.f); got != tt.want {
+			t.Errorf("Path(%s) = %q, want %q", tt.f.Target(), got, tt.want)
+		}
+	}
+}
+
+func TestRebase(t *testing.T) {
+	got := prod.Rebase("/tmp/x")
+	want := Layout{
+		ConfigFile:        "/tmp/x/etc/haproxy/haproxy.cfg",
+		MapsDir:           "/tmp/x/etc/haproxy/maps",
+		SSLCertsDir:       "/tmp/x/etc/haproxy/ssl",
+		GeneralStorageDir: "/tmp/x/etc/haproxy/general",
+	}
+	if got != want {
+		t.Errorf("Rebase = %+v, want %+v", got, want)
+	}
+	if prod.ConfigFile != "/etc/haproxy/haproxy.cfg" {
+		t.Error("Rebase modified its receiver")
+	}
+	if got := prod.Rebase("/tmp/x/").MapsDir; got != "/tmp/x/etc/haproxy/maps" {
+		t.Errorf("Rebase with a trailing slash: MapsDir = %q", got)
+	}
+}
+
+func TestRelocate(t *testing.T) {
+	to := prod.Rebase("/tmp/v")
+	cfg := strings.Join([]string{
+		"global",
+		"  # main file /etc/haproxy/haproxy.cfg",
+		"frontend f",
+		"  bind :443 ssl crt-list /etc/haproxy/ssl/list.txt",
+		"  bind :8443 ssl crt /etc/haproxy/ssl/a.pem",
+		"  use_backend %[req.hdr(host),map(/etc/haproxy/maps/hosts.map)]",
+		"  errorfile 503 /etc/haproxy/general/503.http",
+		"  acl x path_beg -f /etc/haproxy/mapsX/other.map", // only shares a prefix
+		"  acl y path_beg -f /etc/haproxy/maps.d/other.map",
+		"  http-request return file /etc/haproxy/generalfoo",
+		"  bind :80 ssl crt /etc/haproxy/ssl", // directory without slash: untouched
+		"  log /etc/haproxy/other/file",
+		"",
+	}, "\n")
+	wantCfg := strings.Join([]string{
+		"global",
+		"  # main file /tmp/v/etc/haproxy/haproxy.cfg",
+		"frontend f",
+		"  bind :443 ssl crt-list /tmp/v/etc/haproxy/ssl/list.txt",
+		"  bind :8443 ssl crt /tmp/v/etc/haproxy/ssl/a.pem",
+		"  use_backend %[req.hdr(host),map(/tmp/v/etc/haproxy/maps/hosts.map)]",
+		"  errorfile 503 /tmp/v/etc/haproxy/general/503.http",
+		"  acl x path_beg -f /etc/haproxy/mapsX/other.map",
+		"  acl y path_beg -f /etc/haproxy/maps.d/other.map",
+		"  http-request return file /etc/haproxy/generalfoo",
+		"  bind :80 ssl crt /etc/haproxy/ssl",
+		"  log /etc/haproxy/other/file",
+		"",
+	}, "\n")
+	in := New([]File{
+		{Kind: KindConfig, Name: "haproxy.cfg", Content: cfg},
+		{Kind: KindCrtList, Name: "list.txt", Content: "/etc/haproxy/ssl/a.pem [alpn h2] a.example.com\n/etc/haproxy/sslX/b.pem\n"},
+		{Kind: KindMap, Name: "hosts.map", Content: "/etc/haproxy/maps/ is-a-key\n"},
+		{Kind: KindCert, Name: "a.pem", Content: "-----BEGIN CERTIFICATE-----\n"},
+	})
+	inHash := in.Hash
+	out := in.Relocate(prod, to)
+
+	if got := out.Config().Content; got != wantCfg {
+		t.Errorf("relocated haproxy.cfg:\n%s\nwant:\n%s", got, wantCfg)
+	}
+	if got, _ := out.Get("crtlist:list.txt"); got.Content != "/tmp/v/etc/haproxy/ssl/a.pem [alpn h2] a.example.com\n/etc/haproxy/sslX/b.pem\n" {
+		t.Errorf("relocated crt-list = %q", got.Content)
+	}
+	if got, _ := out.Get("map:hosts.map"); got.Content != "/tmp/v/etc/haproxy/maps/ is-a-key\n" {
+		t.Errorf("relocated map = %q", got.Content)
+	}
+	if got, _ := out.Get("cert:a.pem"); got.Content != "-----BEGIN CERTIFICATE-----\n" {
+		t.Errorf("cert changed: %q", got.Content)
+	}
+	// hashes follow the new content; the input bundle is unchanged
+	for _, f := range out.Files {
+		if f.Hash != HashContent(f.Content) {
+			t.Errorf("%s: stale hash after Relocate", f.Target())
+		}
+	}
+	if out.Hash == inHash {
+		t.Error("bundle hash unchanged after content was rewritten")
+	}
+	if in.Hash != inHash || in.Config().Content != cfg {
+		t.Error("Relocate modified its receiver")
+	}
+	if !slices.Equal(targets(out), targets(in)) {
+		t.Errorf("Relocate changed the file set: %v vs %v", targets(out), targets(in))
+	}
+
+	// Relocating onto a layout whose paths contain the old ones is a single pass.
+	if got := out.Relocate(to, prod).Config().Content; got != cfg {
+		t.Errorf("relocating back did not round-trip:\n%s", got)
+	}
+	if got := in.Relocate(prod, prod).Hash; got != inHash {
+		t.Error("relocating onto the same layout changed the bundle")
+	}
+}
+
+func TestWriteTo(t *testing.T) {
+	root := t.TempDir()
+	l := prod.Rebase(root)
+	b := New(files())
+	if err := b.WriteTo(l); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range b.Files {
+		p := l.Path(f)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Errorf("%s: %v", f.Target(), err)
+			continue
+		}
+		if string(data) != f.Content {
+			t.Errorf("%s content = %q, want %q", p, data, f.Content)
+		}
+		if !strings.HasPrefix(p, root+string(filepath.Separator)) {
+			t.Errorf("%s written outside the root", p)
+		}
+		if runtime.GOOS == "windows" {
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		perm := st.Mode().Perm()
+		if f.Kind == KindCert {
+			if perm != 0o600 {
+				t.Errorf("%s mode = %o, want 600", f.Target(), perm)
+			}
+		} else if perm&^0o644 != 0 || perm&0o600 != 0o600 {
+			t.Errorf("%s mode = %o, want 644 (minus umask)", f.Target(), perm)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "etc/haproxy/haproxy.cfg")); err != nil {
+		t.Errorf("haproxy.cfg not at its layout path: %v", err)
+	}
+
+	// A second write replaces content.
+	b2 := New([]File{{Kind: KindConfig, Name: "haproxy.cfg", Content: "new"}})
+	if err := b2.WriteTo(l); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(l.ConfigFile); string(data) != "new" {
+		t.Errorf("rewritten haproxy.cfg = %q", data)
+	}
+}
+
+func TestWriteToError(t *testing.T) {
+	root := t.TempDir()
+	// A regular file where the maps directory should be.
+	blocker := filepath.Join(root, "maps")
+	if err := os.WriteFile(blocker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := Layout{ConfigFile: filepath.Join(root, "haproxy.cfg"), MapsDir: blocker, SSLCertsDir: root, GeneralStorageDir: root}
+	err := New([]File{{Kind: KindMap, Name: "hosts.map", Content: "x"}}).WriteTo(l)
+	if err == nil || !strings.Contains(err.Error(), "map:hosts.map") {
+		t.Errorf("WriteTo error = %v, want one naming map:hosts.map", err)
+	}
+}
