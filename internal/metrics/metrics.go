@@ -1,0 +1,238 @@
+package metrics
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Label values of haptic_reconciliation_total{result}.
+const (
+	ResultSuccess         = "success"
+	ResultRenderError     = "render_error"
+	ResultValidationError = "validation_error"
+	ResultDeployError     = "deploy_error"
+)
+
+// Label values of haptic_deploy_apply_total{mode,result}.
+const (
+	ModeRuntime = "runtime" // applied over the runtime API, no reload
+	ModeReload  = "reload"  // applied by reloading HAProxy
+
+	ApplySuccess = "success"
+	ApplyError   = "error"
+)
+
+// Label values of haptic_resource_events_total{kind}.
+const (
+	KindAdd    = "add"
+	KindUpdate = "update"
+	KindDelete = "delete"
+)
+
+// Metrics holds every controller metric. Create it with New; the zero value is not
+// usable. All fields are safe for concurrent use.
+type Metrics struct {
+	// Registry holds exactly the metrics below plus the Go and process collectors.
+	Registry *prometheus.Registry
+
+	// Reconciliation: one observation per reconcile (render → validate → deploy).
+	ReconciliationDuration prometheus.Histogram   // haptic_reconciliation_duration_seconds
+	ReconciliationTotal    *prometheus.CounterVec // haptic_reconciliation_total{result}
+
+	// Rendering.
+	RenderDuration   prometheus.Histogram // haptic_render_duration_seconds
+	Renders          prometheus.Counter   // haptic_renders_total
+	ValidationErrors prometheus.Counter   // haptic_validation_errors_total
+
+	// Deployment: one DeploymentDuration observation per pod deploy.
+	DeploymentDuration          prometheus.Histogram   // haptic_deployment_duration_seconds
+	HAProxyReloads              *prometheus.CounterVec // haptic_haproxy_reloads_total{pod,reason}
+	DeployApply                 *prometheus.CounterVec // haptic_deploy_apply_total{mode,result}
+	FastPathFailures            prometheus.Counter     // haptic_fast_path_failures_total
+	DeploymentRuntimeDivergence prometheus.Counter     // haptic_deployment_runtime_divergence_total
+	RuntimeMapDivergence        prometheus.Counter     // haptic_runtime_map_divergence_total
+	HAProxyPods                 prometheus.Gauge       // haptic_haproxy_pods
+
+	// Watching.
+	DebounceFired  *prometheus.CounterVec // haptic_debounce_fired_total{resource}
+	ResourceEvents *prometheus.CounterVec // haptic_resource_events_total{resource,kind}
+	WatchedObjects *prometheus.GaugeVec   // haptic_watched_objects{resource}
+
+	// Event bus (fed through the Hooks methods).
+	EventsPublished           *prometheus.CounterVec // haptic_events_published_total{type}
+	EventsDropped             prometheus.Counter     // haptic_events_dropped_total
+	EventsDroppedCritical     prometheus.Counter     // haptic_events_dropped_critical_total
+	EventsDroppedBySubscriber *prometheus.CounterVec // haptic_events_dropped_by_subscriber_total{subscriber}
+	EventSubscribers          prometheus.Gauge       // haptic_event_subscribers
+}
+
+// Bucket boundaries, in seconds.
+var (
+	reconcileBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2, 5, 10, 30, 60}
+	deployBuckets    = []float64{.01, .025, .05, .1, .25, .5, 1, 2, 3, 5, 10, 30, 60, 120}
+	renderBuckets    = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+)
+
+// New creates the metrics on a fresh registry. Label combinations whose values are
+// known in advance (reconcile results, apply modes and results) start at zero so that
+// rate() works from the first scrape.
+func New() *Metrics {
+	r := prometheus.NewRegistry()
+	f := factory{r}
+	m := &Metrics{
+		Registry: r,
+
+		ReconciliationDuration: f.histogram("haptic_reconciliation_duration_seconds",
+			"Duration of a whole reconciliation: render, validate and hand-off to the deployer.", reconcileBuckets),
+		ReconciliationTotal: f.counterVec("haptic_reconciliation_total",
+			"Reconciliations by result (success, render_error, validation_error, deploy_error).", "result"),
+
+		RenderDuration: f.histogram("haptic_render_duration_seconds",
+			"Duration of rendering the configuration from the templates.", renderBuckets),
+		Renders: f.counter("haptic_renders_total",
+			"Renders of the configuration, successful or not."),
+		ValidationErrors: f.counter("haptic_validation_errors_total",
+			"Rendered configurations rejected by validation."),
+
+		DeploymentDuration: f.histogram("haptic_deployment_duration_seconds",
+			"Duration of deploying a configuration to one HAProxy pod.", deployBuckets),
+		HAProxyReloads: f.counterVec("haptic_haproxy_reloads_total",
+			"HAProxy reloads triggered by the controller, by pod and reason.", "pod", "reason"),
+		DeployApply: f.counterVec("haptic_deploy_apply_total",
+			"Applies to HAProxy pods by mode (runtime, reload) and result.", "mode", "result"),
+		FastPathFailures: f.counter("haptic_fast_path_failures_total",
+			"Runtime-API (reload-free) applies that failed and fell back to a reload."),
+		DeploymentRuntimeDivergence: f.counter("haptic_deployment_runtime_divergence_total",
+			"Deployments where a pod's running state diverged from the deployed configuration."),
+		RuntimeMapDivergence: f.counter("haptic_runtime_map_divergence_total",
+			"Runtime map contents found to differ from the deployed map files."),
+		HAProxyPods: f.gauge("haptic_haproxy_pods",
+			"HAProxy pods currently discovered by the controller."),
+
+		DebounceFired: f.counterVec("haptic_debounce_fired_total",
+			"Debouncer firings (each triggers a reconciliation), by watched resource.", "resource"),
+		ResourceEvents: f.counterVec("haptic_resource_events_total",
+			"Watch events received, by watched resource and kind (add, update, delete).", "resource", "kind"),
+		WatchedObjects: f.gaugeVec("haptic_watched_objects",
+			"Objects currently held in the store, by watched resource.", "resource"),
+
+		EventsPublished: f.counterVec("haptic_events_published_total",
+			"Events published on the in-process event bus, by event type.", "type"),
+		EventsDropped: f.counter("haptic_events_dropped_total",
+			"Events dropped because a subscriber's buffer was full (one per subscriber missed)."),
+		EventsDroppedCritical: f.counter("haptic_events_dropped_critical_total",
+			"Dropped events that were flagged critical; each restarts that subscriber from authoritative state."),
+		EventsDroppedBySubscriber: f.counterVec("haptic_events_dropped_by_subscriber_total",
+			"Events dropped, by subscriber.", "subscriber"),
+		EventSubscribers: f.gauge("haptic_event_subscribers",
+			"Current subscriptions on the in-process event bus."),
+	}
+	r.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+
+	for _, res := range []string{ResultSuccess, ResultRenderError, ResultValidationError, ResultDeployError} {
+		m.ReconciliationTotal.WithLabelValues(res)
+	}
+	for _, mode := range []string{ModeRuntime, ModeReload} {
+		for _, res := range []string{ApplySuccess, ApplyError} {
+			m.DeployApply.WithLabelValues(mode, res)
+		}
+	}
+	return m
+}
+
+// Handler serves the registry in the Prometheus exposition formats, with the handler's
+// own request counters.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.InstrumentMetricHandler(m.Registry,
+		promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{
+			Registry:          m.Registry,
+			ErrorHandling:     promhttp.ContinueOnError,
+			EnableOpenMetrics: true,
+		}))
+}
+
+// ObserveReconciliation records one reconciliation's duration and result (one of the
+// Result constants).
+func (m *Metrics) ObserveReconciliation(d time.Duration, result string) {
+	m.ReconciliationDuration.Observe(d.Seconds())
+	m.ReconciliationTotal.WithLabelValues(result).Inc()
+}
+
+// ObserveRender records one render's duration.
+func (m *Metrics) ObserveRender(d time.Duration) {
+	m.RenderDuration.Observe(d.Seconds())
+	m.Renders.Inc()
+}
+
+// ObserveDeployment records one deploy to one pod: its duration and the apply's mode
+// (ModeRuntime or ModeReload) and result (ApplySuccess or ApplyError).
+func (m *Metrics) ObserveDeployment(d time.Duration, mode, result string) {
+	m.DeploymentDuration.Observe(d.Seconds())
+	m.DeployApply.WithLabelValues(mode, result).Inc()
+}
+
+// ForgetPod removes the per-pod series of a pod that is gone, so that pod churn does
+// not grow the series count without bound.
+func (m *Metrics) ForgetPod(pod string) {
+	m.HAProxyReloads.DeletePartialMatch(prometheus.Labels{"pod": pod})
+}
+
+// EventPublished implements events.Hooks.
+func (m *Metrics) EventPublished(eventType string) {
+	m.EventsPublished.WithLabelValues(eventType).Inc()
+}
+
+// EventDropped implements events.Hooks.
+func (m *Metrics) EventDropped(subscriber, _ string, critical bool) {
+	m.EventsDropped.Inc()
+	if critical {
+		m.EventsDroppedCritical.Inc()
+	}
+	m.EventsDroppedBySubscriber.WithLabelValues(subscriber).Inc()
+}
+
+// SubscribersChanged implements events.Hooks.
+func (m *Metrics) SubscribersChanged(n int) {
+	m.EventSubscribers.Set(float64(n))
+}
+
+// factory creates collectors and registers them, panicking on a duplicate name (a
+// programming error caught by the package's tests).
+type factory struct{ r *prometheus.Registry }
+
+func (f factory) histogram(name, help string, buckets []float64) prometheus.Histogram {
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets})
+	f.r.MustRegister(h)
+	return h
+}
+
+func (f factory) counter(name, help string) prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	f.r.MustRegister(c)
+	return c
+}
+
+func (f factory) counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	f.r.MustRegister(c)
+	return c
+}
+
+func (f factory) gauge(name, help string) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+	f.r.MustRegister(g)
+	return g
+}
+
+func (f factory) gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+	f.r.MustRegister(g)
+	return g
+}
