@@ -140,9 +140,18 @@ func (b *Bundle) Relocate(from, to Layout) *Bundle {
 	return New(files)
 }
 
+// ValidName reports whether a file name is a plain name that stays inside its
+// directory; names arrive from templates and, on the agent, from the network.
+func ValidName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00")
+}
+
 // WriteTo writes every file at its layout path, creating directories.
 func (b *Bundle) WriteTo(l Layout) error {
 	for _, f := range b.Files {
+		if f.Kind != KindConfig && !ValidName(f.Name) {
+			return fmt.Errorf("write %s: not a plain file name", f.Target())
+		}
 		p := l.Path(f)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return fmt.Errorf("write %s: %w", f.Target(), err)
@@ -152,6 +161,10 @@ func (b *Bundle) WriteTo(l Layout) error {
 			mode = 0o600
 		}
 		if err := os.WriteFile(p, []byte(f.Content), mode); err != nil {
+			return fmt.Errorf("write %s: %w", f.Target(), err)
+		}
+		// WriteFile keeps an existing file's mode; a certificate must not stay readable.
+		if err := os.Chmod(p, mode); err != nil {
 			return fmt.Errorf("write %s: %w", f.Target(), err)
 		}
 	}

@@ -1,0 +1,98 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+)
+
+// AgentClient talks to one haptic-agent.
+type AgentClient struct {
+	BaseURL            string
+	Username, Password string
+	HTTP               *http.Client
+}
+
+// ApplyResponse is the agent's answer to PUT /v1/config.
+type ApplyResponse struct {
+	Hash       string `json:"hash"`
+	Result     string `json:"result"`
+	Reloaded   bool   `json:"reloaded"`
+	ReloadID   int    `json:"reloadID"`
+	DurationMs int64  `json:"durationMs"`
+	Error      string `json:"error,omitempty"`
+}
+
+// State is the part of GET /v1/state the controller reads.
+type State struct {
+	Hash           string          `json:"hash"`
+	TreeHash       string          `json:"treeHash"`
+	HAProxyVersion string          `json:"haproxyVersion"`
+	Capabilities   map[string]bool `json:"capabilities"`
+	Reloads        int             `json:"reloads"`
+	FailedReloads  int             `json:"failedReloads"`
+}
+
+// StatusError is a non-2xx answer of the agent.
+type StatusError struct {
+	Code int
+	Body string
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("agent answered %d: %s", e.Code, e.Body) }
+
+// Apply pushes a complete file set.
+func (c *AgentClient) Apply(ctx context.Context, b *bundle.Bundle) (ApplyResponse, error) {
+	body, err := json.Marshal(struct {
+		Hash  string        `json:"hash"`
+		Files []bundle.File `json:"files"`
+	}{b.Hash, b.Files})
+	if err != nil {
+		return ApplyResponse{}, err
+	}
+	var out ApplyResponse
+	err = c.do(ctx, http.MethodPut, "/v1/config", body, &out)
+	return out, err
+}
+
+// State reads the agent's state.
+func (c *AgentClient) State(ctx context.Context) (State, error) {
+	var s State
+	err := c.do(ctx, http.MethodGet, "/v1/state", nil, &s)
+	return s, err
+}
+
+func (c *AgentClient) do(ctx context.Context, method, path string, body []byte, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth(c.Username, c.Password)
+	req.Header.Set("Content-Type", "application/json")
+	client := c.HTTP
+	if client == nil {
+		client = &http.Client{Timeout: 2 * time.Minute}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return &StatusError{Code: resp.StatusCode, Body: string(bytes.TrimSpace(data))}
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
+	}
+	return nil
+}

@@ -1,0 +1,247 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+)
+
+// Pod is one HAProxy pod to deliver to.
+type Pod struct {
+	Name string
+	IP   string
+}
+
+// Outcome is the result of one apply to one pod.
+type Outcome struct {
+	Pod      string
+	Hash     string
+	Reloaded bool
+	Duration time.Duration
+	Err      error
+}
+
+// Options configure a Deployer.
+type Options struct {
+	Port               int
+	Username, Password string
+	SyncTimeout        time.Duration
+	MinInterval        time.Duration
+	Log                *slog.Logger
+	// OnOutcome sees every apply (metrics, status). It must not block.
+	OnOutcome func(Outcome)
+}
+
+// Deployer keeps every pod at the desired bundle.
+type Deployer struct {
+	opts    Options
+	mu      sync.Mutex
+	desired *bundle.Bundle
+	workers map[string]*worker
+	ctx     context.Context
+}
+
+// New returns a deployer; it works until ctx ends.
+func New(ctx context.Context, opts Options) *Deployer {
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	return &Deployer{opts: opts, workers: map[string]*worker{}, ctx: ctx}
+}
+
+// SetDesired makes b the bundle every pod should run; the latest call wins.
+func (d *Deployer) SetDesired(b *bundle.Bundle) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.desired = b
+	for _, w := range d.workers {
+		w.wake()
+	}
+}
+
+// Desired returns the bundle pods should run, or nil.
+func (d *Deployer) Desired() *bundle.Bundle {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.desired
+}
+
+// SetPods replaces the pod set: new pods get the desired bundle at once, gone pods'
+// workers stop.
+func (d *Deployer) SetPods(pods []Pod) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	seen := map[string]bool{}
+	for _, p := range pods {
+		seen[p.Name] = true
+		if w, ok := d.workers[p.Name]; ok && w.pod.IP == p.IP {
+			continue
+		} else if ok {
+			w.stop()
+		}
+		w := d.newWorker(p)
+		d.workers[p.Name] = w
+		go w.run()
+		w.wake()
+	}
+	for name, w := range d.workers {
+		if !seen[name] {
+			w.stop()
+			delete(d.workers, name)
+		}
+	}
+}
+
+// Pods lists the pods being served, sorted by name.
+func (d *Deployer) Pods() []Pod {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]Pod, 0, len(d.workers))
+	for _, w := range d.workers {
+		out = append(out, w.pod)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Deployed reports the hash each pod last accepted.
+func (d *Deployer) Deployed() map[string]string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := map[string]string{}
+	for name, w := range d.workers {
+		out[name] = w.deployedHash()
+	}
+	return out
+}
+
+// Client returns an agent client for a pod.
+func (d *Deployer) Client(p Pod) *AgentClient {
+	return &AgentClient{
+		BaseURL:  "http://" + net.JoinHostPort(p.IP, strconv.Itoa(d.opts.Port)),
+		Username: d.opts.Username, Password: d.opts.Password,
+	}
+}
+
+// worker delivers to one pod.
+type worker struct {
+	d      *Deployer
+	pod    Pod
+	client *AgentClient
+	signal chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu         sync.Mutex
+	deployed   string
+	lastReload time.Time
+}
+
+func (d *Deployer) newWorker(p Pod) *worker {
+	ctx, cancel := context.WithCancel(d.ctx)
+	return &worker{d: d, pod: p, client: d.Client(p), signal: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+}
+
+func (w *worker) wake() {
+	select {
+	case w.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (w *worker) stop() { w.cancel() }
+
+func (w *worker) deployedHash() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.deployed
+}
+
+// Forget makes the next wake re-apply even if the pod reported the same hash before
+// (drift correction).
+func (d *Deployer) Forget(pod string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if w, ok := d.workers[pod]; ok {
+		w.mu.Lock()
+		w.deployed = ""
+		w.mu.Unlock()
+		w.wake()
+	}
+}
+
+func (w *worker) run() {
+	backoff := time.Second
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-w.signal:
+		}
+		for {
+			b := w.d.Desired()
+			if b == nil || b.Hash == w.deployedHash() {
+				break
+			}
+			// Pace reloads: a change inside the window waits for its end, and the
+			// bundle applied then is whatever is desired then.
+			w.mu.Lock()
+			wait := time.Until(w.lastReload.Add(w.d.opts.MinInterval))
+			w.mu.Unlock()
+			if wait > 0 && !sleep(w.ctx, wait) {
+				return
+			}
+			b = w.d.Desired()
+			out := w.apply(b)
+			if w.d.opts.OnOutcome != nil {
+				w.d.opts.OnOutcome(out)
+			}
+			if out.Err != nil {
+				w.d.opts.Log.Warn("apply failed", "pod", w.pod.Name, "error", out.Err, "retryIn", backoff)
+				if !sleep(w.ctx, backoff) {
+					return
+				}
+				backoff = min(backoff*2, 30*time.Second)
+				continue
+			}
+			backoff = time.Second
+		}
+	}
+}
+
+func (w *worker) apply(b *bundle.Bundle) Outcome {
+	ctx, cancel := context.WithTimeout(w.ctx, w.d.opts.SyncTimeout)
+	defer cancel()
+	start := time.Now()
+	resp, err := w.client.Apply(ctx, b)
+	out := Outcome{Pod: w.pod.Name, Hash: b.Hash, Duration: time.Since(start), Reloaded: resp.Reloaded}
+	if err != nil {
+		out.Err = fmt.Errorf("pod %s: %w", w.pod.Name, err)
+		return out
+	}
+	w.mu.Lock()
+	w.deployed = b.Hash
+	if resp.Reloaded {
+		w.lastReload = time.Now()
+	}
+	w.mu.Unlock()
+	return out
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
