@@ -112,5 +112,6 @@ func nodeArgs(cfg Config) []string {
 		"--pods-dir=" + cfg.PodsDir(),
 		"--cache-dir=" + cfg.CacheDir,
 		"--bin-dir=" + cfg.BinDir,
+		"--netns=" + cfg.Netns,
 	}
 }

@@ -160,3 +160,24 @@ func unmountStale(cfg Config) error {
 	}
 	return nil
 }
+
+// deletePodNetns removes pod namespaces (<netns>-p-*) visible here. The node
+// creates them in its own mount namespace, so normally they vanish with it;
+// this catches any that were made visible to the root namespace.
+func deletePodNetns(cfg Config) error {
+	entries, err := os.ReadDir("/run/netns")
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return fmt.Errorf("list netns: %w", err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), cfg.Netns+"-p-") {
+			if err := deleteNetns(e.Name()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

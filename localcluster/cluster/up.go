@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/haproxy-haptic/haptic/localcluster/netns"
+	"github.com/haproxy-haptic/haptic/localcluster/node"
 )
 
 // Up starts the cluster, or returns at once if it already runs. Progress goes to out.
@@ -168,6 +169,13 @@ func clearStale(cfg Config) error {
 		}
 	}
 	if err := killNetnsProcesses(cfg.Netns, 5*time.Second); err != nil {
+		return err
+	}
+	// Pod processes live in per-pod namespaces: find them by their marker.
+	if err := node.KillClusterProcesses(cfg.Netns); err != nil {
+		return err
+	}
+	if err := deletePodNetns(cfg); err != nil {
 		return err
 	}
 	if err := deleteNetns(cfg.Netns); err != nil {

@@ -189,6 +189,7 @@ func (r *containerRunner) launch(ctx context.Context) (*exec.Cmd, []string, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	env = append(env, clusterMarker+"="+w.node.cfg.Netns)
 	argv, err := ResolveArgv(w.node.cfg.Dirs, r.spec.Image, expandArgv(r.spec.Command, env), expandArgv(r.spec.Args, env))
 	if err != nil {
 		return nil, nil, err
@@ -212,7 +213,12 @@ func (r *containerRunner) launch(ctx context.Context) (*exec.Cmd, []string, erro
 		return nil, nil, fmt.Errorf("open container log: %w", err)
 	}
 	defer logFile.Close()
-	cmd := exec.Command(w.node.cfg.Self, "container-init", specFile)
+	argvInit := []string{w.node.cfg.Self, "container-init", specFile}
+	if w.podNetns != "" {
+		// `ip netns exec` execs in place: the PID stays the container's.
+		argvInit = append([]string{"ip", "netns", "exec", w.podNetns}, argvInit...)
+	}
+	cmd := exec.Command(argvInit[0], argvInit[1:]...)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Unshareflags: syscall.CLONE_NEWNS}

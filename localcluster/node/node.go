@@ -20,6 +20,7 @@ import (
 // Config configures the process node.
 type Config struct {
 	NodeName string
+	Netns    string // the cluster's network namespace; pod namespaces are named after it
 	HostIP   string // the node's address (the API server's advertised one)
 	PodsDir  string // per-pod directories: volumes, logs
 	Dirs     Dirs   // where mapped binaries live
@@ -31,7 +32,7 @@ type Node struct {
 	cfg     Config
 	client  kubernetes.Interface
 	sources *apiSources
-	ipam    *ipam
+	net     *podNetwork
 
 	ctx context.Context // set by Run; pod workers stop when it ends
 
@@ -45,7 +46,7 @@ func New(cfg Config, client kubernetes.Interface) *Node {
 		cfg:     cfg,
 		client:  client,
 		sources: &apiSources{client: client},
-		ipam:    newIPAM(),
+		net:     newPodNetwork(cfg.Netns, cfg.HostIP),
 		workers: map[types.UID]*podWorker{},
 	}
 }
@@ -58,22 +59,23 @@ func (n *Node) podDir(pod *corev1.Pod) string {
 	return filepath.Join(n.cfg.PodsDir, pod.Namespace+"_"+pod.Name)
 }
 
-// podAddress returns the pod's IP: the node's for hostNetwork pods, else a new /32.
-func (n *Node) podAddress(pod *corev1.Pod) (string, error) {
+// podAddress returns the pod's IP and network namespace: the node's own for
+// hostNetwork pods (netns ""), else a new pod namespace with its own /32.
+func (n *Node) podAddress(pod *corev1.Pod) (ip, netns string, err error) {
 	if pod.Spec.HostNetwork {
-		return n.cfg.HostIP, nil
+		return n.cfg.HostIP, "", nil
 	}
-	return n.ipam.allocate()
+	return n.net.allocate()
 }
 
 // Run registers the node, runs pods until ctx ends, then stops them all.
 func (n *Node) Run(ctx context.Context) error {
 	n.ctx = ctx
-	if err := killOrphans(); err != nil {
+	if err := killOrphans(n.cfg.Netns); err != nil {
 		return fmt.Errorf("end processes of an earlier node: %w", err)
 	}
-	if err := n.ipam.clear(); err != nil {
-		return fmt.Errorf("remove stale pod addresses: %w", err)
+	if err := n.net.clear(); err != nil {
+		return fmt.Errorf("remove stale pod networks: %w", err)
 	}
 	if err := n.register(ctx); err != nil {
 		return err

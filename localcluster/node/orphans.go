@@ -42,23 +42,35 @@ func PodProcesses(podKey string) ([]int, error) {
 	return pids, nil
 }
 
-// killOrphans ends container processes an earlier node left behind: the node
-// cannot adopt them, and it restarts the pods it is given from scratch.
-func killOrphans() error {
+// clusterMarker names the environment variable that ties a container process
+// to its cluster (the cluster's netns name).
+const clusterMarker = "HAPTIC_CLUSTER"
+
+// KillClusterProcesses ends (SIGKILL) every container process of the cluster
+// whose netns is clusterNetns: a node starting after an earlier one cannot
+// adopt them, and `down` must leave nothing behind.
+func KillClusterProcesses(clusterNetns string) error {
+	return killOrphans(clusterNetns)
+}
+
+func killOrphans(clusterNetns string) error {
 	pids, err := PodProcesses("")
 	if err != nil {
 		return err
 	}
-	self, err := os.Readlink("/proc/self/ns/net")
-	if err != nil {
-		return fmt.Errorf("read own netns: %w", err)
-	}
+	want := []byte(clusterMarker + "=" + clusterNetns)
 	var mine []int
 	for _, pid := range pids {
-		// Only processes in this node's network namespace are its own.
-		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid)); err == nil && ns == self {
-			mine = append(mine, pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(environ, []byte{0}) {
+			if bytes.Equal(kv, want) {
+				mine = append(mine, pid)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				break
+			}
 		}
 	}
 	if len(mine) == 0 {
@@ -68,7 +80,7 @@ func killOrphans() error {
 	for time.Now().Before(deadline) {
 		alive := 0
 		for _, pid := range mine {
-			if _, err := os.Stat(fmt.Sprintf("/proc/%d/environ", pid)); err == nil && !isZombie(pid) {
+			if !isZombie(pid) {
 				alive++
 			}
 		}

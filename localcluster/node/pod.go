@@ -29,6 +29,7 @@ type podWorker struct {
 
 	// Owned by the run goroutine.
 	podIP       string
+	podNetns    string // "" for hostNetwork pods
 	startTime   metav1.Time
 	volumes     volumeSet
 	setupErr    error
@@ -135,12 +136,12 @@ func (w *podWorker) step(ctx context.Context, pod *corev1.Pod) {
 		w.startTime = metav1.Now()
 	}
 	if w.podIP == "" {
-		ip, err := w.node.podAddress(pod)
+		ip, netns, err := w.node.podAddress(pod)
 		if err != nil {
 			w.setupErr = err
 			return
 		}
-		w.podIP = ip
+		w.podIP, w.podNetns = ip, netns
 	}
 	if w.volumes == nil {
 		if err := os.MkdirAll(w.dir, 0o755); err != nil {
@@ -259,8 +260,8 @@ func (w *podWorker) shutdown(ctx context.Context, pod *corev1.Pod, gone bool) {
 		}()
 	}
 	wg.Wait()
-	if w.podIP != "" && !pod.Spec.HostNetwork {
-		if err := w.node.ipam.release(w.podIP); err != nil {
+	if w.podNetns != "" {
+		if err := w.node.net.release(w.podIP); err != nil {
 			w.node.logf("release %s of %s: %v", w.podIP, w.key(), err)
 		}
 	}

@@ -47,7 +47,7 @@ func runProbe(ctx context.Context, p *corev1.Probe, t probeTarget) error {
 		return conn.Close()
 	case p.Exec != nil:
 		// Run inside the container's mount namespace, with its environment.
-		args := append([]string{"--target", strconv.Itoa(t.pid), "--mount", "--"}, p.Exec.Command...)
+		args := append([]string{"--target", strconv.Itoa(t.pid), "--mount", "--net", "--"}, p.Exec.Command...)
 		cmd := exec.CommandContext(ctx, "nsenter", args...)
 		cmd.Env = t.env
 		if out, err := cmd.CombinedOutput(); err != nil {

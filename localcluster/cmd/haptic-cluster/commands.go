@@ -52,6 +52,7 @@ func runNode(ctx context.Context, cfg cluster.Config, args []string) error {
 	podsDir := flags.String("pods-dir", cfg.PodsDir(), "per-pod state and logs")
 	cacheDir := flags.String("cache-dir", cfg.CacheDir, "binary cache (echo-basic, coredns)")
 	binDir := flags.String("bin-dir", cfg.BinDir, "repository bin/ (haptic, haptic-agent)")
+	netnsName := flags.String("netns", cfg.Netns, "the cluster's network namespace")
 	if err := flags.Parse(args); err != nil {
 		return fmt.Errorf("parse node flags: %w", err)
 	}
@@ -65,6 +66,7 @@ func runNode(ctx context.Context, cfg cluster.Config, args []string) error {
 	}
 	n := node.New(node.Config{
 		NodeName: cluster.NodeName,
+		Netns:    *netnsName,
 		HostIP:   cluster.APIServerIP,
 		PodsDir:  *podsDir,
 		Dirs:     node.Dirs{Cache: *cacheDir, Bin: *binDir},

@@ -1,0 +1,71 @@
+package cluster
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The Go constants must name the versions the k8sbin module builds.
+func TestVersionsMatchK8sbinModule(t *testing.T) {
+	data, err := os.ReadFile("../k8sbin/go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"k8s.io/kubernetes " + KubernetesVersion, "sigs.k8s.io/gateway-api " + GatewayAPIVersion} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("k8sbin/go.mod does not require %q", want)
+		}
+	}
+}
+
+func TestPKIChains(t *testing.T) {
+	dir := t.TempDir()
+	if err := ensurePKI(dir); err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(readCert(t, filepath.Join(dir, "ca.crt")))
+	server := readCert(t, filepath.Join(dir, "apiserver.crt"))
+	if _, err := server.Verify(x509.VerifyOptions{Roots: pool, DNSName: "kubernetes.default.svc"}); err != nil {
+		t.Errorf("apiserver cert: %v", err)
+	}
+	if err := server.VerifyHostname(APIServerIP); err != nil {
+		t.Errorf("apiserver cert for %s: %v", APIServerIP, err)
+	}
+	admin := readCert(t, filepath.Join(dir, "admin.crt"))
+	if _, err := admin.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("admin cert: %v", err)
+	}
+	if len(admin.Subject.Organization) != 1 || admin.Subject.Organization[0] != "system:masters" {
+		t.Errorf("admin organization = %v", admin.Subject.Organization)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	if err := ensurePKI(dir); err != nil { // reuse, not regenerate
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	if string(before) != string(after) {
+		t.Error("ensurePKI regenerated an existing CA")
+	}
+}
+
+func readCert(t *testing.T, path string) *x509.Certificate {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		t.Fatalf("%s: no PEM block", path)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
+}
