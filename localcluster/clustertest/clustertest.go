@@ -1,0 +1,143 @@
+package clustertest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/haproxy-haptic/haptic/localcluster/cluster"
+	"github.com/haproxy-haptic/haptic/localcluster/netns"
+)
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	Config cluster.Config
+	REST   *rest.Config
+	Client kubernetes.Interface
+}
+
+var (
+	once        sync.Once
+	shared      *Cluster
+	startErr    error
+	startedHere bool
+)
+
+// Start returns the running cluster, bringing it up first if needed. It fails
+// the test with instructions when the prerequisites are missing.
+func Start(t testing.TB) *Cluster {
+	t.Helper()
+	once.Do(func() { shared, startErr = start() })
+	if startErr != nil {
+		t.Fatalf("local cluster: %v", startErr)
+	}
+	return shared
+}
+
+func start() (*Cluster, error) {
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("the local cluster needs root (network namespaces, mounts); run the tests as root")
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := cluster.DefaultConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.BinDir = filepath.Join(root, "bin")
+	if err := cfg.CheckBinaries(); err != nil {
+		return nil, err
+	}
+	if err := buildTool(root, cfg.BinDir); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if cluster.Healthy(ctx, cfg) != nil {
+		var out bytes.Buffer
+		if err := cluster.Up(ctx, cfg, &out); err != nil {
+			return nil, fmt.Errorf("cluster up: %w\n%s", err, out.String())
+		}
+		startedHere = true
+	}
+	client, restConfig, err := cluster.Clientset(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{Config: cfg, REST: restConfig, Client: client}, nil
+}
+
+// Main runs the tests and then stops the cluster if this process started it.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if startedHere && os.Getenv("HAPTIC_CLUSTER_KEEP") != "1" {
+		if err := cluster.Down(shared.Config, os.Stderr); err != nil {
+			fmt.Fprintf(os.Stderr, "cluster down: %v\n", err)
+			return 1
+		}
+	}
+	return code
+}
+
+// HTTPClient returns a client whose connections start inside the cluster's namespace.
+func (c *Cluster) HTTPClient(timeout time.Duration) *http.Client {
+	return netns.HTTPClient(c.Config.Netns, nil, timeout)
+}
+
+// Command returns a command that runs argv inside the cluster's namespace.
+func (c *Cluster) Command(ctx context.Context, argv ...string) *exec.Cmd {
+	full := cluster.ExecArgv(c.Config, argv...)
+	return exec.CommandContext(ctx, full[0], full[1:]...)
+}
+
+// Kubectl runs kubectl against the cluster (inside its namespace).
+func (c *Cluster) Kubectl(ctx context.Context, args ...string) ([]byte, error) {
+	return cluster.Kubectl(ctx, c.Config, args...)
+}
+
+// repoRoot walks up from the working directory to the product's go.mod.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("working directory: %w", err)
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.Contains(string(data), "module github.com/haproxy-haptic/haptic\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("repository root (go.mod of github.com/haproxy-haptic/haptic) not found")
+		}
+		dir = parent
+	}
+}
+
+// buildTool builds bin/haptic-cluster from the working tree, so the node and
+// container-init that run the test's pods are the code under test.
+func buildTool(root, binDir string) error {
+	gobin := os.Getenv("GO")
+	if gobin == "" {
+		gobin = "go"
+	}
+	cmd := exec.Command(gobin, "build", "-o", filepath.Join(binDir, "haptic-cluster"), "./localcluster/cmd/haptic-cluster")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build haptic-cluster: %w: %s", err, out)
+	}
+	return nil
+}
