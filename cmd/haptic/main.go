@@ -70,6 +70,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newValidateCommand(stdout, stderr),
 		newBenchmarkCommand(stdout, stderr),
 		newRenderCommand(stdout, stderr),
+		newRunCommand(stdout, stderr),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print the version",
@@ -87,6 +88,10 @@ func newLogger(stderr io.Writer, verbose bool) *slog.Logger {
 		level = slog.LevelDebug
 	}
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func newInfoLogger(stderr io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
 func schemaDirDefault() string { return os.Getenv("HAPTIC_SCHEMA_DIR") }

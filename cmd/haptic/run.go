@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/haproxy-haptic/haptic/internal/controller"
+	"github.com/haproxy-haptic/haptic/internal/version"
+)
+
+type runFlags struct {
+	kubeconfig, namespace, configName, metricsAddr, haproxyBinary, schemaDir string
+	debugPort                                                                int
+	verbose                                                                  bool
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the controller",
+		Long: `Loads the HAProxyTemplateConfig named by --config-name (env CONFIG_NAME) in
+--namespace (env POD_NAMESPACE), watches what it names, renders and validates the
+configuration and delivers it to the HAProxy pods' agents.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runController(f, stderr)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file (default: in-cluster)")
+	fl.StringVar(&f.namespace, "namespace", envOr("POD_NAMESPACE", "haptic"), "namespace of the config and the HAProxy pods")
+	fl.StringVar(&f.configName, "config-name", envOr("CONFIG_NAME", "haptic-config"), "HAProxyTemplateConfig name")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", envOr("METRICS_ADDR", ":9090"), "Prometheus /metrics listen address (empty disables)")
+	fl.IntVar(&f.debugPort, "debug-port", 0, "pprof and heap dump port on 127.0.0.1 (0 disables)")
+	fl.StringVar(&f.haproxyBinary, "haproxy-binary", "haproxy", "HAProxy binary used to validate rendered configs")
+	fl.StringVar(&f.schemaDir, "schema-dir", schemaDirDefault(), "extra OpenAPI v3 schemas or CRDs for typed access ($HAPTIC_SCHEMA_DIR)")
+	fl.BoolVar(&f.verbose, "verbose", os.Getenv("LOG_LEVEL") == "debug", "debug logging")
+	return cmd
+}
+
+func runController(f runFlags, stderr io.Writer) error {
+	log := newLogger(stderr, f.verbose)
+	if !f.verbose {
+		log = newInfoLogger(stderr)
+	}
+	var cfg *rest.Config
+	var err error
+	if f.kubeconfig != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+	} else {
+		cfg, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return usageError(fmt.Errorf("kubernetes config: %w", err))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log.Info("HAPTIC starting", "version", version.String("haptic"), "namespace", f.namespace, "config", f.configName)
+	return controller.Run(ctx, controller.Options{
+		Rest: cfg, Namespace: f.namespace, ConfigName: f.configName, MetricsAddr: f.metricsAddr,
+		HAProxyBinary: f.haproxyBinary, SchemaDir: f.schemaDir, Log: log,
+	})
+}

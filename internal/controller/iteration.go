@@ -1,0 +1,175 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/haproxy-haptic/haptic/api/v1alpha1"
+	"github.com/haproxy-haptic/haptic/internal/deploy"
+	"github.com/haproxy-haptic/haptic/internal/events"
+	"github.com/haproxy-haptic/haptic/internal/fieldpath"
+	"github.com/haproxy-haptic/haptic/internal/pipeline"
+	"github.com/haproxy-haptic/haptic/internal/render"
+	"github.com/haproxy-haptic/haptic/internal/store"
+	"github.com/haproxy-haptic/haptic/internal/validate"
+	"github.com/haproxy-haptic/haptic/internal/watch"
+)
+
+// iteration is the lifetime of one config: its compiled templates, watchers,
+// reconciler, pod discovery and deployer.
+type iteration struct {
+	c          *Controller
+	cfg        *v1alpha1.HAProxyTemplateConfig
+	generation int64
+	engine     *render.Engine
+	live       *store.Live
+	ignore     []fieldpath.Path
+	checker    *validate.Checker
+	stop       func()
+}
+
+// prepare compiles a config; an error leaves the running iteration alone.
+func (c *Controller) prepare(cfg *v1alpha1.HAProxyTemplateConfig, generation int64) (*iteration, error) {
+	reg, err := pipeline.Registry(c.opts.SchemaDir)
+	if err != nil {
+		return nil, err
+	}
+	b, err := store.NewBuilder(&cfg.Spec, reg)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range cfg.Spec.WatchedResources {
+		if _, err := watch.GVR(w); err != nil {
+			return nil, err
+		}
+	}
+	eng, err := render.Compile(&cfg.Spec, render.Options{Types: b.Types()})
+	if err != nil {
+		return nil, fmt.Errorf("compile templates: %w", err)
+	}
+	it := &iteration{c: c, cfg: cfg, generation: generation, engine: eng, live: store.NewLive(b),
+		checker: &validate.Checker{Binary: c.opts.HAProxyBinary, Layout: render.LayoutOf(&cfg.Spec)}}
+	for _, p := range cfg.Spec.WatchedResourcesIgnoreFields {
+		path, err := fieldpath.Parse(p)
+		if err != nil {
+			return nil, fmt.Errorf("spec.watchedResourcesIgnoreFields: %w", err)
+		}
+		it.ignore = append(it.ignore, path)
+	}
+	return it, nil
+}
+
+func (it *iteration) run(ctx context.Context) error {
+	c := it.c
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	creds, err := it.credentials(ctx)
+	if err != nil {
+		return err
+	}
+	durations := it.cfg.Spec.Dataplane.ParsedDurations()
+	dep := deploy.New(ctx, deploy.Options{
+		Port: int(it.cfg.Spec.Dataplane.Port), Username: creds.username, Password: creds.password,
+		SyncTimeout: durations.Sync, MinInterval: durations.MinDeployment, Log: c.log,
+		OnOutcome: it.observeDeploy,
+	})
+	sub := c.bus.Subscribe("reconciler", 100, EventResourceChanged)
+	defer sub.Unsubscribe()
+
+	w := &watch.Watcher{
+		Dynamic: c.dyn, Metadata: c.meta, Live: it.live, Log: c.log, Ignore: it.ignore,
+		Notify: func(resource string) {
+			if resource != "" {
+				c.metrics.DebounceFired.WithLabelValues(resource).Inc()
+			}
+			c.bus.Publish(resourceChanged{resource: resource})
+		},
+		OnEvent: func(resource, kind string) { c.metrics.ResourceEvents.WithLabelValues(resource, kind).Inc() },
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	wg.Add(2)
+	go func() { defer wg.Done(); errs <- w.Run(ctx) }()
+	go func() { defer wg.Done(); errs <- it.discoverPods(ctx, dep) }()
+	defer wg.Wait()
+	go it.driftLoop(ctx, dep, durations.DriftPrevention)
+
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errs:
+			if err != nil {
+				return err
+			}
+		case <-sub.Lost():
+			// A change notification was dropped: the stores are still right, so a
+			// full reconcile from them loses nothing.
+			c.log.Warn("reconciler lost a critical event; reconciling from the stores")
+			it.reconcile(ctx, dep)
+		case <-sub.C():
+			drain(sub)
+			it.reconcile(ctx, dep)
+		}
+	}
+}
+
+// drain consumes queued notifications: one reconcile covers them all.
+func drain(sub *events.Subscription) {
+	for {
+		select {
+		case <-sub.C():
+		default:
+			return
+		}
+	}
+}
+
+// reconcile renders the current snapshot, validates it and hands it to the deployer.
+func (it *iteration) reconcile(ctx context.Context, dep *deploy.Deployer) {
+	c := it.c
+	start := time.Now()
+	snap := it.live.Snapshot()
+	for _, n := range snap.Names() {
+		c.metrics.WatchedObjects.WithLabelValues(n).Set(float64(snap.Stores[n].Len()))
+	}
+	res, err := it.engine.Render(ctx, render.Input{Snapshot: snap})
+	c.metrics.ObserveRender(time.Since(start))
+	if err != nil {
+		c.metrics.ObserveReconciliation(time.Since(start), "render_error")
+		it.reportFailure(ctx, "RenderFailed", err)
+		c.bus.Publish(reconciled{err: err})
+		return
+	}
+	if err := it.checker.Check(ctx, res.Bundle); err != nil {
+		c.metrics.ValidationErrors.Inc()
+		c.metrics.ObserveReconciliation(time.Since(start), "validation_error")
+		it.reportFailure(ctx, "ValidationFailed", err)
+		c.bus.Publish(reconciled{err: err})
+		return
+	}
+	dep.SetDesired(res.Bundle)
+	c.metrics.ObserveReconciliation(time.Since(start), "success")
+	it.reportSuccess(ctx, res.Bundle.Hash)
+	c.bus.Publish(reconciled{hash: res.Bundle.Hash})
+	c.log.Info("reconciled", "hash", res.Bundle.Hash[:12], "files", len(res.Bundle.Files), "took", time.Since(start).Round(time.Millisecond))
+}
+
+func (it *iteration) observeDeploy(o deploy.Outcome) {
+	m := it.c.metrics
+	result := "success"
+	if o.Err != nil {
+		result = "error"
+	}
+	m.ObserveDeployment(o.Duration, "reload", result)
+	if o.Reloaded {
+		m.HAProxyReloads.WithLabelValues(o.Pod, "config").Inc()
+	}
+	if o.Err != nil {
+		it.c.log.Warn("deploy failed", "pod", o.Pod, "error", o.Err)
+	} else {
+		it.c.log.Info("deployed", "pod", o.Pod, "hash", o.Hash[:12], "reloaded", o.Reloaded, "took", o.Duration.Round(time.Millisecond))
+	}
+}
