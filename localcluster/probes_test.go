@@ -1,0 +1,160 @@
+package localcluster_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/haproxy-haptic/haptic/localcluster/clustertest"
+	"github.com/haproxy-haptic/haptic/localcluster/node"
+)
+
+// Paths inside the pod whose parents do not exist on the host: the node must
+// create them in the pod's mount namespace only.
+const (
+	stateDir  = "/etc/haptic-e2e/state"
+	configDir = "/etc/haptic-e2e/config"
+)
+
+// TestProbeRemovesPodFromEndpoints: a ConfigMap and an emptyDir appear at
+// their mount paths; a failing readiness probe makes the pod NotReady and
+// takes it out of the Service's ready endpoints.
+func TestProbeRemovesPodFromEndpoints(t *testing.T) {
+	c := clustertest.Start(t)
+	ns := c.NewNamespace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "greeting"}, Data: map[string]string{"text": "hello from a configmap"}}
+	if _, err := ns.Client.CoreV1().ConfigMaps(ns.Name).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create configmap: %v", err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "flappy", Labels: map[string]string{"app": "flappy"}},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr(int64(2)),
+			Volumes: []corev1.Volume{
+				{Name: "state", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "greeting"}}}},
+			},
+			Containers: []corev1.Container{{
+				Name:    "main",
+				Image:   "busybox:1.36",
+				Command: []string{"sh", "-c", "cat " + configDir + "/text; touch " + stateDir + "/ready; exec sleep 600"},
+				VolumeMounts: []corev1.VolumeMount{
+					{Name: "state", MountPath: stateDir},
+					{Name: "config", MountPath: configDir, ReadOnly: true},
+				},
+				ReadinessProbe: &corev1.Probe{
+					ProbeHandler:     corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", stateDir + "/ready"}}},
+					PeriodSeconds:    1,
+					FailureThreshold: 1,
+				},
+			}},
+		},
+	}
+	created := time.Now()
+	if _, err := ns.Client.CoreV1().Pods(ns.Name).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create pod: %v", err)
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "flappy"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "flappy"},
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}
+	if _, err := ns.Client.CoreV1().Services(ns.Name).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create service: %v", err)
+	}
+	pods := waitReadyPods(t, ns, "app=flappy", 1, 30*time.Second)
+	t.Logf("new pod Ready %.2fs after creation", time.Since(created).Seconds())
+	ip := pods[0].Status.PodIP
+	waitFor(t, 30*time.Second, "EndpointSlice listing the pod as ready", func() (bool, string, error) {
+		got := readyEndpoints(t, ns, "flappy")
+		return slices.Equal(got, []string{ip}), fmt.Sprint(got), nil
+	})
+	if _, err := os.Stat("/etc/haptic-e2e"); !os.IsNotExist(err) {
+		t.Errorf("mount path leaked onto the host filesystem: /etc/haptic-e2e (%v)", err)
+	}
+	logPath := filepath.Join(c.Config.PodsDir(), ns.Name+"_flappy", "main.log")
+	if data, err := os.ReadFile(logPath); err != nil || !strings.Contains(string(data), "hello from a configmap") {
+		t.Errorf("log %s lacks the ConfigMap content: %q, %v", logPath, data, err)
+	}
+
+	// Make the probe fail: remove the file inside the pod's mount namespace.
+	pids, err := node.PodProcesses(ns.Name + "/flappy")
+	if err != nil || len(pids) != 1 {
+		t.Fatalf("container process of flappy: %v %v", pids, err)
+	}
+	out, err := exec.Command("nsenter", "--target", strconv.Itoa(pids[0]), "--mount", "--", "rm", stateDir+"/ready").CombinedOutput()
+	if err != nil {
+		t.Fatalf("remove ready file in the pod: %v: %s", err, out)
+	}
+	waitFor(t, 20*time.Second, "pod NotReady and out of the ready endpoints", func() (bool, string, error) {
+		p, err := ns.Client.CoreV1().Pods(ns.Name).Get(ctx, "flappy", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		got := readyEndpoints(t, ns, "flappy")
+		return !podReady(p) && len(got) == 0, fmt.Sprintf("ready=%v endpoints=%v", podReady(p), got), nil
+	})
+}
+
+// TestCrashingContainerRestarts: a container that exits is restarted with
+// back-off, its restart count and last termination state shown; an image
+// without a local mapping waits with reason ImageNotMapped.
+func TestCrashingContainerRestarts(t *testing.T) {
+	c := clustertest.Start(t)
+	ns := c.NewNamespace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	crasher := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "crasher"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "main", Image: "busybox", Command: []string{"sh", "-c", "echo boom; exit 3"},
+		}}},
+	}
+	unmapped := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "unmapped"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "docker.io/library/nginx:1.27"}}},
+	}
+	for _, p := range []*corev1.Pod{crasher, unmapped} {
+		if _, err := ns.Client.CoreV1().Pods(ns.Name).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create pod %s: %v", p.Name, err)
+		}
+	}
+	waitFor(t, 30*time.Second, "crasher restarted twice", func() (bool, string, error) {
+		p, err := ns.Client.CoreV1().Pods(ns.Name).Get(ctx, "crasher", metav1.GetOptions{})
+		if err != nil || len(p.Status.ContainerStatuses) != 1 {
+			return false, fmt.Sprint(err), nil
+		}
+		s := p.Status.ContainerStatuses[0]
+		last := s.LastTerminationState.Terminated
+		return s.RestartCount >= 2 && last != nil && last.ExitCode == 3,
+			fmt.Sprintf("restarts=%d last=%+v state=%+v", s.RestartCount, last, s.State), nil
+	})
+	out, err := c.Kubectl(ctx, "get", "pod", "crasher", "-n", ns.Name, "--no-headers")
+	if err != nil {
+		t.Fatalf("kubectl get pod: %v: %s", err, out)
+	}
+	t.Logf("kubectl: %s", strings.TrimSpace(string(out)))
+	waitFor(t, 20*time.Second, "unmapped image waiting with ImageNotMapped", func() (bool, string, error) {
+		p, err := ns.Client.CoreV1().Pods(ns.Name).Get(ctx, "unmapped", metav1.GetOptions{})
+		if err != nil || len(p.Status.ContainerStatuses) != 1 {
+			return false, fmt.Sprint(err), nil
+		}
+		w := p.Status.ContainerStatuses[0].State.Waiting
+		return w != nil && w.Reason == "ImageNotMapped", fmt.Sprintf("%+v", p.Status.ContainerStatuses[0].State), nil
+	})
+}
