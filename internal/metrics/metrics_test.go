@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
 	"github.com/haproxy-haptic/haptic/internal/events"
 )
 
@@ -175,3 +177,29 @@ type ev struct {
 
 func (e ev) Type() string   { return e.typ }
 func (e ev) Critical() bool { return e.critical }
+
+func TestMetricNamesFollowConventions(t *testing.T) {
+	m := New()
+	m.HAProxyReloads.WithLabelValues("p", "r")
+	m.DebounceFired.WithLabelValues("r")
+	m.ResourceEvents.WithLabelValues("r", KindAdd)
+	m.WatchedObjects.WithLabelValues("r")
+	m.EventsPublished.WithLabelValues("t")
+	m.EventsDroppedBySubscriber.WithLabelValues("s")
+	mfs, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(mfs); n < 20 {
+		t.Fatalf("gathered %d families", n)
+	}
+	problems, err := promlint.NewWithMetricFamilies(mfs).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		if strings.HasPrefix(p.Metric, "haptic_") {
+			t.Errorf("%s: %s", p.Metric, p.Text)
+		}
+	}
+}
