@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/haproxy-haptic/haptic/internal/controller"
+	"github.com/haproxy-haptic/haptic/internal/debug"
+	"github.com/haproxy-haptic/haptic/internal/runtimelimits"
 	"github.com/haproxy-haptic/haptic/internal/version"
 )
 
@@ -71,7 +73,20 @@ func runController(f runFlags, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log.Info("HAPTIC starting", "version", version.String("haptic"), "namespace", f.namespace, "config", f.configName)
+	limits, err := runtimelimits.ApplyMemoryLimit(log)
+	if err != nil {
+		log.Warn("memory limit not applied", "error", err)
+	}
+	log.Info("HAPTIC starting", append([]any{"version", version.String("haptic"), "namespace", f.namespace, "config", f.configName}, limits.LogAttrs()...)...)
+	if f.debugPort > 0 {
+		// pprof and heap dumps answer on loopback only.
+		srv := debug.New(debug.Options{Logger: log, HeapDumpDir: os.Getenv(debug.EnvHeapDumpDir)})
+		go func() {
+			if err := srv.ListenAndServe(ctx, debug.LoopbackAddr(f.debugPort)); err != nil {
+				log.Error("debug server", "error", err)
+			}
+		}()
+	}
 	return controller.Run(ctx, controller.Options{
 		Rest: cfg, Namespace: f.namespace, ConfigName: f.configName, MetricsAddr: f.metricsAddr,
 		HAProxyBinary: f.haproxyBinary, SchemaDir: f.schemaDir, Log: log,
