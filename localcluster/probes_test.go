@@ -158,3 +158,41 @@ func TestCrashingContainerRestarts(t *testing.T) {
 		return w != nil && w.Reason == "ImageNotMapped", fmt.Sprintf("%+v", p.Status.ContainerStatuses[0].State), nil
 	})
 }
+
+// TestGracefulTermination: deleting a pod sends SIGTERM, waits the grace
+// period for a process that ignores it, then SIGKILLs; the pod object is
+// finalized only after the process is gone.
+func TestGracefulTermination(t *testing.T) {
+	c := clustertest.Start(t)
+	ns := c.NewNamespace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "stubborn", Labels: map[string]string{"app": "stubborn"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "main", Image: "busybox", Command: []string{"sh", "-c", `trap "" TERM; exec sleep 600`},
+		}}},
+	}
+	if _, err := ns.Client.CoreV1().Pods(ns.Name).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create pod: %v", err)
+	}
+	waitReadyPods(t, ns, "app=stubborn", 1, 30*time.Second)
+	waitProcessCount(t, ns.Name+"/stubborn", 1, 5*time.Second)
+	const grace = 2
+	deleted := time.Now()
+	if err := ns.Client.CoreV1().Pods(ns.Name).Delete(ctx, "stubborn", metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(grace))}); err != nil {
+		t.Fatalf("delete pod: %v", err)
+	}
+	waitFor(t, 20*time.Second, "pod object finalized", func() (bool, string, error) {
+		left := listPods(t, ns, "app=stubborn")
+		return len(left) == 0, fmt.Sprintf("%d pods", len(left)), nil
+	})
+	took := time.Since(deleted)
+	if n := processCount(t, ns.Name+"/stubborn"); n != 0 {
+		t.Errorf("%d processes left after the pod was finalized", n)
+	}
+	if took < grace*time.Second {
+		t.Errorf("pod gone after %s, before its %ds grace period: SIGTERM was not ignored?", took, grace)
+	}
+	t.Logf("SIGTERM-ignoring pod removed after %.2fs (grace %ds)", took.Seconds(), grace)
+}

@@ -21,6 +21,11 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 	if err := cfg.CheckBinaries(); err != nil {
 		return err
 	}
+	lock, err := Lock(cfg, "up.lock", false)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	if _, err := os.Stat(nodeArgs(cfg)[0]); err != nil {
 		return fmt.Errorf("haptic-cluster binary for the node not found in %s: %w", cfg.BinDir, err)
 	}
@@ -194,6 +199,11 @@ func clearStale(cfg Config) error {
 
 // Down stops every process Up started and removes the namespace.
 func Down(cfg Config, out io.Writer) error {
+	lock, err := Lock(cfg, "up.lock", false)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	if err := clearStale(cfg); err != nil {
 		return err
 	}

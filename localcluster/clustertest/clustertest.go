@@ -28,11 +28,15 @@ type Cluster struct {
 }
 
 var (
-	once        sync.Once
-	shared      *Cluster
-	startErr    error
-	startedHere bool
+	once      sync.Once
+	shared    *Cluster
+	startErr  error
+	usersLock *cluster.FileLock // held shared while this process uses the cluster
 )
+
+// startedByTests marks a cluster that a test process brought up: the last test
+// process using it takes it down. A cluster started by a person is left running.
+const startedByTests = "started-by-tests"
 
 // Start returns the running cluster, bringing it up first if needed. It fails
 // the test with instructions when the prerequisites are missing.
@@ -64,6 +68,12 @@ func start() (*Cluster, error) {
 	if err := buildTool(root, cfg.BinDir); err != nil {
 		return nil, err
 	}
+	// Test binaries of several packages may run at once: each holds the users
+	// lock shared; the teardown in Main needs it exclusively.
+	usersLock, err = cluster.Lock(cfg, "users.lock", true)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if cluster.Healthy(ctx, cfg) != nil {
@@ -71,7 +81,10 @@ func start() (*Cluster, error) {
 		if err := cluster.Up(ctx, cfg, &out); err != nil {
 			return nil, fmt.Errorf("cluster up: %w\n%s", err, out.String())
 		}
-		startedHere = true
+		marker := filepath.Join(cfg.RunDir(), startedByTests)
+		if err := os.WriteFile(marker, nil, 0o644); err != nil {
+			return nil, fmt.Errorf("mark cluster as started by tests: %w", err)
+		}
 	}
 	client, restConfig, err := cluster.Clientset(cfg)
 	if err != nil {
@@ -80,14 +93,28 @@ func start() (*Cluster, error) {
 	return &Cluster{Config: cfg, REST: restConfig, Client: client}, nil
 }
 
-// Main runs the tests and then stops the cluster if this process started it.
+// Main runs the tests, then takes the cluster down if test processes started
+// it and no other test process still uses it (HAPTIC_CLUSTER_KEEP=1 keeps it).
 func Main(m *testing.M) int {
 	code := m.Run()
-	if startedHere && os.Getenv("HAPTIC_CLUSTER_KEEP") != "1" {
-		if err := cluster.Down(shared.Config, os.Stderr); err != nil {
-			fmt.Fprintf(os.Stderr, "cluster down: %v\n", err)
-			return 1
-		}
+	if shared == nil {
+		return code
+	}
+	usersLock.Unlock()
+	if os.Getenv("HAPTIC_CLUSTER_KEEP") == "1" {
+		return code
+	}
+	if _, err := os.Stat(filepath.Join(shared.Config.RunDir(), startedByTests)); err != nil {
+		return code // started by a person: leave it running
+	}
+	last, ok, err := cluster.TryLock(shared.Config, "users.lock")
+	if err != nil || !ok {
+		return code // another test process still uses it and will take it down
+	}
+	defer last.Unlock()
+	if err := cluster.Down(shared.Config, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "cluster down: %v\n", err)
+		return 1
 	}
 	return code
 }
@@ -134,10 +161,19 @@ func buildTool(root, binDir string) error {
 	if gobin == "" {
 		gobin = "go"
 	}
-	cmd := exec.Command(gobin, "build", "-o", filepath.Join(binDir, "haptic-cluster"), "./localcluster/cmd/haptic-cluster")
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", binDir, err)
+	}
+	// Build beside the target and rename: a running node keeps its old
+	// executable, and concurrent test processes never see a half-written file.
+	tmp := filepath.Join(binDir, fmt.Sprintf(".haptic-cluster.%d", os.Getpid()))
+	cmd := exec.Command(gobin, "build", "-o", tmp, "./localcluster/cmd/haptic-cluster")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("build haptic-cluster: %w: %s", err, out)
+	}
+	if err := os.Rename(tmp, filepath.Join(binDir, "haptic-cluster")); err != nil {
+		return fmt.Errorf("install haptic-cluster: %w", err)
 	}
 	return nil
 }

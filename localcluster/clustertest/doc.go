@@ -21,6 +21,10 @@
 // requests to the API server and to pod IPs originate inside it. A test that
 // must run a program inside the namespace uses Cluster.Command.
 //
-// Main tears the cluster down after the tests when this test binary started it
-// (HAPTIC_CLUSTER_KEEP=1 keeps it), and leaves a cluster it reused running.
+// Several test binaries (go test ./... runs packages in parallel) may share the
+// cluster: each holds StateDir/users.lock shared while it runs; Up and Down
+// serialize on StateDir/up.lock. Main takes the cluster down after the tests
+// when a test process brought it up and no other test process still uses it
+// (HAPTIC_CLUSTER_KEEP=1 keeps it); a cluster started with `make cluster-up`
+// is left running.
 package clustertest
