@@ -1,0 +1,169 @@
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+)
+
+// fakeAgent records applies; it stands in for haptic-agent in these unit tests of the
+// deployer alone (the agent has its own tests against real HAProxy).
+type fakeAgent struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	applied []string
+	fail    int
+}
+
+func newFakeAgent(t *testing.T) *fakeAgent {
+	a := &fakeAgent{}
+	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "u" || p != "p" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		var req struct{ Hash string }
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.fail > 0 {
+			a.fail--
+			http.Error(w, "boom", http.StatusInternalServerError)
+			return
+		}
+		a.applied = append(a.applied, req.Hash)
+		_ = json.NewEncoder(w).Encode(ApplyResponse{Hash: req.Hash, Result: "applied", Reloaded: true})
+	}))
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+func (a *fakeAgent) pod(name string) (Pod, int) {
+	host, port, _ := net.SplitHostPort(a.srv.Listener.Addr().String())
+	p, _ := strconv.Atoi(port)
+	return Pod{Name: name, IP: host}, p
+}
+
+func (a *fakeAgent) history() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.applied...)
+}
+
+func testBundle(i int) *bundle.Bundle {
+	return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: fmt.Sprintf("global\n# %d\n", i)}})
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func last(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[len(s)-1]
+}
+
+// Each fake agent listens on its own port, so each test deployer talks to one pod.
+func TestEveryPodGetsTheDesiredBundleAndNewPodsAtOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := newFakeAgent(t)
+	pod, port := a.pod("haproxy-a")
+	d := New(ctx, Options{Port: port, Username: "u", Password: "p", SyncTimeout: 5 * time.Second})
+	want := testBundle(1)
+	d.SetDesired(want)
+	d.SetPods([]Pod{pod})
+	waitFor(t, "first apply", func() bool { return last(a.history()) == want.Hash })
+	if got := d.Deployed()[pod.Name]; got != want.Hash {
+		t.Fatalf("deployed %q", got)
+	}
+	// A pod that appears later is brought to the current bundle without a new change.
+	b := newFakeAgent(t)
+	podB, portB := b.pod("haproxy-b")
+	d2 := New(ctx, Options{Port: portB, Username: "u", Password: "p", SyncTimeout: 5 * time.Second})
+	d2.SetDesired(want)
+	d2.SetPods([]Pod{podB})
+	waitFor(t, "late pod", func() bool { return last(b.history()) == want.Hash })
+}
+
+func TestReloadsArePacedAndLatestWins(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := newFakeAgent(t)
+	pod, port := a.pod("haproxy-a")
+	d := New(ctx, Options{Port: port, Username: "u", Password: "p", SyncTimeout: 5 * time.Second, MinInterval: 400 * time.Millisecond})
+	d.SetPods([]Pod{pod})
+	start := time.Now()
+	var final *bundle.Bundle
+	for i := range 100 {
+		final = testBundle(i)
+		d.SetDesired(final)
+		time.Sleep(2 * time.Millisecond)
+	}
+	waitFor(t, "latest bundle", func() bool { return last(a.history()) == final.Hash })
+	windows := int(time.Since(start)/(400*time.Millisecond)) + 1
+	if n := len(a.history()); n > windows+2 {
+		t.Fatalf("%d applies in %d pacing windows: a burst must give at most one reload per window", n, windows)
+	}
+}
+
+func TestFailedApplyIsRetried(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := newFakeAgent(t)
+	a.fail = 1
+	pod, port := a.pod("haproxy-a")
+	var mu sync.Mutex
+	var outcomes []Outcome
+	d := New(ctx, Options{Port: port, Username: "u", Password: "p", SyncTimeout: 5 * time.Second,
+		OnOutcome: func(o Outcome) { mu.Lock(); outcomes = append(outcomes, o); mu.Unlock() }})
+	want := testBundle(7)
+	d.SetDesired(want)
+	d.SetPods([]Pod{pod})
+	waitFor(t, "retry", func() bool { return last(a.history()) == want.Hash })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(outcomes) < 2 || outcomes[0].Err == nil || outcomes[len(outcomes)-1].Err != nil {
+		t.Fatalf("outcomes %+v", outcomes)
+	}
+}
+
+func TestWrongCredentialsAreAnError(t *testing.T) {
+	a := newFakeAgent(t)
+	pod, port := a.pod("x")
+	c := &AgentClient{BaseURL: "http://" + net.JoinHostPort(pod.IP, strconv.Itoa(port)), Username: "u", Password: "wrong"}
+	_, err := c.Apply(context.Background(), testBundle(1))
+	var se *StatusError
+	if err == nil || !asStatus(err, &se) || se.Code != http.StatusUnauthorized {
+		t.Fatalf("got %v", err)
+	}
+	if len(a.history()) != 0 {
+		t.Fatal("applied with wrong credentials")
+	}
+}
+
+func asStatus(err error, target **StatusError) bool {
+	se, ok := err.(*StatusError)
+	if ok {
+		*target = se
+	}
+	return ok
+}
