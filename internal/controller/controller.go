@@ -42,6 +42,8 @@ type Options struct {
 	HAProxyBinary string
 	SchemaDir     string
 	Log           *slog.Logger
+	// AgentHTTP reaches the HAProxy pods' agents (nil: a default client).
+	AgentHTTP *http.Client
 }
 
 // Controller is a running `haptic run`.

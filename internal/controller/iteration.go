@@ -73,7 +73,7 @@ func (it *iteration) run(ctx context.Context) error {
 	dep := deploy.New(ctx, deploy.Options{
 		Port: int(it.cfg.Spec.Dataplane.Port), Username: creds.username, Password: creds.password,
 		SyncTimeout: durations.Sync, MinInterval: durations.MinDeployment, Log: c.log,
-		OnOutcome: it.observeDeploy,
+		OnOutcome: it.observeDeploy, HTTP: c.opts.AgentHTTP,
 	})
 	sub := c.bus.Subscribe("reconciler", 100, EventResourceChanged)
 	defer sub.Unsubscribe()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"sort"
 	"strconv"
 	"sync"
@@ -35,6 +36,10 @@ type Options struct {
 	SyncTimeout        time.Duration
 	MinInterval        time.Duration
 	Log                *slog.Logger
+	// HTTP is the client agents are reached with (nil: a default client). Tests
+	// that run the controller outside the cluster's network pass one that dials
+	// from inside it.
+	HTTP *http.Client
 	// OnOutcome sees every apply (metrics, status). It must not block.
 	OnOutcome func(Outcome)
 }
@@ -126,7 +131,7 @@ func (d *Deployer) Deployed() map[string]string {
 func (d *Deployer) Client(p Pod) *AgentClient {
 	return &AgentClient{
 		BaseURL:  "http://" + net.JoinHostPort(p.IP, strconv.Itoa(d.opts.Port)),
-		Username: d.opts.Username, Password: d.opts.Password,
+		Username: d.opts.Username, Password: d.opts.Password, HTTP: d.opts.HTTP,
 	}
 }
 
