@@ -167,7 +167,11 @@ func buildTool(root, binDir string) error {
 	// Build beside the target and rename: a running node keeps its old
 	// executable, and concurrent test processes never see a half-written file.
 	tmp := filepath.Join(binDir, fmt.Sprintf(".haptic-cluster.%d", os.Getpid()))
-	cmd := exec.Command(gobin, "build", "-o", tmp, "./localcluster/cmd/haptic-cluster")
+	args := []string{"build", "-o", tmp}
+	if os.Getenv("HAPTIC_CLUSTER_RACE") == "1" {
+		args = append(args, "-race") // the node itself under the race detector
+	}
+	cmd := exec.Command(gobin, append(args, "./localcluster/cmd/haptic-cluster")...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("build haptic-cluster: %w: %s", err, out)
