@@ -92,11 +92,21 @@ func TestProbeRemovesPodFromEndpoints(t *testing.T) {
 		t.Errorf("log %s lacks the ConfigMap content: %q, %v", logPath, data, err)
 	}
 
-	// Make the probe fail: remove the file inside the pod's mount namespace.
 	pids, err := node.PodProcesses(ns.Name + "/flappy")
 	if err != nil || len(pids) != 1 {
 		t.Fatalf("container process of flappy: %v %v", pids, err)
 	}
+	// A ConfigMap update reaches the mounted volume, as the kubelet syncs it.
+	cm.Data["text"] = "updated"
+	if _, err := ns.Client.CoreV1().ConfigMaps(ns.Name).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("update configmap: %v", err)
+	}
+	waitFor(t, 20*time.Second, "updated ConfigMap content in the pod", func() (bool, string, error) {
+		out, err := exec.Command("nsenter", "--target", strconv.Itoa(pids[0]), "--mount", "--", "cat", configDir+"/text").CombinedOutput()
+		return err == nil && string(out) == "updated", string(out), nil
+	})
+
+	// Make the probe fail: remove the file inside the pod's mount namespace.
 	out, err := exec.Command("nsenter", "--target", strconv.Itoa(pids[0]), "--mount", "--", "rm", stateDir+"/ready").CombinedOutput()
 	if err != nil {
 		t.Fatalf("remove ready file in the pod: %v: %s", err, out)
@@ -195,4 +205,57 @@ func TestGracefulTermination(t *testing.T) {
 		t.Errorf("pod gone after %s, before its %ds grace period: SIGTERM was not ignored?", took, grace)
 	}
 	t.Logf("SIGTERM-ignoring pod removed after %.2fs (grace %ds)", took.Seconds(), grace)
+}
+
+// TestLivenessProbeRestartsContainer: a failing liveness probe restarts the
+// container, and the restart shows in its status.
+func TestLivenessProbeRestartsContainer(t *testing.T) {
+	c := clustertest.Start(t)
+	ns := c.NewNamespace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "lively", Labels: map[string]string{"app": "lively"}},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr(int64(1)),
+			Volumes:                       []corev1.Volume{{Name: "state", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			Containers: []corev1.Container{{
+				Name:         "main",
+				Image:        "busybox",
+				Command:      []string{"sh", "-c", "touch " + stateDir + "/alive; exec sleep 600"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "state", MountPath: stateDir}},
+				LivenessProbe: &corev1.Probe{
+					ProbeHandler:        corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", stateDir + "/alive"}}},
+					InitialDelaySeconds: 1, // the command creates the file first
+					PeriodSeconds:       1,
+					FailureThreshold:    1,
+				},
+			}},
+		},
+	}
+	if _, err := ns.Client.CoreV1().Pods(ns.Name).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create pod: %v", err)
+	}
+	waitReadyPods(t, ns, "app=lively", 1, 30*time.Second)
+	pids, err := node.PodProcesses(ns.Name + "/lively")
+	if err != nil || len(pids) != 1 {
+		t.Fatalf("container process of lively: %v %v", pids, err)
+	}
+	// The emptyDir outlives the container: remove the file the restart recreates.
+	out, err := exec.Command("nsenter", "--target", strconv.Itoa(pids[0]), "--mount", "--", "rm", stateDir+"/alive").CombinedOutput()
+	if err != nil {
+		t.Fatalf("remove alive file in the pod: %v: %s", err, out)
+	}
+	waitFor(t, 30*time.Second, "container restarted after failing liveness", func() (bool, string, error) {
+		p, err := ns.Client.CoreV1().Pods(ns.Name).Get(ctx, "lively", metav1.GetOptions{})
+		if err != nil || len(p.Status.ContainerStatuses) != 1 {
+			return false, fmt.Sprint(err), nil
+		}
+		s := p.Status.ContainerStatuses[0]
+		return s.RestartCount >= 1 && s.State.Running != nil && podReady(p),
+			fmt.Sprintf("restarts=%d state=%+v", s.RestartCount, s.State), nil
+	})
+	if n := processCount(t, ns.Name+"/lively"); n != 1 {
+		t.Errorf("%d processes after the restart, want 1", n)
+	}
 }

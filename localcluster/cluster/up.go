@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -209,4 +210,34 @@ func Down(cfg Config, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "cluster down (netns %s removed)\n", cfg.Netns)
 	return nil
+}
+
+// RestartStaleNode restarts the process node when the haptic-cluster binary it
+// runs was replaced (a rebuilt node during development): the new node ends
+// the old one's containers and starts the pods again.
+func RestartStaleNode(ctx context.Context, cfg Config, out io.Writer) error {
+	lock, err := Lock(cfg, "up.lock", false)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	rec, ok := readPIDFile(cfg, "node")
+	if !ok || !rec.alive() {
+		return fmt.Errorf("process node is not running")
+	}
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", rec.PID))
+	if err != nil {
+		return fmt.Errorf("read node executable: %w", err)
+	}
+	if !strings.HasSuffix(exe, " (deleted)") {
+		return nil
+	}
+	fmt.Fprintf(out, "restarting the process node: its binary was rebuilt\n")
+	if err := stopProcess(rec, 30*time.Second); err != nil {
+		return fmt.Errorf("stop stale node: %w", err)
+	}
+	if _, err := startInNetns(cfg, "node", nodeArgs(cfg), nil); err != nil {
+		return err
+	}
+	return waitNodeReady(ctx, cfg)
 }

@@ -3,7 +3,9 @@ package clustertest
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -85,6 +87,8 @@ func start() (*Cluster, error) {
 		if err := os.WriteFile(marker, nil, 0o644); err != nil {
 			return nil, fmt.Errorf("mark cluster as started by tests: %w", err)
 		}
+	} else if err := cluster.RestartStaleNode(ctx, cfg, io.Discard); err != nil {
+		return nil, err
 	}
 	client, restConfig, err := cluster.Clientset(cfg)
 	if err != nil {
@@ -176,8 +180,23 @@ func buildTool(root, binDir string) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("build haptic-cluster: %w: %s", err, out)
 	}
-	if err := os.Rename(tmp, filepath.Join(binDir, "haptic-cluster")); err != nil {
+	target := filepath.Join(binDir, "haptic-cluster")
+	if sameContent(tmp, target) {
+		// Keep the file a running node executes: replacing it would mark the node stale.
+		return os.Remove(tmp)
+	}
+	if err := os.Rename(tmp, target); err != nil {
 		return fmt.Errorf("install haptic-cluster: %w", err)
 	}
 	return nil
+}
+
+func sameContent(a, b string) bool {
+	sum := func(path string) ([32]byte, bool) {
+		data, err := os.ReadFile(path)
+		return sha256.Sum256(data), err == nil
+	}
+	sa, okA := sum(a)
+	sb, okB := sum(b)
+	return okA && okB && sa == sb
 }

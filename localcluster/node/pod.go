@@ -37,7 +37,11 @@ type podWorker struct {
 	runners     []*containerRunner
 	initialized bool
 	lastStatus  *corev1.PodStatus
+	refreshed   time.Time
 }
+
+// volumeRefreshEvery is how often ConfigMap/Secret volume contents are re-synced.
+const volumeRefreshEvery = 5 * time.Second
 
 func newPodWorker(n *Node, pod *corev1.Pod) *podWorker {
 	return &podWorker{
@@ -117,6 +121,7 @@ func (w *podWorker) run(ctx context.Context) {
 		if !terminal {
 			w.step(ctx, pod)
 			w.pushStatus(ctx)
+			w.refreshVolumes(ctx)
 		}
 		select {
 		case <-w.wake:
@@ -153,7 +158,7 @@ func (w *podWorker) step(ctx context.Context, pod *corev1.Pod) {
 			w.setupErr = err
 			return
 		}
-		w.volumes, w.setupErr = vols, nil
+		w.volumes, w.setupErr, w.refreshed = vols, nil, time.Now()
 	}
 	for i := range pod.Spec.InitContainers {
 		if i == len(w.initRunners) {
@@ -174,6 +179,16 @@ func (w *podWorker) step(ctx context.Context, pod *corev1.Pod) {
 			w.runners = append(w.runners, r)
 			r.start(ctx)
 		}
+	}
+}
+
+func (w *podWorker) refreshVolumes(ctx context.Context) {
+	if w.volumes == nil || time.Since(w.refreshed) < volumeRefreshEvery {
+		return
+	}
+	w.refreshed = time.Now()
+	if err := refreshVolumes(ctx, w.facts(), w.volumes, w.node.sources); err != nil {
+		w.node.logf("pod %s: %v", w.key(), err)
 	}
 }
 

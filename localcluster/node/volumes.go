@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -82,6 +83,9 @@ func fillProjection(ctx context.Context, facts podFacts, s corev1.VolumeProjecti
 	case s.DownwardAPI != nil:
 		return writeDownward(facts, s.DownwardAPI.Items, path)
 	case s.ServiceAccountToken != nil:
+		if tokens == nil {
+			return nil // refresh: the token lasts (the API server extends its expiry)
+		}
 		spec := authenticationv1.TokenRequestSpec{ExpirationSeconds: s.ServiceAccountToken.ExpirationSeconds}
 		if s.ServiceAccountToken.Audience != "" {
 			spec.Audiences = []string{s.ServiceAccountToken.Audience}
@@ -175,12 +179,32 @@ func writeFile(dir, rel string, data []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
 	}
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil // unchanged: do not wake file watchers
+	}
 	tmp := path + ".tmp" + strconv.Itoa(os.Getpid())
 	if err := os.WriteFile(tmp, data, mode); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("rename %s: %w", path, err)
+	}
+	return nil
+}
+
+// refreshVolumes rewrites the ConfigMap, Secret, downwardAPI and projected
+// volumes of a running pod, as the kubelet syncs them: files are replaced by
+// rename inside the bind-mounted directories, so containers see the new
+// content (subPath mounts, as in Kubernetes, do not update).
+func refreshVolumes(ctx context.Context, facts podFacts, vols volumeSet, src sources) error {
+	for _, v := range facts.pod.Spec.Volumes {
+		dir := vols[v.Name]
+		if dir == "" || v.EmptyDir != nil {
+			continue
+		}
+		if err := fillVolume(ctx, facts, v, dir, src, nil); err != nil {
+			return fmt.Errorf("refresh volume %s: %w", v.Name, err)
+		}
 	}
 	return nil
 }
