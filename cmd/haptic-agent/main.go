@@ -1,0 +1,159 @@
+// Command haptic-agent runs next to HAProxy in every HAProxy pod: it starts HAProxy in
+// master-worker mode and serves the authenticated API the controller deploys through.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/haproxy-haptic/haptic/internal/agent"
+	"github.com/haproxy-haptic/haptic/internal/validate"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil))
+}
+
+// config is what the command line and environment say.
+type config struct {
+	listen string
+	opts   agent.Options
+}
+
+// parse reads flags and the environment. Errors are usage errors (exit code 2).
+func parse(args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("haptic-agent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := &config{}
+	o := &c.opts
+	d := validate.DefaultLayout
+	fs.StringVar(&c.listen, "listen", ":5555", "address of the agent API")
+	fs.StringVar(&o.Binary, "haproxy-binary", "haproxy", "HAProxy binary")
+	fs.StringVar(&o.Layout.ConfigFile, "config-file", d.ConfigFile, "HAProxy configuration file")
+	fs.StringVar(&o.Layout.MapsDir, "maps-dir", d.MapsDir, "directory of map files")
+	fs.StringVar(&o.Layout.SSLCertsDir, "ssl-dir", d.SSLCertsDir, "directory of certificates and crt-lists")
+	fs.StringVar(&o.Layout.GeneralStorageDir, "general-dir", d.GeneralStorageDir, "directory of general files")
+	fs.StringVar(&o.StateDir, "state-dir", "/var/lib/haptic-agent", "agent state: manifest, last known good set, sockets")
+	fs.DurationVar(&o.ReloadVerificationTimeout, "reload-verification-timeout", agent.MaxReloadVerificationTimeout,
+		"how long a reload may take to be confirmed before the last known good set is restored (at most 60s)")
+	credFile := fs.String("credentials-file", "", "file holding 'username:password' (else HAPTIC_AGENT_USERNAME / HAPTIC_AGENT_PASSWORD)")
+	bootstrap := fs.String("bootstrap-config", "", "configuration HAProxy starts with before the first apply (default: built-in)")
+	fs.StringVar(&o.StatusAddress, "status-address", "", "address of the built-in bootstrap config's status frontend (default: all)")
+	fs.IntVar(&o.StatusPort, "status-port", 8404, "port of the built-in bootstrap config's /healthz frontend")
+	fs.DurationVar(&o.StopTimeout, "stop-timeout", 15*time.Second, "graceful HAProxy stop bound on shutdown")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	var err error
+	if o.Username, o.Password, err = credentials(*credFile, getenv); err != nil {
+		return nil, err
+	}
+	if *bootstrap != "" {
+		data, err := os.ReadFile(*bootstrap)
+		if err != nil {
+			return nil, fmt.Errorf("bootstrap config: %w", err)
+		}
+		o.BootstrapConfig = string(data)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return nil, fmt.Errorf("log level: %w", err)
+	}
+	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	o.HAProxyOutput = stderr
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// credentials reads "username:password" from file, else the environment.
+func credentials(file string, getenv func(string) string) (string, string, error) {
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return "", "", fmt.Errorf("credentials file: %w", err)
+		}
+		user, pass, ok := strings.Cut(strings.TrimRight(string(data), "\r\n"), ":")
+		if !ok || user == "" || pass == "" {
+			return "", "", errors.New("credentials file: want one line 'username:password'")
+		}
+		return user, pass, nil
+	}
+	user, pass := getenv("HAPTIC_AGENT_USERNAME"), getenv("HAPTIC_AGENT_PASSWORD")
+	if user == "" || pass == "" {
+		return "", "", errors.New("credentials are required: --credentials-file or HAPTIC_AGENT_USERNAME and HAPTIC_AGENT_PASSWORD")
+	}
+	return user, pass, nil
+}
+
+// run starts the agent and serves until ctx ends. ready, if set, receives the API
+// address once it listens. It returns the exit code: 2 for usage errors, 1 for
+// runtime failures.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer, ready chan<- string) int {
+	c, err := parse(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "haptic-agent: %v\n", err)
+		return 2
+	}
+	log := c.opts.Logger
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "haptic-agent: listen: %v\n", err)
+		return 1
+	}
+	a, err := agent.New(c.opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "haptic-agent: %v\n", err)
+		return 2
+	}
+	if err := a.Start(ctx); err != nil {
+		ln.Close()
+		_ = a.Close()
+		fmt.Fprintf(stderr, "haptic-agent: start haproxy: %v\n", err)
+		return 1
+	}
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("agent listening", "addr", ln.Addr().String())
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	code := 0
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		log.Error("api server stopped", "error", err)
+		code = 1
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutCtx)
+	if err := a.Close(); err != nil {
+		log.Error("stop haproxy", "error", err)
+		code = 1
+	}
+	log.Info("agent stopped")
+	return code
+}

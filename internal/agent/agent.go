@@ -1,0 +1,240 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
+	"github.com/haproxy-haptic/haptic/internal/validate"
+)
+
+// Agent supervises one HAProxy and applies file sets and runtime operations to it.
+type Agent struct {
+	opts   Options
+	master *runtime.Client // master CLI: reload, show proc
+	admin  *runtime.Client // current worker's stats socket: runtime API
+
+	// mu serializes everything that changes files or running state: applies,
+	// runtime operations and reloads.
+	mu   sync.Mutex
+	proc *process
+	// current is the set on disk and running (full content), lkg the last set that
+	// was verified running; normally equal.
+	current, lkg *bundle.Bundle
+
+	st statusRecorder
+}
+
+// New checks the options and returns an agent that has not started HAProxy yet.
+func New(opts Options) (*Agent, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &Agent{
+		opts:   opts,
+		master: &runtime.Client{Path: opts.masterSocket(), Timeout: 500 * time.Millisecond},
+		admin:  &runtime.Client{Path: opts.adminSocket(), Timeout: 10 * time.Second},
+	}, nil
+}
+
+// Start prepares the state dir, picks the set to run (the one on disk if any, else
+// the bootstrap config), starts HAProxy and waits until it serves.
+func (a *Agent) Start(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	o := &a.opts
+	if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	if err := writeFileAtomic(o.agentConfig(), []byte(o.agentConfigText()), 0o600); err != nil {
+		return err
+	}
+	if err := stopOrphan(o); err != nil {
+		return err
+	}
+	if err := a.detectVersion(ctx); err != nil {
+		return err
+	}
+	cur, err := a.loadCurrent()
+	if err != nil {
+		return err
+	}
+	a.current = cur
+	a.st.setCurrent(cur.Hash, len(cur.Files))
+	var lkg bundle.Bundle
+	if err := readJSON(o.lkgPath(), &lkg); err == nil && lkg.Hash == bundle.New(lkg.Files).Hash {
+		a.lkg = &lkg
+	} else {
+		a.lkg = cur
+	}
+	o.Logger.Info("starting haproxy", "hash", cur.Hash, "files", len(cur.Files))
+	err = a.startAndWait(ctx)
+	if err == nil {
+		return nil
+	}
+	// The set on disk does not come up: fall back to the last known good set, then
+	// to the bootstrap config.
+	for _, fb := range []*bundle.Bundle{a.lkg, a.bootstrap()} {
+		if fb.Hash == a.current.Hash {
+			continue
+		}
+		o.Logger.Warn("haproxy did not start; falling back", "error", err, "hash", fb.Hash)
+		if ierr := a.installSet(fb); ierr != nil {
+			return ierr
+		}
+		if err = a.startAndWait(ctx); err == nil {
+			a.lkg = fb
+			return nil
+		}
+	}
+	return err
+}
+
+// loadCurrent rebuilds the current set from disk using the manifest; without a
+// manifest an existing config file is the whole set; without a config file the
+// bootstrap config is written.
+func (a *Agent) loadCurrent() (*bundle.Bundle, error) {
+	o := &a.opts
+	var m manifest
+	err := readJSON(o.manifestPath(), &m)
+	if err == nil {
+		b, terr := readTree(o.Layout, m)
+		if terr == nil {
+			return b, nil
+		}
+		o.Logger.Warn("file set on disk is incomplete; using the config file alone", "error", terr)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		o.Logger.Warn("unreadable manifest; using the config file alone", "error", err)
+	}
+	data, err := os.ReadFile(o.Layout.ConfigFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		b := a.bootstrap()
+		return b, a.installSet(b)
+	} else if err != nil {
+		return nil, fmt.Errorf("read config file: %w", err)
+	}
+	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: filepath.Base(o.Layout.ConfigFile), Content: string(data)}})
+	return b, writeJSON(o.manifestPath(), manifestOf(b))
+}
+
+func (a *Agent) bootstrap() *bundle.Bundle {
+	text := a.opts.BootstrapConfig
+	if text == "" {
+		text = BootstrapConfig(a.opts.StatusAddress, a.opts.StatusPort)
+	}
+	return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: filepath.Base(a.opts.Layout.ConfigFile), Content: text}})
+}
+
+// installSet makes b the set on disk (removing files of the current set it lacks)
+// and records it in the manifest.
+func (a *Agent) installSet(b *bundle.Bundle) error {
+	var prev []fileRef
+	if a.current != nil {
+		prev = manifestOf(a.current).Files
+	}
+	if err := install(a.opts.Layout, b.Files, prev); err != nil {
+		return err
+	}
+	if err := writeJSON(a.opts.manifestPath(), manifestOf(b)); err != nil {
+		return err
+	}
+	a.current = b
+	a.st.setCurrent(b.Hash, len(b.Files))
+	return nil
+}
+
+func (a *Agent) detectVersion(ctx context.Context) error {
+	raw, err := validate.Version(ctx, a.opts.Binary)
+	if err != nil {
+		return fmt.Errorf("detect haproxy version: %w", err)
+	}
+	v, err := runtime.ParseVersion(raw)
+	if err != nil {
+		return err
+	}
+	a.st.setVersion(v)
+	return nil
+}
+
+// startAndWait starts HAProxy on the current set and waits for a worker that answers
+// on the admin socket.
+func (a *Agent) startAndWait(ctx context.Context) error {
+	_ = os.Remove(a.opts.masterSocket())
+	p, err := startHAProxy(&a.opts)
+	if err != nil {
+		return err
+	}
+	a.proc = p
+	ctx, cancel := context.WithTimeout(ctx, a.opts.ReloadVerificationTimeout)
+	defer cancel()
+	for {
+		pl, err := a.showProc(ctx)
+		if err == nil {
+			if w, ok := pl.Current(); ok {
+				if info, err := a.showInfo(ctx); err == nil && info.PID == w.PID {
+					a.st.setVersion(mustVersion(info.Version, a.st.version()))
+					a.st.setProcs(pl)
+					return nil
+				}
+			}
+		}
+		if p.exited() {
+			return fmt.Errorf("haproxy exited at start: %v", p.err)
+		}
+		select {
+		case <-ctx.Done():
+			_ = p.stop(time.Second)
+			return fmt.Errorf("haproxy did not serve within %s", a.opts.ReloadVerificationTimeout)
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+func mustVersion(raw string, fallback runtime.Version) runtime.Version {
+	v, err := runtime.ParseVersion(raw)
+	if err != nil {
+		return fallback
+	}
+	return v
+}
+
+// Close stops HAProxy gracefully (bounded by StopTimeout, then SIGTERM/SIGKILL).
+func (a *Agent) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.proc == nil {
+		return nil
+	}
+	return a.proc.stop(a.opts.StopTimeout)
+}
+
+// Running reports whether the HAProxy master is up.
+func (a *Agent) Running() bool {
+	a.mu.Lock()
+	p := a.proc
+	a.mu.Unlock()
+	return p != nil && !p.exited()
+}
+
+func (a *Agent) showProc(ctx context.Context) (runtime.ProcList, error) {
+	out, err := a.master.Do(ctx, "show proc")
+	if err != nil {
+		return runtime.ProcList{}, err
+	}
+	return runtime.ParseShowProc(out)
+}
+
+func (a *Agent) showInfo(ctx context.Context) (runtime.Info, error) {
+	out, err := a.admin.Do(ctx, "show info")
+	if err != nil {
+		return runtime.Info{}, err
+	}
+	return runtime.ParseShowInfo(out)
+}

@@ -1,0 +1,131 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/validate"
+)
+
+// ConfigRequest is the body of PUT /v1/config.
+type ConfigRequest struct {
+	Hash  string        `json:"hash"`
+	Files []bundle.File `json:"files"`
+}
+
+// Result is the answer to an apply (PUT /v1/config or POST /v1/runtime).
+type Result struct {
+	Hash string `json:"hash"`
+	// Result is applied, unchanged, invalid, rolled_back, rollback_failed,
+	// reloaded-after-runtime-failure or error.
+	Result     string   `json:"result"`
+	Reloaded   bool     `json:"reloaded"`
+	ReloadID   int      `json:"reloadID,omitempty"`
+	DurationMs int64    `json:"durationMs"`
+	Error      string   `json:"error,omitempty"`
+	Alerts     []string `json:"alerts,omitempty"`
+}
+
+// Result values.
+const (
+	ResultApplied         = "applied"
+	ResultUnchanged       = "unchanged"
+	ResultInvalid         = "invalid"
+	ResultRolledBack      = "rolled_back"
+	ResultRollbackFailed  = "rollback_failed"
+	ResultRuntimeFallback = "reloaded-after-runtime-failure"
+	ResultError           = "error"
+)
+
+// ApplyConfig validates and applies a whole file set with a verified reload. It
+// returns the HTTP status that goes with the result.
+func (a *Agent) ApplyConfig(ctx context.Context, req ConfigRequest) (Result, int) {
+	start := time.Now()
+	b := bundle.New(req.Files)
+	res := Result{Hash: b.Hash}
+	done := func(status int) (Result, int) {
+		res.DurationMs = time.Since(start).Milliseconds()
+		return res, status
+	}
+	if req.Hash != b.Hash {
+		res.Result, res.Error = ResultError, fmt.Sprintf("hash %q does not match the files (%s)", req.Hash, b.Hash)
+		return done(http.StatusBadRequest)
+	}
+	if err := checkFiles(a.opts.Layout, b.Files); err != nil {
+		res.Result, res.Error = ResultError, err.Error()
+		return done(http.StatusBadRequest)
+	}
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if b.Hash == a.current.Hash {
+		// Same set: nothing to do unless the files on disk drifted.
+		if tree, err := readTree(a.opts.Layout, manifestOf(a.current)); err == nil && tree.Hash == b.Hash {
+			res.Result = ResultUnchanged
+			return done(http.StatusOK)
+		}
+	}
+	if err := a.check(ctx, b); err != nil {
+		res.Result, res.Error = ResultInvalid, err.Error()
+		var herr *validate.HAProxyError
+		if errors.As(err, &herr) {
+			res.Alerts = herr.Alerts
+			a.st.recordApply(ApplyRecord{At: start.UTC(), Hash: b.Hash, Result: ResultInvalid, Error: err.Error(), Mode: "reload"})
+			return done(http.StatusUnprocessableEntity)
+		}
+		res.Result = ResultError
+		return done(http.StatusInternalServerError)
+	}
+	status := a.switchTo(ctx, b, &res)
+	a.st.recordApply(ApplyRecord{At: start.UTC(), Hash: b.Hash, Result: res.Result, Error: res.Error, Mode: "reload"})
+	return done(status)
+}
+
+// switchTo installs b, reloads and verifies; on failure it restores the last known
+// good set. Callers hold a.mu and have validated b.
+func (a *Agent) switchTo(ctx context.Context, b *bundle.Bundle, res *Result) int {
+	err := a.installSet(b)
+	if err == nil {
+		var id int
+		id, err = a.reload(ctx)
+		res.Reloaded, res.ReloadID = true, id
+		if err == nil {
+			res.Result = ResultApplied
+			if err := a.setLKG(b); err != nil {
+				res.Error = err.Error()
+			}
+			return http.StatusOK
+		}
+	}
+	a.opts.Logger.Warn("apply failed; restoring last known good", "hash", b.Hash, "lkg", a.lkg.Hash, "error", err)
+	res.Error = err.Error()
+	if rerr := a.restoreLKG(ctx); rerr != nil {
+		res.Result = ResultRollbackFailed
+		res.Error = fmt.Sprintf("%v; restoring last known good %s: %v", err, a.lkg.Hash, rerr)
+		return http.StatusInternalServerError
+	}
+	res.Result = ResultRolledBack
+	return http.StatusBadGateway
+}
+
+// restoreLKG puts the last known good set back on disk and reloads it.
+func (a *Agent) restoreLKG(ctx context.Context) error {
+	if err := a.installSet(a.lkg); err != nil {
+		return err
+	}
+	// The verification window starts again for the restore.
+	_, err := a.reload(context.WithoutCancel(ctx))
+	return err
+}
+
+func (a *Agent) setLKG(b *bundle.Bundle) error {
+	a.lkg = b
+	if err := writeJSON(a.opts.lkgPath(), b); err != nil {
+		return fmt.Errorf("save last known good: %w", err)
+	}
+	return nil
+}

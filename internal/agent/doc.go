@@ -1,0 +1,32 @@
+// Package agent is haptic-agent's core: it runs next to HAProxy in every HAProxy pod,
+// supervises HAProxy in master-worker mode and applies what the controller sends.
+//
+// HAProxy runs as `haproxy -W -S <state>/master.sock,mode,600 -p <state>/haproxy.pid
+// -f <config-file> -f <state>/agent.cfg`, in its own process group. agent.cfg holds
+// only a global section with `stats socket <state>/admin.sock mode 600 level admin
+// expose-fd listeners`; HAProxy 2.6 merges global sections across files, so the
+// rendered haproxy.cfg keeps its own global section and the agent always has its
+// admin socket. `haproxy -c` runs with the same two files.
+//
+// Without a config file on disk the agent writes a bootstrap config (BootstrapConfig:
+// hard-stop-after 10s and a /healthz status frontend). With one (an agent restart) it
+// starts HAProxy on it and rebuilds the current set and its hash from the files the
+// manifest (<state>/current.json) lists. If that set does not come up, it falls back
+// to the last known good set (<state>/last-known-good.json, mode 0600), then to the
+// bootstrap config.
+//
+// Applying a file set (ApplyConfig): the hash must match the files; an identical set
+// is a no-op; `haproxy -c` must accept it (else 422 with HAProxy's alerts, nothing
+// changed); each file is staged next to its target and renamed into place and files
+// of the previous set that the new one lacks are removed; then a reload through the
+// master CLI (retried while the master refuses connections) is verified within the
+// reload verification timeout: the master's reload counter moved, its failed counter
+// did not, a new current worker exists and answers `show info` on the admin socket.
+// On failure the last known good set is restored and reloaded (502 rolled_back).
+//
+// Runtime operations (ApplyRuntime) go to the admin socket (see
+// internal/haproxy/runtime for the JSON shape), then the given files are written so
+// that disk matches what runs. A failing operation falls back to a verified reload of
+// the resulting set. Everything that changes files or HAProxy is serialized by one
+// mutex, so a runtime operation never lands in a worker that a reload is replacing.
+package agent

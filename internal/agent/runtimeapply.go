@@ -1,0 +1,151 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
+	"github.com/haproxy-haptic/haptic/internal/validate"
+)
+
+// RuntimeRequest is the body of POST /v1/runtime.
+type RuntimeRequest struct {
+	// BaseHash, when set, is the set the operations were planned against; the
+	// request is refused (409) if the agent runs another one.
+	BaseHash   string       `json:"baseHash,omitempty"`
+	Operations []runtime.Op `json:"operations"`
+	// Files are the files the operations make true on disk (changed or added
+	// files; the rest of the current set is kept).
+	Files []bundle.File `json:"files"`
+	// Hash is the hash of the whole resulting set.
+	Hash string `json:"hash"`
+}
+
+// ApplyRuntime applies runtime operations to the running worker without a reload,
+// then writes the files so that disk matches what runs. If an operation fails, the
+// resulting set is validated and applied with a verified reload instead.
+func (a *Agent) ApplyRuntime(ctx context.Context, req RuntimeRequest) (Result, int) {
+	start := time.Now()
+	res := Result{Hash: req.Hash}
+	done := func(status int) (Result, int) {
+		res.DurationMs = time.Since(start).Milliseconds()
+		return res, status
+	}
+	fail := func(status int, format string, args ...any) (Result, int) {
+		res.Result, res.Error = ResultError, fmt.Sprintf(format, args...)
+		return done(status)
+	}
+	for i, op := range req.Operations {
+		if op.Operation == nil {
+			return fail(http.StatusBadRequest, "operation %d: empty", i)
+		}
+		if err := op.Validate(); err != nil {
+			return fail(http.StatusBadRequest, "operation %d: %v", i, err)
+		}
+	}
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if req.BaseHash != "" && req.BaseHash != a.current.Hash {
+		return fail(http.StatusConflict, "base hash %s is not the running set %s", req.BaseHash, a.current.Hash)
+	}
+	next := merge(a.current, req.Files)
+	if next.Hash != req.Hash {
+		return fail(http.StatusBadRequest, "hash %q does not match the resulting set (%s)", req.Hash, next.Hash)
+	}
+	if err := checkFiles(a.opts.Layout, next.Files); err != nil {
+		return fail(http.StatusBadRequest, "%v", err)
+	}
+
+	record := func(mode string) {
+		a.st.recordApply(ApplyRecord{At: start.UTC(), Hash: next.Hash, Result: res.Result, Error: res.Error, Mode: mode})
+	}
+	mapPath := func(name string) string { return filepath.Join(a.opts.Layout.MapsDir, name) }
+	var opErr error
+	for i, op := range req.Operations {
+		if err := op.Run(ctx, a.admin, mapPath); err != nil {
+			opErr = fmt.Errorf("operation %d: %w", i, err)
+			break
+		}
+	}
+	if opErr == nil {
+		if err := install(a.opts.Layout, req.Files, nil); err != nil {
+			// The worker runs the new state but the files did not land: reload
+			// what is on disk so that both agree again.
+			status := a.switchTo(ctx, a.current, &res)
+			res.Result, res.Error = ResultError, fmt.Sprintf("write files: %v (the previous set was reloaded: %s)", err, res.Result)
+			record("runtime")
+			if status == http.StatusOK {
+				status = http.StatusInternalServerError
+			}
+			return done(status)
+		}
+		a.current = next
+		a.st.setCurrent(next.Hash, len(next.Files))
+		res.Result = ResultApplied
+		if err := writeJSON(a.opts.manifestPath(), manifestOf(next)); err != nil {
+			res.Error = err.Error()
+		}
+		if err := a.setLKG(next); err != nil {
+			res.Error = err.Error()
+		}
+		record("runtime")
+		return done(http.StatusOK)
+	}
+
+	// Fallback: a verified reload of the resulting set (which also discards the
+	// operations that did land).
+	a.opts.Logger.Warn("runtime operation failed; reloading instead", "error", opErr)
+	if err := a.check(ctx, next); err != nil {
+		res.Result, res.Error = ResultInvalid, fmt.Sprintf("%v; resulting set is invalid: %v", opErr, err)
+		var herr *validate.HAProxyError
+		if errors.As(err, &herr) {
+			res.Alerts = herr.Alerts
+		}
+		// Reload the unchanged set so the worker forgets the partial operations.
+		if _, rerr := a.reload(ctx); rerr != nil {
+			res.Error += fmt.Sprintf("; reload of the current set: %v", rerr)
+		}
+		record("runtime")
+		return done(http.StatusUnprocessableEntity)
+	}
+	status := a.switchTo(ctx, next, &res)
+	if res.Result == ResultApplied {
+		res.Result = ResultRuntimeFallback
+		res.Error = opErr.Error()
+	}
+	record("reload")
+	return done(status)
+}
+
+// merge returns cur with files replaced or added by (kind, name).
+func merge(cur *bundle.Bundle, files []bundle.File) *bundle.Bundle {
+	type key struct {
+		kind bundle.Kind
+		name string
+	}
+	byKey := make(map[key]bundle.File, len(cur.Files)+len(files))
+	var order []key
+	for _, list := range [][]bundle.File{cur.Files, files} {
+		for _, f := range list {
+			k := key{f.Kind, f.Name}
+			if f.Kind == bundle.KindConfig {
+				k.name = "" // there is one config file, whatever its name
+			}
+			if _, ok := byKey[k]; !ok {
+				order = append(order, k)
+			}
+			byKey[k] = f
+		}
+	}
+	out := make([]bundle.File, 0, len(order))
+	for _, k := range order {
+		out = append(out, byKey[k])
+	}
+	return bundle.New(out)
+}

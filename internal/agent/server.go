@@ -1,0 +1,89 @@
+package agent
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"net/http"
+)
+
+// MaxBodyBytes bounds a request body (file sets with many certificates and large
+// maps fit well below it).
+const MaxBodyBytes = 256 << 20
+
+// Handler is the agent's HTTP API:
+//
+//	PUT  /v1/config   apply a file set (ConfigRequest → Result)
+//	POST /v1/runtime  apply runtime operations (RuntimeRequest → Result)
+//	GET  /v1/state    State
+//	GET  /healthz     200 while the HAProxy master runs (no auth)
+//
+// Every /v1 route needs HTTP basic auth with the agent's credentials.
+func (a *Agent) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if !a.Running() {
+			http.Error(w, "haproxy is not running", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.Handle("PUT /v1/config", a.auth(func(w http.ResponseWriter, r *http.Request) {
+		var req ConfigRequest
+		if !decode(w, r, &req) {
+			return
+		}
+		res, status := a.ApplyConfig(r.Context(), req)
+		writeResponse(w, status, res)
+	}))
+	mux.Handle("POST /v1/runtime", a.auth(func(w http.ResponseWriter, r *http.Request) {
+		var req RuntimeRequest
+		if !decode(w, r, &req) {
+			return
+		}
+		res, status := a.ApplyRuntime(r.Context(), req)
+		writeResponse(w, status, res)
+	}))
+	mux.Handle("GET /v1/state", a.auth(func(w http.ResponseWriter, r *http.Request) {
+		writeResponse(w, http.StatusOK, a.State(r.Context()))
+	}))
+	return mux
+}
+
+// auth checks HTTP basic credentials in constant time (comparing digests, so that
+// lengths do not leak either).
+func (a *Agent) auth(next http.HandlerFunc) http.Handler {
+	wantUser := sha256.Sum256([]byte(a.opts.Username))
+	wantPass := sha256.Sum256([]byte(a.opts.Password))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, pass, ok := r.BasicAuth()
+		u := sha256.Sum256([]byte(user))
+		p := sha256.Sum256([]byte(pass))
+		userOK := subtle.ConstantTimeCompare(u[:], wantUser[:])
+		passOK := subtle.ConstantTimeCompare(p[:], wantPass[:])
+		if !ok || userOK&passOK != 1 {
+			w.Header().Set("WWW-Authenticate", `Basic realm="haptic-agent"`)
+			writeResponse(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized"})
+			return
+		}
+		next(w, r)
+	})
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeResponse(w, http.StatusBadRequest, Result{Result: ResultError, Error: "decode request: " + err.Error()})
+		return false
+	}
+	return true
+}
+
+func writeResponse(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,252 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Execer runs one CLI command line; *Client is one.
+type Execer interface {
+	Do(ctx context.Context, command string) (string, error)
+}
+
+// MapPath turns a map's bundle name (e.g. "host.map") into the path HAProxy knows the
+// map by (the file the configuration references).
+type MapPath func(name string) string
+
+// Operation is one typed runtime operation. The kinds are the structs below.
+type Operation interface {
+	// Kind is the JSON "op" value.
+	Kind() string
+	// Validate checks the fields without touching HAProxy.
+	Validate() error
+	// Run applies the operation through x.
+	Run(ctx context.Context, x Execer, maps MapPath) error
+}
+
+// Op is the JSON envelope of an Operation: {"op":"<kind>", ...the kind's fields}.
+type Op struct{ Operation }
+
+var kinds = map[string]func() Operation{
+	"set-map":           func() Operation { return &SetMap{} },
+	"add-map":           func() Operation { return &AddMap{} },
+	"del-map":           func() Operation { return &DelMap{} },
+	"replace-map":       func() Operation { return &ReplaceMap{} },
+	"add-server":        func() Operation { return &AddServer{} },
+	"del-server":        func() Operation { return &DelServer{} },
+	"set-server-addr":   func() Operation { return &SetServerAddr{} },
+	"set-server-state":  func() Operation { return &SetServerState{} },
+	"set-server-weight": func() Operation { return &SetServerWeight{} },
+}
+
+// MarshalJSON writes the kind's fields with "op" first.
+func (o Op) MarshalJSON() ([]byte, error) {
+	if o.Operation == nil {
+		return nil, fmt.Errorf("marshal op: empty operation")
+	}
+	body, err := json.Marshal(o.Operation)
+	if err != nil {
+		return nil, fmt.Errorf("marshal op %s: %w", o.Kind(), err)
+	}
+	head := `{"op":` + strconv.Quote(o.Kind())
+	if string(body) == "{}" {
+		return []byte(head + "}"), nil
+	}
+	return []byte(head + "," + string(body[1:])), nil
+}
+
+// UnmarshalJSON picks the struct by "op" and rejects unknown fields.
+func (o *Op) UnmarshalJSON(data []byte) error {
+	var head struct {
+		Op string `json:"op"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return fmt.Errorf("op: %w", err)
+	}
+	mk, ok := kinds[head.Op]
+	if !ok {
+		return fmt.Errorf("op: unknown kind %q", head.Op)
+	}
+	op := mk()
+	// Strip "op" so the strict decoder accepts the rest.
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return fmt.Errorf("op %s: %w", head.Op, err)
+	}
+	delete(fields, "op")
+	rest, _ := json.Marshal(fields)
+	dec := json.NewDecoder(bytes.NewReader(rest))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(op); err != nil {
+		return fmt.Errorf("op %s: %w", head.Op, err)
+	}
+	o.Operation = op
+	return nil
+}
+
+// SetMap sets the value of an existing key: `set map`.
+type SetMap struct {
+	Map   string `json:"map"`
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// AddMap adds a key: `add map`.
+type AddMap struct {
+	Map   string `json:"map"`
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// DelMap deletes a key: `del map`. A key that is already absent counts as done.
+type DelMap struct {
+	Map string `json:"map"`
+	Key string `json:"key"`
+}
+
+// ReplaceMap atomically replaces a map's whole content: `prepare map`, batched
+// `add map @ver`, `commit map @ver`.
+type ReplaceMap struct {
+	Map     string     `json:"map"`
+	Entries []MapEntry `json:"entries"`
+}
+
+// AddServer adds a dynamic server (`add server`). HAProxy starts it in maintenance;
+// it is enabled (`enable server`, plus `enable health` with Check) unless Disabled.
+type AddServer struct {
+	Backend  string `json:"backend"`
+	Server   string `json:"server"`
+	Address  string `json:"address"`
+	Port     int    `json:"port"`
+	Weight   int    `json:"weight,omitempty"`
+	Check    bool   `json:"check,omitempty"`
+	Disabled bool   `json:"disabled,omitempty"`
+}
+
+// DelServer puts a server in maintenance and deletes it.
+type DelServer struct {
+	Backend string `json:"backend"`
+	Server  string `json:"server"`
+}
+
+// SetServerAddr changes a server's address and port.
+type SetServerAddr struct {
+	Backend string `json:"backend"`
+	Server  string `json:"server"`
+	Address string `json:"address"`
+	Port    int    `json:"port,omitempty"`
+}
+
+// SetServerState sets a server's admin state: ready, drain or maint.
+type SetServerState struct {
+	Backend string `json:"backend"`
+	Server  string `json:"server"`
+	State   string `json:"state"`
+}
+
+// SetServerWeight sets a server's weight (0-256).
+type SetServerWeight struct {
+	Backend string `json:"backend"`
+	Server  string `json:"server"`
+	Weight  int    `json:"weight"`
+}
+
+func (*SetMap) Kind() string          { return "set-map" }
+func (*AddMap) Kind() string          { return "add-map" }
+func (*DelMap) Kind() string          { return "del-map" }
+func (*ReplaceMap) Kind() string      { return "replace-map" }
+func (*AddServer) Kind() string       { return "add-server" }
+func (*DelServer) Kind() string       { return "del-server" }
+func (*SetServerAddr) Kind() string   { return "set-server-addr" }
+func (*SetServerState) Kind() string  { return "set-server-state" }
+func (*SetServerWeight) Kind() string { return "set-server-weight" }
+
+var nameRe = regexp.MustCompile(`^[A-Za-z0-9_.:-]+$`)
+
+func checkServer(kind, be, srv string) error {
+	if !nameRe.MatchString(be) || !nameRe.MatchString(srv) {
+		return fmt.Errorf("%s: invalid backend/server name %q/%q", kind, be, srv)
+	}
+	return nil
+}
+
+func checkMap(kind, name string, kv ...string) error {
+	if name == "" || strings.ContainsAny(name, " \t\n\r;") || strings.Contains(name, "..") {
+		return fmt.Errorf("%s: invalid map name %q", kind, name)
+	}
+	for _, s := range kv {
+		if strings.ContainsAny(s, "\n\r") {
+			return fmt.Errorf("%s %s: key or value contains a newline", kind, name)
+		}
+	}
+	return nil
+}
+
+func checkAddr(kind, addr string, port int) error {
+	if net.ParseIP(addr) == nil {
+		return fmt.Errorf("%s: address %q is not an IP", kind, addr)
+	}
+	if port < 0 || port > 65535 {
+		return fmt.Errorf("%s: port %d out of range", kind, port)
+	}
+	return nil
+}
+
+func (o *SetMap) Validate() error { return checkMap(o.Kind(), o.Map, o.Key, o.Value) }
+func (o *AddMap) Validate() error { return checkMap(o.Kind(), o.Map, o.Key, o.Value) }
+func (o *DelMap) Validate() error { return checkMap(o.Kind(), o.Map, o.Key) }
+func (o *ReplaceMap) Validate() error {
+	if err := checkMap(o.Kind(), o.Map); err != nil {
+		return err
+	}
+	for _, e := range o.Entries {
+		if err := checkMap(o.Kind(), o.Map, e.Key, e.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+func (o *AddServer) Validate() error {
+	if err := checkServer(o.Kind(), o.Backend, o.Server); err != nil {
+		return err
+	}
+	if o.Port < 1 {
+		return fmt.Errorf("%s %s/%s: port is required", o.Kind(), o.Backend, o.Server)
+	}
+	if o.Weight < 0 || o.Weight > 256 {
+		return fmt.Errorf("%s %s/%s: weight %d out of range", o.Kind(), o.Backend, o.Server, o.Weight)
+	}
+	return checkAddr(o.Kind(), o.Address, o.Port)
+}
+func (o *DelServer) Validate() error { return checkServer(o.Kind(), o.Backend, o.Server) }
+func (o *SetServerAddr) Validate() error {
+	if err := checkServer(o.Kind(), o.Backend, o.Server); err != nil {
+		return err
+	}
+	return checkAddr(o.Kind(), o.Address, o.Port)
+}
+func (o *SetServerState) Validate() error {
+	if err := checkServer(o.Kind(), o.Backend, o.Server); err != nil {
+		return err
+	}
+	switch o.State {
+	case "ready", "drain", "maint":
+		return nil
+	}
+	return fmt.Errorf("%s %s/%s: state %q is not ready, drain or maint", o.Kind(), o.Backend, o.Server, o.State)
+}
+func (o *SetServerWeight) Validate() error {
+	if err := checkServer(o.Kind(), o.Backend, o.Server); err != nil {
+		return err
+	}
+	if o.Weight < 0 || o.Weight > 256 {
+		return fmt.Errorf("%s %s/%s: weight %d out of range", o.Kind(), o.Backend, o.Server, o.Weight)
+	}
+	return nil
+}

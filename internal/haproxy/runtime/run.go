@@ -1,0 +1,154 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// MaxLine is the largest command line sent in one batch. HAProxy's CLI buffer is
+// 16 KB on 2.6; staying well under it leaves room for the reply.
+const MaxLine = 8 * 1024
+
+// expect runs cmd and fails unless ok accepts the trimmed reply.
+func expect(ctx context.Context, x Execer, cmd string, ok func(reply string) bool) (string, error) {
+	out, err := x.Do(ctx, cmd)
+	if err != nil {
+		return out, err
+	}
+	reply := strings.TrimSpace(out)
+	if !ok(reply) {
+		return reply, fmt.Errorf("%s: %s", firstWord(cmd), reply)
+	}
+	return reply, nil
+}
+
+func empty(r string) bool { return r == "" }
+
+func srv(be, s string) string { return be + "/" + s }
+
+func (o *SetMap) Run(ctx context.Context, x Execer, maps MapPath) error {
+	cmd := fmt.Sprintf("set map %s %s %s", Escape(maps(o.Map)), Escape(o.Key), Escape(o.Value))
+	_, err := expect(ctx, x, cmd, empty)
+	return wrap(o, o.Map+" "+o.Key, err)
+}
+
+func (o *AddMap) Run(ctx context.Context, x Execer, maps MapPath) error {
+	cmd := fmt.Sprintf("add map %s %s %s", Escape(maps(o.Map)), Escape(o.Key), Escape(o.Value))
+	_, err := expect(ctx, x, cmd, empty)
+	return wrap(o, o.Map+" "+o.Key, err)
+}
+
+func (o *DelMap) Run(ctx context.Context, x Execer, maps MapPath) error {
+	cmd := fmt.Sprintf("del map %s %s", Escape(maps(o.Map)), Escape(o.Key))
+	_, err := expect(ctx, x, cmd, func(r string) bool { return r == "" || r == "Key not found." })
+	return wrap(o, o.Map+" "+o.Key, err)
+}
+
+var newVersionRe = regexp.MustCompile(`New version created: (\d+)`)
+
+func (o *ReplaceMap) Run(ctx context.Context, x Execer, maps MapPath) error {
+	path := Escape(maps(o.Map))
+	reply, err := expect(ctx, x, "prepare map "+path, newVersionRe.MatchString)
+	if err != nil {
+		return wrap(o, o.Map, err)
+	}
+	ver, _ := strconv.Atoi(newVersionRe.FindStringSubmatch(reply)[1])
+	for _, line := range batch(fmt.Sprintf("add map @%d %s ", ver, path), o.Entries) {
+		if _, err := expect(ctx, x, line, empty); err != nil {
+			return wrap(o, o.Map, err)
+		}
+	}
+	_, err = expect(ctx, x, fmt.Sprintf("commit map @%d %s", ver, path), empty)
+	return wrap(o, o.Map, err)
+}
+
+// batch joins "<prefix><key> <value>" commands with ';' into lines under MaxLine.
+func batch(prefix string, entries []MapEntry) []string {
+	var lines []string
+	var b strings.Builder
+	for _, e := range entries {
+		cmd := prefix + Escape(e.Key) + " " + Escape(e.Value)
+		if b.Len() > 0 && b.Len()+1+len(cmd) > MaxLine {
+			lines = append(lines, b.String())
+			b.Reset()
+		}
+		if b.Len() > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(cmd)
+	}
+	if b.Len() > 0 {
+		lines = append(lines, b.String())
+	}
+	return lines
+}
+
+func (o *AddServer) Run(ctx context.Context, x Execer, _ MapPath) error {
+	name := srv(o.Backend, o.Server)
+	cmd := "add server " + name + " " + net.JoinHostPort(o.Address, strconv.Itoa(o.Port))
+	if o.Weight > 0 {
+		cmd += " weight " + strconv.Itoa(o.Weight)
+	}
+	if o.Check {
+		cmd += " check"
+	}
+	if _, err := expect(ctx, x, cmd, func(r string) bool { return r == "New server registered." }); err != nil {
+		return wrap(o, name, err)
+	}
+	if o.Disabled {
+		return nil
+	}
+	if o.Check {
+		if _, err := expect(ctx, x, "enable health "+name, empty); err != nil {
+			return wrap(o, name, err)
+		}
+	}
+	_, err := expect(ctx, x, "enable server "+name, empty)
+	return wrap(o, name, err)
+}
+
+func (o *DelServer) Run(ctx context.Context, x Execer, _ MapPath) error {
+	name := srv(o.Backend, o.Server)
+	if _, err := expect(ctx, x, "set server "+name+" state maint", empty); err != nil {
+		return wrap(o, name, err)
+	}
+	_, err := expect(ctx, x, "del server "+name, func(r string) bool { return r == "Server deleted." })
+	return wrap(o, name, err)
+}
+
+func (o *SetServerAddr) Run(ctx context.Context, x Execer, _ MapPath) error {
+	name := srv(o.Backend, o.Server)
+	cmd := "set server " + name + " addr " + o.Address
+	if o.Port > 0 {
+		cmd += " port " + strconv.Itoa(o.Port)
+	}
+	// Success replies are informational ("IP changed from ...", "no need to change
+	// the addr, port changed from ...").
+	_, err := expect(ctx, x, cmd, func(r string) bool {
+		return r == "" || strings.Contains(r, "changed from") || strings.HasPrefix(r, "no need to change")
+	})
+	return wrap(o, name, err)
+}
+
+func (o *SetServerState) Run(ctx context.Context, x Execer, _ MapPath) error {
+	name := srv(o.Backend, o.Server)
+	_, err := expect(ctx, x, "set server "+name+" state "+o.State, empty)
+	return wrap(o, name, err)
+}
+
+func (o *SetServerWeight) Run(ctx context.Context, x Execer, _ MapPath) error {
+	name := srv(o.Backend, o.Server)
+	_, err := expect(ctx, x, "set server "+name+" weight "+strconv.Itoa(o.Weight), empty)
+	return wrap(o, name, err)
+}
+
+func wrap(o Operation, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s %s: %w", o.Kind(), what, err)
+}
