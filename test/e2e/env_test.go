@@ -1,0 +1,259 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/haproxy-haptic/haptic/internal/controller"
+	"github.com/haproxy-haptic/haptic/localcluster/clustertest"
+)
+
+func TestMain(m *testing.M) {
+	if err := buildAgent(); err != nil {
+		fmt.Fprintln(os.Stderr, "build haptic-agent:", err)
+		os.Exit(1)
+	}
+	os.Exit(clustertest.Main(m))
+}
+
+// buildAgent builds bin/haptic-agent from the working tree: the process node runs it
+// for the haproxy image.
+func buildAgent() error {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("go", "build", "-o", filepath.Join(root, "bin", "haptic-agent"), "./cmd/haptic-agent")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v\n%s", err, out)
+	}
+	return nil
+}
+
+const (
+	agentUser = "haptic"
+	agentPass = "e2e-secret-password"
+	echoHost  = "echo.localhost"
+)
+
+// env is one test's deployment: its namespace, HAProxy pods, controller.
+type env struct {
+	t       *testing.T
+	c       *clustertest.Cluster
+	ns      string
+	ctx     context.Context
+	http    *http.Client
+	metrics string // base URL of the controller's /metrics (loopback)
+	logs    *bytes.Buffer
+}
+
+func setup(t *testing.T, haproxyReplicas int) *env {
+	t.Helper()
+	c := clustertest.Start(t)
+	ns := c.NewNamespace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	t.Cleanup(cancel)
+	e := &env{t: t, c: c, ns: ns.Name, ctx: ctx, http: c.HTTPClient(5 * time.Second), logs: &bytes.Buffer{}}
+	e.kubectl("apply", "--server-side", "--force-conflicts", "-f", "../../charts/haptic/crds/")
+	_, err := c.Client.CoreV1().Secrets(e.ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "haptic-agent-credentials"},
+		StringData: map[string]string{"username": agentUser, "password": agentPass, "credentials": agentUser + ":" + agentPass},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create credentials: %v", err)
+	}
+	e.applyFile("../../deploy/local/10-haproxy.yaml")
+	e.kubectl("scale", "deployment/haproxy", fmt.Sprintf("--replicas=%d", haproxyReplicas))
+	e.applyFile("../../examples/ingress/haptic-config.yaml")
+	e.applyFile("../../deploy/local/40-echo.yaml")
+	e.startController(cancel)
+	return e
+}
+
+// applyFile applies a manifest with its namespaces moved to the test's.
+func (e *env) applyFile(path string) {
+	e.t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	text := strings.NewReplacer("namespace: haptic", "namespace: "+e.ns, "namespace: default", "namespace: "+e.ns).Replace(string(data))
+	e.applyText(text)
+}
+
+func (e *env) applyText(text string) {
+	e.t.Helper()
+	f := filepath.Join(e.t.TempDir(), "manifest.yaml")
+	if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	e.kubectl("apply", "-n", e.ns, "-f", f)
+}
+
+func (e *env) kubectl(args ...string) string {
+	e.t.Helper()
+	if !contains(args, "-n") {
+		args = append(args, "-n", e.ns)
+	}
+	out, err := e.c.Kubectl(e.ctx, args...)
+	if err != nil {
+		e.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// startController runs `haptic run` in the test process. Its API and agent
+// connections start inside the cluster's network namespace; its metrics listen on
+// loopback in the root namespace.
+func (e *env) startController(cancelAll context.CancelFunc) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	e.metrics = "http://" + addr
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan error, 1)
+	log := slog.New(slog.NewTextHandler(&syncWriter{w: e.logs}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	go func() {
+		done <- controller.Run(ctx, controller.Options{
+			Rest: e.c.REST, Namespace: e.ns, ConfigName: "haptic-config", MetricsAddr: addr,
+			HAProxyBinary: "haproxy", Log: log, AgentHTTP: e.c.HTTPClient(2 * time.Minute),
+		})
+	}()
+	e.t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				e.t.Errorf("controller: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			e.t.Errorf("controller did not stop")
+		}
+		if e.t.Failed() {
+			e.t.Logf("controller log:\n%s", e.logs.String())
+		}
+	})
+	_ = cancelAll
+}
+
+// haproxyPods returns the ready HAProxy pods' IPs by name.
+func (e *env) haproxyPods() map[string]string {
+	pods, err := e.c.Client.CoreV1().Pods(e.ns).List(e.ctx, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(map[string]string{"app.kubernetes.io/component": "loadbalancer"}).String()})
+	if err != nil {
+		e.t.Fatalf("list pods: %v", err)
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && ready(&p) {
+			out[p.Name] = p.Status.PodIP
+		}
+	}
+	return out
+}
+
+func ready(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// get sends one request through HAProxy at ip.
+func (e *env) get(ip, host, path string) (int, string, error) {
+	req, err := http.NewRequestWithContext(e.ctx, http.MethodGet, "http://"+net.JoinHostPort(ip, "8080")+path, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	req.Host = host
+	resp, err := e.http.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// eventually polls cond every 100ms until it holds or the time is up.
+func (e *env) eventually(what string, within time.Duration, cond func() (bool, string)) {
+	e.t.Helper()
+	deadline := time.Now().Add(within)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		last = msg
+		time.Sleep(100 * time.Millisecond)
+	}
+	e.t.Fatalf("timed out after %s waiting for %s; last: %s", within, what, last)
+}
+
+// metric returns the sum of a metric's samples whose labels contain match.
+func (e *env) metric(name, match string) float64 {
+	resp, err := http.Get(e.metrics + "/metrics")
+	if err != nil {
+		e.t.Fatalf("scrape: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var sum float64
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, name) || (len(line) > len(name) && line[len(name)] != '{' && line[len(name)] != ' ') {
+			continue
+		}
+		if match != "" && !strings.Contains(line, match) {
+			continue
+		}
+		var v float64
+		fields := strings.Fields(line)
+		fmt.Sscan(fields[len(fields)-1], &v)
+		sum += v
+	}
+	return sum
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
