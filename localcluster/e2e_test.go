@@ -5,9 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/haproxy-haptic/haptic/localcluster/clustertest"
+	"github.com/haproxy-haptic/haptic/localcluster/node"
 )
 
 func TestMain(m *testing.M) { os.Exit(clustertest.Main(m)) }
@@ -112,6 +118,9 @@ func TestEchoBasicDeployment(t *testing.T) {
 		}
 	}
 
+	assertPodToPod(t, ns.Name+"/"+pods[0].Name, pods[1].Status.PodIP, pods[1].Name)
+	assertLoopbackForward(t, c, pods[0].Status.PodIP, pods[0].Name)
+
 	scale(t, ns, 4)
 	pods = waitReadyPods(t, ns, "app=echo", 4, 60*time.Second)
 	assertPodIPs(t, pods)
@@ -186,4 +195,57 @@ func getEcho(t *testing.T, client *http.Client, ip string) echoResponse {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// assertPodToPod requests echo-basic at targetIP from inside another pod's
+// network namespace: pods reach each other through the cluster namespace.
+func assertPodToPod(t *testing.T, fromPod, targetIP, wantPod string) {
+	t.Helper()
+	pids, err := node.PodProcesses(fromPod)
+	if err != nil || len(pids) != 1 {
+		t.Fatalf("process of %s: %v %v", fromPod, pids, err)
+	}
+	out, err := exec.Command("nsenter", "--target", strconv.Itoa(pids[0]), "--net", "--",
+		"curl", "-sS", "-m", "5", "http://"+targetIP+":3000/from-pod").CombinedOutput()
+	if err != nil {
+		t.Fatalf("pod-to-pod request from %s to %s: %v: %s", fromPod, targetIP, err, out)
+	}
+	var got echoResponse
+	if err := json.Unmarshal(out, &got); err != nil || got.Pod != wantPod {
+		t.Errorf("pod-to-pod answer %q (%v), want pod %s", out, err, wantPod)
+	}
+}
+
+// assertLoopbackForward reaches a pod through `haptic-cluster forward`: the
+// only path from the root namespace into the cluster is a loopback port.
+func assertLoopbackForward(t *testing.T, c *clustertest.Cluster, podIP, wantPod string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	forward := exec.CommandContext(ctx, filepath.Join(c.Config.BinDir, "haptic-cluster"), "forward", strconv.Itoa(port), podIP+":3000")
+	forward.Cancel = func() error { return forward.Process.Signal(syscall.SIGTERM) }
+	if err := forward.Start(); err != nil {
+		t.Fatalf("start forward: %v", err)
+	}
+	defer func() {
+		cancel()
+		_ = forward.Wait()
+	}()
+	url := fmt.Sprintf("http://127.0.0.1:%d/forwarded", port)
+	var got echoResponse
+	waitFor(t, 10*time.Second, "an answer through the loopback forward", func() (bool, string, error) {
+		resp, err := http.Get(url)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		defer resp.Body.Close()
+		err = json.NewDecoder(resp.Body).Decode(&got)
+		return err == nil && got.Pod == wantPod, fmt.Sprintf("%+v %v", got, err), nil
+	})
 }

@@ -26,7 +26,10 @@ func createNetns(cfg Config) error {
 			return err
 		}
 	}
-	return nil
+	// Pods have their own namespaces routed through this one: forwarding
+	// here (and only here; the sysctl is per namespace) carries pod-to-pod
+	// traffic. There is no route out, so nothing is forwarded off the machine.
+	return runIP("netns", "exec", cfg.Netns, "sh", "-c", "echo 1 > /proc/sys/net/ipv4/ip_forward")
 }
 
 func runIP(args ...string) error {
