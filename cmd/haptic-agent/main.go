@@ -146,6 +146,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	case err := <-errc:
 		log.Error("api server stopped", "error", err)
 		code = 1
+	case <-a.Exited():
+		log.Error("haproxy master exited")
+		code = 1
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -215,6 +215,18 @@ func (a *Agent) Close() error {
 	return a.proc.stop(a.opts.StopTimeout)
 }
 
+// Exited is closed when the HAProxy master started by Start exits on its own (it
+// is not restarted: the agent's command exits so that the pod restarts and comes
+// back serving the files on disk). Nil before Start.
+func (a *Agent) Exited() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.proc == nil {
+		return nil
+	}
+	return a.proc.done
+}
+
 // Running reports whether the HAProxy master is up.
 func (a *Agent) Running() bool {
 	a.mu.Lock()

@@ -320,3 +320,36 @@ func TestOptionsValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestConcurrentApplies: applies are serialized; every one is verified and the last
+// one to run is what serves and what is on disk.
+func TestConcurrentApplies(t *testing.T) {
+	needHAProxy(t)
+	opts := testOptions(t, t.TempDir())
+	_, srv := startAgent(t, opts)
+	port := freePort(t)
+	const n = 4
+	results := make(chan Result, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			_, res := putConfig(t, srv, configFile(frontendCfg(port, fmt.Sprintf("c%d", i), "", "")))
+			results <- res
+		}()
+	}
+	ids := map[int]bool{}
+	for i := 0; i < n; i++ {
+		res := <-results
+		if res.Result != ResultApplied || ids[res.ReloadID] {
+			t.Fatalf("result %+v (ids so far %v)", res, ids)
+		}
+		ids[res.ReloadID] = true
+	}
+	st := getState(t, srv)
+	if st.LastApply == nil || st.LastApply.Hash != st.Hash || st.TreeHash != st.Hash || st.Reloads != n {
+		t.Fatalf("state %+v", st)
+	}
+	body := fetch(t, port, "")
+	if want := bundle.New([]bundle.File{configFile(frontendCfg(port, body, "", ""))}).Hash; want != st.Hash {
+		t.Fatalf("serving %q, which is not the current set", body)
+	}
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/haproxy-haptic/haptic/internal/agent"
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+)
+
+// syncBuffer is a goroutine-safe writer (HAProxy output is copied concurrently).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+var creds = map[string]string{"HAPTIC_AGENT_USERNAME": "u", "HAPTIC_AGENT_PASSWORD": "secret-password"}
+
+func dirArgs(dir string) []string {
+	return []string{
+		"--config-file", filepath.Join(dir, "etc/haproxy.cfg"), "--maps-dir", filepath.Join(dir, "etc/maps"),
+		"--ssl-dir", filepath.Join(dir, "etc/ssl"), "--general-dir", filepath.Join(dir, "etc/general"),
+		"--state-dir", filepath.Join(dir, "state"),
+	}
+}
+
+func TestStartupErrors(t *testing.T) {
+	dir := t.TempDir()
+	credFile := filepath.Join(dir, "creds")
+	if err := os.WriteFile(credFile, []byte("nocolon\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"timeout above ceiling", []string{"--reload-verification-timeout", "61s"}, creds, "ceiling of 1m0s"},
+		{"no credentials", nil, map[string]string{"HAPTIC_AGENT_USERNAME": "u"}, "credentials are required"},
+		{"bad credentials file", []string{"--credentials-file", credFile}, nil, "username:password"},
+		{"bad flag", []string{"--nope"}, creds, "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr syncBuffer
+			code := run(context.Background(), append(dirArgs(dir), tt.args...), env(tt.env), &stderr, nil)
+			if code != 2 || !strings.Contains(stderr.String(), tt.want) {
+				t.Fatalf("code %d, stderr %q", code, stderr.String())
+			}
+			if strings.Contains(stderr.String(), "secret-password") {
+				t.Fatal("password in output")
+			}
+		})
+	}
+}
+
+func TestCredentialsFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "creds")
+	if err := os.WriteFile(p, []byte("admin:pa:ss\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	u, pw, err := credentials(p, env(nil))
+	if err != nil || u != "admin" || pw != "pa:ss" {
+		t.Fatalf("%q %q %v", u, pw, err)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestRunServesAndStops runs the command in-process: bootstrap /healthz, one apply,
+// then a graceful stop that ends HAProxy.
+func TestRunServesAndStops(t *testing.T) {
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Skip("haproxy not installed")
+	}
+	dir := t.TempDir()
+	statusPort, fePort := freePort(t), freePort(t)
+	args := append(dirArgs(dir), "--listen", "127.0.0.1:0", "--status-address", "127.0.0.1",
+		"--status-port", fmt.Sprint(statusPort), "--reload-verification-timeout", "10s", "--stop-timeout", "3s")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan string, 1)
+	codec := make(chan int, 1)
+	var stderr syncBuffer
+	go func() { codec <- run(ctx, args, env(creds), &stderr, ready) }()
+	var addr string
+	select {
+	case addr = <-ready:
+	case code := <-codec:
+		t.Fatalf("exited %d: %s", code, stderr.String())
+	case <-time.After(20 * time.Second):
+		t.Fatal("agent not ready")
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			cancel()
+			<-codec
+		}
+	})
+
+	client := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	get := func(url string) (int, string) {
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get(fmt.Sprintf("http://127.0.0.1:%d/healthz", statusPort)); code != 200 || body != "ok" {
+		t.Fatalf("bootstrap healthz: %d %q", code, body)
+	}
+	if code, _ := get("http://" + addr + "/healthz"); code != 200 {
+		t.Fatalf("agent healthz: %d", code)
+	}
+
+	cfg := fmt.Sprintf("global\n    hard-stop-after 5s\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n"+
+		"frontend fe\n    bind 127.0.0.1:%d\n    http-request return status 200 content-type text/plain string \"hello\"\n", fePort)
+	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}})
+	body, _ := json.Marshal(agent.ConfigRequest{Hash: b.Hash, Files: b.Files})
+	req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/config", bytes.NewReader(body))
+	req.SetBasicAuth("u", "secret-password")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("apply: %s", resp.Status)
+	}
+	if code, body := get(fmt.Sprintf("http://127.0.0.1:%d/", fePort)); code != 200 || body != "hello" {
+		t.Fatalf("after apply: %d %q", code, body)
+	}
+	pid := readPID(t, filepath.Join(dir, "state", "haproxy.pid"))
+
+	cancel() // as SIGTERM does
+	select {
+	case code := <-codec:
+		stopped = true
+		if code != 0 {
+			t.Fatalf("exit code %d: %s", code, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("agent did not stop")
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+		t.Fatalf("haproxy master %d still running", pid)
+	}
+	if strings.Contains(stderr.String(), "secret-password") {
+		t.Fatal("password in logs")
+	}
+}
+
+func readPID(t *testing.T, p string) int {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Sscan(string(data), &pid); err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}

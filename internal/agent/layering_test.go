@@ -1,0 +1,34 @@
+package agent
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestAgentStaysSmall: the agent and its runtime client never pull in client-go, the
+// template engine or the controller's stages.
+func TestAgentStaysSmall(t *testing.T) {
+	const module = "github.com/haproxy-haptic/haptic/"
+	forbidden := []string{
+		"k8s.io/client-go/", "github.com/open2b/scriggo",
+		module + "internal/watch", module + "internal/store", module + "internal/render",
+		module + "internal/schema", module + "internal/pipeline",
+	}
+	for _, pkg := range []string{"cmd/haptic-agent", "internal/agent", "internal/haproxy/runtime"} {
+		out, err := exec.Command("go", "list", "-deps", module+pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, f := range forbidden {
+				if strings.HasPrefix(dep, f) {
+					t.Errorf("%s imports %s", pkg, dep)
+				}
+			}
+			if pkg == "internal/haproxy/runtime" && strings.HasPrefix(dep, module) && dep != module+pkg {
+				t.Errorf("the runtime client imports %s; it should need only the standard library", dep)
+			}
+		}
+	}
+}
