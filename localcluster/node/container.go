@@ -33,6 +33,7 @@ type containerRunner struct {
 
 	mu    sync.Mutex
 	view  containerView
+	argv  []string // the command last started, for events
 	grace time.Duration // used when the run context is cancelled
 
 	cancel context.CancelFunc
@@ -121,6 +122,7 @@ func (r *containerRunner) run(ctx context.Context) {
 		}
 		started := time.Now()
 		pid := cmd.Process.Pid
+		r.event(corev1.EventTypeNormal, "Started", "started process %d: %v", pid, r.argv)
 		r.update(func(v *containerView) {
 			v.Waiting, v.Terminated, v.Ready, v.Started, v.PID = nil, nil, false, false, pid
 			v.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(started)}
@@ -146,6 +148,7 @@ func (r *containerRunner) run(ctx context.Context) {
 			v.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
 				Message: fmt.Sprintf("back-off %s restarting failed container %s", backoff, r.spec.Name)}
 		})
+		r.event(corev1.EventTypeWarning, "BackOff", "exited with code %d; restarting in %s", exit.code, backoff)
 		if !sleepCtx(ctx, backoff) {
 			return
 		}
@@ -173,10 +176,15 @@ func (r *containerRunner) setWaiting(err error) {
 	if errors.As(err, &w) {
 		reason, message = w.Reason, w.Message
 	}
+	changed := false
 	r.update(func(v *containerView) {
+		changed = v.Waiting == nil || v.Waiting.Reason != reason
 		v.Running = nil
 		v.Waiting = &corev1.ContainerStateWaiting{Reason: reason, Message: message}
 	})
+	if changed {
+		r.event(corev1.EventTypeWarning, "Failed", "%s: %s", reason, message)
+	}
 }
 
 // launch resolves the command and starts the container process: our own
@@ -198,6 +206,7 @@ func (r *containerRunner) launch(ctx context.Context) (*exec.Cmd, []string, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	r.argv = argv
 	spec := InitSpec{Argv: argv, Env: env, WorkDir: r.spec.WorkingDir, Mounts: mounts,
 		ScratchDir: filepath.Join(w.dir, "scratch", r.spec.Name)}
 	specFile := filepath.Join(w.dir, r.spec.Name+".init.json")
@@ -248,9 +257,11 @@ func (r *containerRunner) supervise(ctx context.Context, cmd *exec.Cmd, env []st
 		r.mu.Lock()
 		grace := r.grace
 		r.mu.Unlock()
-		return terminate(cmd.Process.Pid, grace, exited), "Completed"
+		r.event(corev1.EventTypeNormal, "Killing", "stopping with a grace period of %s", grace)
+		exit := terminate(cmd.Process.Pid, grace, exited)
+		return exit, exitReason(exit)
 	case <-unhealthy:
-		fmt.Fprintf(os.Stderr, "%s/%s: liveness probe failed, restarting\n", r.pod.key(), r.spec.Name)
+		r.event(corev1.EventTypeWarning, "Unhealthy", "liveness or startup probe failed; restarting")
 		return terminate(cmd.Process.Pid, r.pod.terminationGrace(), exited), "Error"
 	}
 }

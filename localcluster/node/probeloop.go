@@ -90,6 +90,7 @@ func (r *containerRunner) readinessLoop(ctx context.Context, p *corev1.Probe, t 
 			if ready && bad >= failures {
 				ready = false
 				r.update(func(v *containerView) { v.Ready = false })
+				r.event(corev1.EventTypeWarning, "Unhealthy", "readiness probe failed: %v", err)
 			}
 		}
 		wait := period
