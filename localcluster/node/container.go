@@ -33,7 +33,7 @@ type containerRunner struct {
 
 	mu    sync.Mutex
 	view  containerView
-	argv  []string // the command last started, for events
+	argv  []string      // the command last started, for events
 	grace time.Duration // used when the run context is cancelled
 
 	cancel context.CancelFunc
