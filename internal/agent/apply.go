@@ -62,6 +62,8 @@ func (a *Agent) ApplyConfig(ctx context.Context, req ConfigRequest) (Result, int
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	// From here on a client that goes away must not leave a half-done apply.
+	ctx = context.WithoutCancel(ctx)
 	if b.Hash == a.current.Hash {
 		// Same set: nothing to do unless the files on disk drifted.
 		if tree, err := readTree(a.opts.Layout, manifestOf(a.current)); err == nil && tree.Hash == b.Hash {
@@ -81,6 +83,8 @@ func (a *Agent) ApplyConfig(ctx context.Context, req ConfigRequest) (Result, int
 		return done(http.StatusInternalServerError)
 	}
 	status := a.switchTo(ctx, b, &res)
+	a.opts.Logger.Info("apply", "hash", b.Hash, "result", res.Result, "reloadID", res.ReloadID,
+		"ms", time.Since(start).Milliseconds(), "error", res.Error)
 	a.st.recordApply(ApplyRecord{At: start.UTC(), Hash: b.Hash, Result: res.Result, Error: res.Error, Mode: "reload"})
 	return done(status)
 }

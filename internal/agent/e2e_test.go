@@ -235,8 +235,16 @@ func TestAgentEndToEnd(t *testing.T) {
 		if st.TreeHash == st.Hash || st.TreeHash == "" {
 			t.Fatalf("drift not visible: hash %s tree %s", st.Hash, st.TreeHash)
 		}
-		if err := os.WriteFile(p, []byte(orig), 0o644); err != nil {
-			t.Fatal(err)
+		// Applying the current set again repairs the drift (with a reload).
+		var files []bundle.File
+		for _, f := range a.current.Files {
+			files = append(files, f)
+		}
+		if code, res := putConfig(t, srv, files...); code != http.StatusOK || res.Result != ResultApplied || res.Hash != st.Hash {
+			t.Fatalf("repair: %d %+v", code, res)
+		}
+		if readFile(t, p) != orig {
+			t.Fatal("map file not repaired")
 		}
 		if st := getState(t, srv); st.TreeHash != st.Hash {
 			t.Fatalf("drift repaired but tree %s != %s", st.TreeHash, st.Hash)
@@ -351,5 +359,54 @@ func TestConcurrentApplies(t *testing.T) {
 	body := fetch(t, port, "")
 	if want := bundle.New([]bundle.File{configFile(frontendCfg(port, body, "", ""))}).Hash; want != st.Hash {
 		t.Fatalf("serving %q, which is not the current set", body)
+	}
+}
+
+// TestOrphanedHAProxyIsReplaced: an agent that died without stopping HAProxy leaves
+// a master running; the next agent on the same state dir stops it and takes over.
+func TestOrphanedHAProxyIsReplaced(t *testing.T) {
+	needHAProxy(t)
+	opts := testOptions(t, t.TempDir())
+	a1, srv1 := startAgent(t, opts)
+	port := freePort(t)
+	if code, _ := putConfig(t, srv1, configFile(frontendCfg(port, "one", "", ""))); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	old := a1.proc.pid()
+	_, srv2 := startAgent(t, opts) // a1 never stopped its HAProxy
+	if alive(old) {
+		t.Fatalf("orphaned master %d still running", old)
+	}
+	if got := fetch(t, port, ""); got != "one" {
+		t.Fatalf("after takeover: %q", got)
+	}
+	if st := getState(t, srv2); st.Hash != bundle.New([]bundle.File{configFile(frontendCfg(port, "one", "", ""))}).Hash {
+		t.Fatalf("state %+v", st)
+	}
+}
+
+// TestBrokenConfigOnDiskFallsBackToBootstrap: a config file that HAProxy cannot run
+// and no last known good set: the agent starts on the bootstrap config.
+func TestBrokenConfigOnDiskFallsBackToBootstrap(t *testing.T) {
+	needHAProxy(t)
+	opts := testOptions(t, t.TempDir())
+	if err := os.MkdirAll(filepath.Dir(opts.Layout.ConfigFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(opts.Layout.ConfigFile, []byte("global\n    bogus_keyword\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, srv := startAgent(t, opts)
+	resp, err := plainClient.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", opts.StatusPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("bootstrap healthz: %s", resp.Status)
+	}
+	st := getState(t, srv)
+	if !strings.Contains(readFile(t, opts.Layout.ConfigFile), "bootstrap") || st.TreeHash != st.Hash {
+		t.Fatalf("state %+v", st)
 	}
 }

@@ -51,6 +51,7 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req RuntimeRequest) (Result, i
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	ctx = context.WithoutCancel(ctx)
 	if req.BaseHash != "" && req.BaseHash != a.current.Hash {
 		return fail(http.StatusConflict, "base hash %s is not the running set %s", req.BaseHash, a.current.Hash)
 	}
