@@ -118,6 +118,7 @@ func TestEchoBasicDeployment(t *testing.T) {
 		}
 	}
 
+	assertAPIServerReachesPods(t, ns, pods)
 	assertPodToPod(t, ns.Name+"/"+pods[0].Name, pods[1].Status.PodIP, pods[1].Name)
 	assertLoopbackForward(t, c, pods[0].Status.PodIP, pods[0].Name)
 
@@ -248,4 +249,25 @@ func assertLoopbackForward(t *testing.T, c *clustertest.Cluster, podIP, wantPod 
 		err = json.NewDecoder(resp.Body).Decode(&got)
 		return err == nil && got.Pod == wantPod, fmt.Sprintf("%+v %v", got, err), nil
 	})
+}
+
+// assertAPIServerReachesPods goes through the API server's pod and service
+// proxies: the API server dials pod IPs from the cluster namespace, the same
+// path it takes to call admission webhooks (--enable-aggregator-routing).
+func assertAPIServerReachesPods(t *testing.T, ns *clustertest.Namespace, pods []corev1.Pod) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	raw, err := ns.Client.CoreV1().Pods(ns.Name).ProxyGet("http", pods[0].Name, "3000", "/via-apiserver", nil).DoRaw(ctx)
+	var got echoResponse
+	if err != nil || json.Unmarshal(raw, &got) != nil || got.Pod != pods[0].Name {
+		t.Fatalf("pod proxy to %s: %v: %s", pods[0].Name, err, raw)
+	}
+	raw, err = ns.Client.CoreV1().Services(ns.Name).ProxyGet("http", "echo", "80", "/via-service", nil).DoRaw(ctx)
+	if err != nil || json.Unmarshal(raw, &got) != nil {
+		t.Fatalf("service proxy to echo: %v: %s", err, raw)
+	}
+	if got.Pod != pods[0].Name && got.Pod != pods[1].Name {
+		t.Errorf("service proxy answered by %q, not one of the echo pods", got.Pod)
+	}
 }

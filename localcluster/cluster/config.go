@@ -34,8 +34,8 @@ type Config struct {
 }
 
 // DefaultConfig derives the configuration from the environment:
-// HAPTIC_CACHE (cache root), HAPTIC_CLUSTER_STATE, HAPTIC_CLUSTER_NETNS, and the
-// directory of the running executable as BinDir.
+// HAPTIC_CACHE (cache root), HAPTIC_CLUSTER_STATE, HAPTIC_CLUSTER_NETNS, and
+// HAPTIC_BIN (the repository's bin/; default: the running executable's directory).
 func DefaultConfig() (Config, error) {
 	cacheRoot := os.Getenv("HAPTIC_CACHE")
 	if cacheRoot == "" {
@@ -45,6 +45,10 @@ func DefaultConfig() (Config, error) {
 		Netns:    envOr("HAPTIC_CLUSTER_NETNS", DefaultNetns),
 		StateDir: envOr("HAPTIC_CLUSTER_STATE", DefaultStateDir),
 		CacheDir: filepath.Join(cacheRoot, "k8s-"+KubernetesVersion),
+	}
+	if bin := os.Getenv("HAPTIC_BIN"); bin != "" {
+		cfg.BinDir = bin
+		return cfg, nil
 	}
 	exe, err := os.Executable()
 	if err != nil {
