@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
@@ -25,6 +26,8 @@ type Agent struct {
 	// runtime operations and reloads.
 	mu   sync.Mutex
 	proc *process
+	// running is proc for readers that must not wait for an apply (/healthz).
+	running atomic.Pointer[process]
 	// current is the set on disk and running (full content), lkg the last set that
 	// was verified running; normally equal.
 	current, lkg *bundle.Bundle
@@ -172,6 +175,7 @@ func (a *Agent) startAndWait(ctx context.Context) error {
 		return err
 	}
 	a.proc = p
+	a.running.Store(p)
 	ctx, cancel := context.WithTimeout(ctx, a.opts.ReloadVerificationTimeout)
 	defer cancel()
 	for {
@@ -219,19 +223,16 @@ func (a *Agent) Close() error {
 // is not restarted: the agent's command exits so that the pod restarts and comes
 // back serving the files on disk). Nil before Start.
 func (a *Agent) Exited() <-chan struct{} {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.proc == nil {
+	p := a.running.Load()
+	if p == nil {
 		return nil
 	}
-	return a.proc.done
+	return p.done
 }
 
 // Running reports whether the HAProxy master is up.
 func (a *Agent) Running() bool {
-	a.mu.Lock()
-	p := a.proc
-	a.mu.Unlock()
+	p := a.running.Load()
 	return p != nil && !p.exited()
 }
 

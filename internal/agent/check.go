@@ -31,7 +31,7 @@ func (a *Agent) check(ctx context.Context, b *bundle.Bundle) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, validate.DefaultCheckTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, a.opts.Binary, "-c", "-q", "-f", tl.ConfigFile, "-f", a.opts.agentConfig())
+	cmd := exec.CommandContext(ctx, a.opts.Binary, "-c", "-f", tl.ConfigFile, "-f", a.opts.agentConfig())
 	cmd.Dir = tmp
 	cmd.WaitDelay = time.Second
 	var out bytes.Buffer
