@@ -8,7 +8,7 @@ CLUSTER_TOOL := $(BIN)/haptic-cluster
 
 .PHONY: cluster-binaries cluster-tool cluster-up cluster-down cluster-status test-cluster
 
-## cluster-binaries: build etcd, kube-*, kubectl and echo-basic into $(HAPTIC_CACHE) (cached; ~15-20 min cold)
+## cluster-binaries: build etcd, kube-*, kubectl, echo-basic and coredns into $(HAPTIC_CACHE) (cached; ~30 min cold)
 cluster-binaries:
 	GO=$(GO) $(CURDIR)/localcluster/build-binaries.sh
 

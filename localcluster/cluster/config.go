@@ -82,8 +82,9 @@ func APIServerURL() string {
 	return fmt.Sprintf("https://%s:%d", APIServerIP, APIServerPort)
 }
 
-// RequiredBinaries lists the cached binaries Up needs.
-var RequiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"}
+// RequiredBinaries lists the cached binaries: the control plane Up starts and
+// the workloads the image table maps (make cluster-binaries builds them all).
+var RequiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "echo-basic", "coredns"}
 
 // CheckBinaries returns an error naming the missing binaries and how to build them.
 func (c Config) CheckBinaries() error {
