@@ -159,6 +159,22 @@ func TestAgentEndToEnd(t *testing.T) {
 			Files:      []bundle.File{newMap},
 			Hash:       next.Hash,
 		}
+		bad := req
+		bad.Hash = stMap.Hash // the hash of the set before the change
+		if code, _ := call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, bad); code != http.StatusBadRequest {
+			t.Fatalf("runtime hash mismatch: %d", code)
+		}
+		bad = req
+		bad.BaseHash = "0123"
+		if code, _ := call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, bad); code != http.StatusConflict {
+			t.Fatalf("runtime stale base: %d", code)
+		}
+		if code, _ := call(t, srv, http.MethodPost, "/v1/runtime", "x", "y", req); code != http.StatusUnauthorized {
+			t.Fatalf("runtime wrong credential: %d", code)
+		}
+		if got := fetch(t, port, "b.test"); got != "nomatch" {
+			t.Fatalf("refused runtime requests changed routing: %q", got)
+		}
 		code, res := call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, req)
 		if code != http.StatusOK || res.Result != ResultApplied || res.Reloaded {
 			t.Fatalf("runtime: %d %+v", code, res)
