@@ -1,5 +1,3 @@
-// Command haptic-agent runs next to HAProxy in every HAProxy pod: it starts HAProxy in
-// master-worker mode and serves the authenticated API the controller deploys through.
 package main
 
 import (

@@ -1,0 +1,35 @@
+// Command haptic-agent runs next to HAProxy in every HAProxy pod: it starts HAProxy in
+// master-worker mode as its child and serves the authenticated API the controller
+// deploys through (see internal/agent).
+//
+// Flags (defaults in brackets):
+//
+//	--listen [:5555]                      API address
+//	--haproxy-binary [haproxy]
+//	--config-file [/etc/haproxy/haproxy.cfg], --maps-dir [/etc/haproxy/maps],
+//	--ssl-dir [/etc/haproxy/ssl], --general-dir [/etc/haproxy/general]
+//	--state-dir [/var/lib/haptic-agent]   manifest, last known good set, agent.cfg, sockets
+//	--reload-verification-timeout [60s]   above 60s: exit 2 at startup
+//	--credentials-file                    one line "username:password"; else the
+//	                                      HAPTIC_AGENT_USERNAME / HAPTIC_AGENT_PASSWORD env;
+//	                                      without credentials: exit 2
+//	--bootstrap-config                    file HAProxy starts with before the first apply
+//	                                      (default: built-in, hard-stop-after 10s + /healthz)
+//	--status-address [all], --status-port [8404]  the built-in bootstrap's /healthz
+//	--stop-timeout [15s]                  graceful HAProxy stop on SIGTERM before SIGTERM/SIGKILL
+//	--log-level [info]
+//
+// API (HTTP basic auth on /v1):
+//
+//	PUT  /v1/config   {"hash","files":[{kind,name,content}]} → {"hash","result","reloaded","reloadID","durationMs","error","alerts"}
+//	                  200 applied|unchanged, 400 bad request/hash, 401, 422 invalid (HAProxy's alerts),
+//	                  502 rolled_back, 500 rollback_failed
+//	POST /v1/runtime  {"baseHash"?,"operations":[{"op":...}],"files":[...],"hash"} → same shape;
+//	                  200 applied|reloaded-after-runtime-failure, 400, 401, 409 stale baseHash, 422
+//	GET  /v1/state    {"hash","files","haproxyVersion","capabilities","reloads","failedReloads",
+//	                   "lastApply","lastReload","workers","treeHash"}
+//	GET  /healthz     200 while the HAProxy master runs (no auth)
+//
+// Exit codes: 0 after SIGTERM/SIGINT (HAProxy stopped), 1 when HAProxy cannot start or
+// its master exits on its own, 2 for usage errors.
+package main
