@@ -13,6 +13,7 @@ all: build
 
 ## deps: system packages and Go modules the build and tests need
 deps: haproxy
+	@command -v curl >/dev/null 2>&1 || { export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq curl >/dev/null; }
 	$(GO) mod download
 
 ## haproxy: install Debian's HAProxy when it is missing
@@ -23,13 +24,15 @@ haproxy:
 	  apt-get update -qq && apt-get install -y -qq haproxy >/dev/null; \
 	  command -v haproxy >/dev/null; }
 
-## build: bin/haptic
+## build: bin/haptic, bin/haptic-agent, bin/haptic-cluster
 build:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/haptic ./cmd/haptic
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/haptic-agent ./cmd/haptic-agent
+	$(GO) build -trimpath -o $(BIN)/haptic-cluster ./localcluster/cmd/haptic-cluster
 
-## test: the whole suite (race detector on), the example library through the CLI
-test: deps build
+## test: the whole suite (race detector on; the local cluster for end-to-end tests)
+test: deps build cluster-binaries
 	$(GO) test -race -count=1 -timeout 25m ./...
 	$(BIN)/haptic validate -f examples/ingress/haptic-config.yaml
 
@@ -43,12 +46,10 @@ generate:
 	$(GO) tool controller-gen object paths=./api/... crd:crdVersions=v1 output:crd:dir=charts/haptic/crds
 	$(GO) generate ./internal/schema/...
 
-## run: render and validate the example library, then print where the output is
-run: deps build
+## run: the local cluster with HAProxy, the agent, the controller and a sample app (Ctrl-C stops it)
+run: deps build cluster-binaries
 	$(BIN)/haptic validate -f examples/ingress/haptic-config.yaml
-	$(BIN)/haptic render -f examples/ingress/haptic-config.yaml --test routes-an-ingress --check -o $(CURDIR)/out/example
-	@echo
-	@echo "Rendered example: $(CURDIR)/out/example/etc/haproxy/haproxy.cfg (maps in out/example/etc/haproxy/maps)"
+	$(CURDIR)/scripts/run-local.sh
 
 ## bench-render: haptic benchmark of the example at 100, 1,000 and 5,000 Ingresses
 bench-render: build
