@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/haproxy-haptic/haptic/internal/agent"
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+)
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// buildAgent builds the command once per test binary run.
+func buildAgent(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "haptic-agent-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "haptic-agent")
+		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+// startBinary runs the built agent; it is stopped by PID at cleanup. It returns the
+// process and the API address the agent logged.
+func startBinary(t *testing.T, bin string, args []string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(bin, append(args, "--listen", "127.0.0.1:0")...)
+	cmd.Env = append(os.Environ(), "HAPTIC_AGENT_USERNAME=u", "HAPTIC_AGENT_PASSWORD=secret-password")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	addrRe := regexp.MustCompile(`agent listening"? addr=(\S+)`)
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := addrRe.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	select {
+	case addr := <-found:
+		return cmd, addr
+	case <-time.After(20 * time.Second):
+		t.Fatal("agent did not start")
+		return nil, ""
+	}
+}
+
+// TestKilledAgentComesBack: SIGKILL the agent process and its HAProxy, start a new
+// agent on the same dirs: it serves the last config at once and reports its hash.
+func TestKilledAgentComesBack(t *testing.T) {
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Skip("haproxy not installed")
+	}
+	dir := t.TempDir()
+	bin := buildAgent(t)
+	args := append(dirArgs(dir), "--status-address", "127.0.0.1", "--status-port", fmt.Sprint(freePort(t)),
+		"--reload-verification-timeout", "10s", "--stop-timeout", "3s")
+	first, addr := startBinary(t, bin, args)
+
+	fePort := freePort(t)
+	cfg := fmt.Sprintf("global\n    hard-stop-after 5s\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n"+
+		"frontend fe\n    bind 127.0.0.1:%d\n    http-request return status 200 content-type text/plain string \"last\"\n", fePort)
+	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}})
+	body, _ := json.Marshal(agent.ConfigRequest{Hash: b.Hash, Files: b.Files})
+	req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/config", bytes.NewReader(body))
+	req.SetBasicAuth("u", "secret-password")
+	client := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("apply: %s", resp.Status)
+	}
+
+	master := readPID(t, filepath.Join(dir, "state", "haproxy.pid"))
+	_ = syscall.Kill(-master, syscall.SIGKILL) // HAProxy's process group
+	_ = first.Process.Kill()
+	_ = first.Wait()
+
+	start := time.Now()
+	_, addr2 := startBinary(t, bin, args)
+	t.Logf("restarted in %s", time.Since(start))
+	resp, err = client.Get(fmt.Sprintf("http://127.0.0.1:%d/", fePort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(got) != "last" {
+		t.Fatalf("after restart: %q", got)
+	}
+	req, _ = http.NewRequest(http.MethodGet, "http://"+addr2+"/v1/state", nil)
+	req.SetBasicAuth("u", "secret-password")
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st agent.State
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Hash != b.Hash || st.TreeHash != b.Hash {
+		t.Fatalf("state hash %s tree %s, want %s", st.Hash, st.TreeHash, b.Hash)
+	}
+}
+
+// TestAgentKillStopsHAProxy: SIGKILL of the agent alone takes its HAProxy down too
+// (parent-death signal), so a restarted pod container never finds the ports taken.
+func TestAgentKillStopsHAProxy(t *testing.T) {
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Skip("haproxy not installed")
+	}
+	dir := t.TempDir()
+	bin := buildAgent(t)
+	args := append(dirArgs(dir), "--status-address", "127.0.0.1", "--status-port", fmt.Sprint(freePort(t)))
+	first, _ := startBinary(t, bin, args)
+	master := readPID(t, filepath.Join(dir, "state", "haproxy.pid"))
+	t.Cleanup(func() { _ = syscall.Kill(-master, syscall.SIGKILL) })
+	_ = first.Process.Kill()
+	_ = first.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", master)); err != nil {
+			return
+		}
+		if stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", master)); bytes.Contains(stat, []byte(") Z")) {
+			return // exited, waiting for its new parent to reap it
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("haproxy master %d survived the agent", master)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
