@@ -62,3 +62,7 @@ clean:
 	rm -rf $(BIN) $(CURDIR)/out
 
 -include localcluster/cluster.mk
+
+## bench-e2e: time from creating an Ingress to its first 200 through HAProxy (20 samples)
+bench-e2e: build cluster-binaries
+	$(GO) test -run '^$$' -bench IngressApplyToFirst200 -benchtime 20x -timeout 20m ./test/e2e/

@@ -57,7 +57,7 @@ const (
 
 // env is one test's deployment: its namespace, HAProxy pods, controller.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	c       *clustertest.Cluster
 	ns      string
 	ctx     context.Context
@@ -66,7 +66,7 @@ type env struct {
 	logs    *bytes.Buffer
 }
 
-func setup(t *testing.T, haproxyReplicas int) *env {
+func setup(t testing.TB, haproxyReplicas int) *env {
 	t.Helper()
 	c := clustertest.Start(t)
 	ns := c.NewNamespace(t)
