@@ -31,9 +31,9 @@ func BenchmarkIngressApplyToFirst200(b *testing.B) {
 	var samples []time.Duration
 	b.ResetTimer()
 	for i := range b.N {
-		host := fmt.Sprintf("bench-%d.localhost", i)
+		host := fmt.Sprintf("bench-%d-%d.localhost", b.N, i)
 		ing := &networkingv1.Ingress{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%d", i)},
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-"},
 			Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
 				Host: host,
 				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
@@ -42,6 +42,11 @@ func BenchmarkIngressApplyToFirst200(b *testing.B) {
 				}}}},
 			}}},
 		}
+		// Space the samples by more than minDeploymentInterval (2s) so that each
+		// measures the pipeline, not the reload pacing of the previous sample.
+		b.StopTimer()
+		time.Sleep(2500 * time.Millisecond)
+		b.StartTimer()
 		start := time.Now()
 		if _, err := e.c.Client.NetworkingV1().Ingresses(e.ns).Create(e.ctx, ing, metav1.CreateOptions{}); err != nil {
 			b.Fatal(err)
