@@ -60,6 +60,19 @@ func TestUpClearsAKilledRun(t *testing.T) {
 	}
 	waitProcessCount(t, "default/survivor", 1, 30*time.Second)
 
+	// A dead scheduler is restarted alone; the cluster keeps its objects.
+	killComponent(t, cfg, "kube-scheduler")
+	out.Reset()
+	if err := cluster.Up(ctx, cfg, &out); err != nil {
+		t.Fatalf("up with a dead scheduler: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "restarted kube-scheduler") {
+		t.Errorf("up did not restart just the scheduler:\n%s", out.String())
+	}
+	if _, err := client.CoreV1().Pods("default").Get(ctx, "survivor", metav1.GetOptions{}); err != nil {
+		t.Errorf("repairing the scheduler lost the pod: %v", err)
+	}
+
 	// The session dies: every process of the private cluster is SIGKILLed.
 	killed := killEverything(t, cfg)
 	t.Logf("SIGKILLed %d processes; netns and files stay behind", killed)
@@ -156,4 +169,25 @@ func assertNothingLeft(t *testing.T, cfg cluster.Config) {
 	if len(files) > 0 {
 		t.Errorf("pid files left behind: %v", files)
 	}
+}
+
+// killComponent SIGKILLs one recorded component and waits until it is gone.
+func killComponent(t *testing.T, cfg cluster.Config, name string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(cfg.RunDir(), name+".pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.Fields(string(data))[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill %s: %v", name, err)
+	}
+	waitFor(t, 5*time.Second, name+" gone", func() (bool, string, error) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		gone := err != nil || strings.Contains(string(stat), ") Z ")
+		return gone, "still alive", nil
+	})
 }

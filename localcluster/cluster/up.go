@@ -34,6 +34,9 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 		fmt.Fprintf(out, "cluster already up (netns %s, kubeconfig %s)\n", cfg.Netns, cfg.Kubeconfig())
 		return nil
 	}
+	if dead, ok := repairable(ctx, cfg); ok {
+		return repair(ctx, cfg, dead, out)
+	}
 	fmt.Fprintln(out, "clearing what an earlier run left behind")
 	if err := clearStale(cfg); err != nil {
 		return fmt.Errorf("clear stale cluster state: %w", err)
@@ -240,4 +243,44 @@ func RestartStaleNode(ctx context.Context, cfg Config, out io.Writer) error {
 		return err
 	}
 	return waitNodeReady(ctx, cfg)
+}
+
+// repairable reports the dead components when the data plane of the control
+// plane (namespace, etcd, a ready API server) still runs: restarting only them
+// keeps the cluster's objects. A controller, scheduler or node that died is
+// replaced; anything worse means a fresh cluster.
+func repairable(ctx context.Context, cfg Config) ([]component, bool) {
+	if !netns.Exists(cfg.Netns) {
+		return nil, false
+	}
+	var dead []component
+	for _, c := range components {
+		rec, ok := readPIDFile(cfg, c.name)
+		alive := ok && rec.alive()
+		if (c.name == "etcd" || c.name == "kube-apiserver") && !alive {
+			return nil, false
+		}
+		if !alive {
+			dead = append(dead, c)
+		}
+	}
+	if waitAPIServer(ctx, cfg, 2*time.Second) != nil {
+		return nil, false
+	}
+	return dead, len(dead) > 0
+}
+
+func repair(ctx context.Context, cfg Config, dead []component, out io.Writer) error {
+	for _, c := range dead {
+		pid, err := startInNetns(cfg, c.name, c.argv(cfg), nil)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "restarted %-24s pid %d (it had died)\n", c.name, pid)
+	}
+	if err := waitNodeReady(ctx, cfg); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "cluster repaired")
+	return nil
 }
