@@ -20,6 +20,7 @@ import (
 // answer on port 53 of its pod IP. Its `forward . 8.8.8.8` never leaves the
 // machine: the cluster's namespace has no route out.
 func TestCoreDNSAsInConformanceBase(t *testing.T) {
+	t.Parallel() // own namespace; process counts are per namespace
 	c := clustertest.Start(t)
 	ns := c.NewNamespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -78,6 +78,7 @@ type echoResponse struct {
 // answering from inside the cluster's namespace, scaling up and down, and
 // leaving no process behind when deleted.
 func TestEchoBasicDeployment(t *testing.T) {
+	t.Parallel() // own namespace; process counts are per namespace
 	c := clustertest.Start(t)
 	ns := c.NewNamespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)

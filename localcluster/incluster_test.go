@@ -19,6 +19,7 @@ import (
 // service-account token and kube-root-ca.crt at
 // /var/run/secrets/kubernetes.io/serviceaccount — as the controller will.
 func TestInClusterAPIAccess(t *testing.T) {
+	t.Parallel() // own namespace; process counts are per namespace
 	c := clustertest.Start(t)
 	ns := c.NewNamespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -31,6 +31,7 @@ const (
 // their mount paths; a failing readiness probe makes the pod NotReady and
 // takes it out of the Service's ready endpoints.
 func TestProbeRemovesPodFromEndpoints(t *testing.T) {
+	t.Parallel() // own namespace; process counts are per namespace
 	c := clustertest.Start(t)
 	ns := c.NewNamespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -125,6 +126,7 @@ func TestProbeRemovesPodFromEndpoints(t *testing.T) {
 // back-off, its restart count and last termination state shown; an image
 // without a local mapping waits with reason ImageNotMapped.
 func TestCrashingContainerRestarts(t *testing.T) {
+	t.Parallel() // own namespace; process counts are per namespace
 	c := clustertest.Start(t)
 	ns := c.NewNamespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -173,6 +175,7 @@ func TestCrashingContainerRestarts(t *testing.T) {
 // period for a process that ignores it, then SIGKILLs; the pod object is
 // finalized only after the process is gone.
 func TestGracefulTermination(t *testing.T) {
+	t.Parallel() // own namespace; process counts are per namespace
 	c := clustertest.Start(t)
 	ns := c.NewNamespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -210,6 +213,7 @@ func TestGracefulTermination(t *testing.T) {
 // TestLivenessProbeRestartsContainer: a failing liveness probe restarts the
 // container, and the restart shows in its status.
 func TestLivenessProbeRestartsContainer(t *testing.T) {
+	t.Parallel() // own namespace; process counts are per namespace
 	c := clustertest.Start(t)
 	ns := c.NewNamespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
