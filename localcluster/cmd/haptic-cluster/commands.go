@@ -74,3 +74,23 @@ func runNode(ctx context.Context, cfg cluster.Config, args []string) error {
 	}, client)
 	return n.Run(ctx)
 }
+
+// down stops the cluster unless test processes are using it (they hold the
+// users lock shared; see clustertest), which --force overrides.
+func down(cfg cluster.Config, args []string) error {
+	force := len(args) == 1 && args[0] == "--force"
+	if len(args) > 0 && !force {
+		return fmt.Errorf("usage: haptic-cluster down [--force]")
+	}
+	if !force {
+		lock, free, err := cluster.TryLock(cfg, "users.lock")
+		if err != nil {
+			return err
+		}
+		if !free {
+			return fmt.Errorf("test processes are using the cluster; wait for them or use `down --force`")
+		}
+		defer lock.Unlock()
+	}
+	return cluster.Down(cfg, os.Stdout)
+}

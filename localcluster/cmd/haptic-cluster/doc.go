@@ -3,7 +3,8 @@
 // node, all inside one network namespace. See localcluster/README.md.
 //
 //	haptic-cluster up                       start (or reuse) the cluster
-//	haptic-cluster down                     stop everything, remove the namespace
+//	haptic-cluster down [--force]           stop everything, remove the namespace
+//	                                        (refused while tests use it, unless --force)
 //	haptic-cluster status                   what runs, and the pods
 //	haptic-cluster kubectl ARGS...          kubectl with the admin kubeconfig, inside the namespace
 //	haptic-cluster exec CMD [ARGS...]       any command inside the namespace

@@ -11,7 +11,7 @@ import (
 	"github.com/haproxy-haptic/haptic/localcluster/node"
 )
 
-const usage = `usage: haptic-cluster up|down|status|kubectl ARGS|exec CMD|forward LOCALPORT IP:PORT|logs NS/POD [CONTAINER]`
+const usage = `usage: haptic-cluster up|down [--force]|status|kubectl ARGS|exec CMD|forward LOCALPORT IP:PORT|logs NS/POD [CONTAINER]`
 
 func main() {
 	if len(os.Args) < 2 {
@@ -45,7 +45,7 @@ func run(ctx context.Context, command string, args []string) error {
 	case "up":
 		return cluster.Up(ctx, cfg, os.Stdout)
 	case "down":
-		return cluster.Down(cfg, os.Stdout)
+		return down(cfg, args)
 	case "status":
 		return cluster.Status(ctx, cfg, os.Stdout)
 	case "kubectl":
