@@ -77,6 +77,13 @@ func (c Config) CRDDir() string {
 	return filepath.Join(c.CacheDir, "gateway-api-"+GatewayAPIVersion+"-experimental-crds")
 }
 
+// TestsStartedMarker returns the file that marks a cluster brought up by test
+// processes (clustertest): the last of them takes it down. `haptic-cluster up`
+// removes it, so a person who asked for the cluster keeps it.
+func (c Config) TestsStartedMarker() string {
+	return filepath.Join(c.RunDir(), "started-by-tests")
+}
+
 // APIServerURL is the URL clients inside the namespace use.
 func APIServerURL() string {
 	return fmt.Sprintf("https://%s:%d", APIServerIP, APIServerPort)

@@ -36,9 +36,6 @@ var (
 	usersLock *cluster.FileLock // held shared while this process uses the cluster
 )
 
-// startedByTests marks a cluster that a test process brought up: the last test
-// process using it takes it down. A cluster started by a person is left running.
-const startedByTests = "started-by-tests"
 
 // Start returns the running cluster, bringing it up first if needed. It fails
 // the test with instructions when the prerequisites are missing.
@@ -83,8 +80,8 @@ func start() (*Cluster, error) {
 		if err := cluster.Up(ctx, cfg, &out); err != nil {
 			return nil, fmt.Errorf("cluster up: %w\n%s", err, out.String())
 		}
-		marker := filepath.Join(cfg.RunDir(), startedByTests)
-		if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		// The last test process using this cluster takes it down (see Main).
+		if err := os.WriteFile(cfg.TestsStartedMarker(), nil, 0o644); err != nil {
 			return nil, fmt.Errorf("mark cluster as started by tests: %w", err)
 		}
 	} else if err := cluster.RestartStaleNode(ctx, cfg, io.Discard); err != nil {
@@ -108,7 +105,7 @@ func Main(m *testing.M) int {
 	if os.Getenv("HAPTIC_CLUSTER_KEEP") == "1" {
 		return code
 	}
-	if _, err := os.Stat(filepath.Join(shared.Config.RunDir(), startedByTests)); err != nil {
+	if _, err := os.Stat(shared.Config.TestsStartedMarker()); err != nil {
 		return code // started by a person: leave it running
 	}
 	last, ok, err := cluster.TryLock(shared.Config, "users.lock")

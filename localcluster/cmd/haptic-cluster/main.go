@@ -43,7 +43,14 @@ func run(ctx context.Context, command string, args []string) error {
 	}
 	switch command {
 	case "up":
-		return cluster.Up(ctx, cfg, os.Stdout)
+		if err := cluster.Up(ctx, cfg, os.Stdout); err != nil {
+			return err
+		}
+		// A person asked for the cluster: tests must not take it down afterwards.
+		if err := os.Remove(cfg.TestsStartedMarker()); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("claim the cluster: %w", err)
+		}
+		return nil
 	case "down":
 		return down(cfg, args)
 	case "status":
