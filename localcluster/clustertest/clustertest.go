@@ -36,7 +36,6 @@ var (
 	usersLock *cluster.FileLock // held shared while this process uses the cluster
 )
 
-
 // Start returns the running cluster, bringing it up first if needed. It fails
 // the test with instructions when the prerequisites are missing.
 func Start(t testing.TB) *Cluster {
