@@ -8,7 +8,7 @@
 #
 #   HAPTIC_CACHE   cache root (default /var/cache/haptic)
 #   GO             go command (default go)
-#   GOFLAGS        defaults to -p=2: the machines have 2 cores shared with others
+#   GOFLAGS        -p=2 is added unless set: the machines have 2 cores shared with others
 #
 # Prints the cache directory as the last line of stdout; progress goes to stderr.
 set -euo pipefail
@@ -17,7 +17,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 GO="${GO:-go}"
 k8s_version="$(awk '$1=="k8s.io/kubernetes"{print $2; exit}' "$here/k8sbin/go.mod")"
 cache="${HAPTIC_CACHE:-/var/cache/haptic}/k8s-${k8s_version}"
-export GOFLAGS="${GOFLAGS:--p=2}"
+if [[ "${GOFLAGS:-}" != *-p=* ]]; then
+	export GOFLAGS="${GOFLAGS:+$GOFLAGS }-p=2"
+fi
 export CGO_ENABLED=0
 
 # A module's stamp ties its binaries to its exact module graph: a version bump
