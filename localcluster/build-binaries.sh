@@ -39,6 +39,16 @@ binaries=(
 	"coredns corednsbin github.com/coredns/coredns"
 )
 
+# wait_with_timeout PID SECONDS: true once PID has exited, false after SECONDS.
+wait_with_timeout() {
+	local i
+	for ((i = 0; i < $2 * 2; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.5
+	done
+	! kill -0 "$1" 2>/dev/null
+}
+
 mkdir -p "$cache"
 # Caches written before per-module stamps had empty markers and one .stamp for k8sbin.
 legacy_stamp="$(cat "$cache/.stamp" 2>/dev/null || true)"
@@ -58,7 +68,13 @@ for entry in "${binaries[@]}"; do
 	fi
 	echo "== $name: building $pkg from localcluster/$module (cold builds take minutes)" >&2
 	start=$SECONDS
-	(cd "$here/$module" && "$GO" build -trimpath -ldflags='-s -w' -o "$cache/$name.tmp" "$pkg")
+	(cd "$here/$module" && "$GO" build -trimpath -ldflags='-s -w' -o "$cache/$name.tmp" "$pkg") &
+	build_pid=$!
+	# A heartbeat, so a long cold build never looks hung.
+	while ! wait_with_timeout "$build_pid" 60; do
+		echo "== $name: still building ($((SECONDS - start))s)" >&2
+	done
+	wait "$build_pid"
 	mv -f "$cache/$name.tmp" "$cache/$name"
 	echo "$stamp" >"$marker"
 	echo "== $name: done in $((SECONDS - start))s" >&2
