@@ -263,3 +263,52 @@ func TestLivenessProbeRestartsContainer(t *testing.T) {
 		t.Errorf("%d processes after the restart, want 1", n)
 	}
 }
+
+// TestInitContainerAndDownwardAPI: an init container runs to completion
+// before the main container, sharing an emptyDir; a downwardAPI volume shows
+// the pod's labels.
+func TestInitContainerAndDownwardAPI(t *testing.T) {
+	t.Parallel() // own namespace
+	c := clustertest.Start(t)
+	ns := c.NewNamespace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "staged", Labels: map[string]string{"app": "staged", "tier": "gold"}},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr(int64(1)),
+			Volumes: []corev1.Volume{
+				{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				{Name: "info", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+					Items: []corev1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}},
+				}}},
+			},
+			InitContainers: []corev1.Container{{
+				Name: "prepare", Image: "busybox", Command: []string{"sh", "-c", "echo prepared > " + stateDir + "/stage"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "work", MountPath: stateDir}},
+			}},
+			Containers: []corev1.Container{{
+				Name: "main", Image: "busybox",
+				Command: []string{"sh", "-c", "cat " + stateDir + "/stage /etc/haptic-e2e/info/labels; exec sleep 600"},
+				VolumeMounts: []corev1.VolumeMount{
+					{Name: "work", MountPath: stateDir},
+					{Name: "info", MountPath: "/etc/haptic-e2e/info"},
+				},
+			}},
+		},
+	}
+	if _, err := ns.Client.CoreV1().Pods(ns.Name).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create pod: %v", err)
+	}
+	pods := waitReadyPods(t, ns, "app=staged", 1, 30*time.Second)
+	init := pods[0].Status.InitContainerStatuses
+	if len(init) != 1 || init[0].State.Terminated == nil || init[0].State.Terminated.ExitCode != 0 {
+		t.Errorf("init container status: %+v", init)
+	}
+	logPath := filepath.Join(c.Config.PodsDir(), ns.Name+"_staged", "main.log")
+	waitFor(t, 10*time.Second, "main container output", func() (bool, string, error) {
+		data, _ := os.ReadFile(logPath)
+		text := string(data)
+		return strings.Contains(text, "prepared") && strings.Contains(text, `tier="gold"`), text, nil
+	})
+}

@@ -109,7 +109,10 @@ type exitInfo struct {
 }
 
 func (r *containerRunner) run(ctx context.Context) {
-	defer close(r.done)
+	defer func() {
+		close(r.done)
+		r.changed() // a finished init container lets the pod move on
+	}()
 	backoff := initialBackoff
 	for ctx.Err() == nil {
 		cmd, env, err := r.launch(ctx)
