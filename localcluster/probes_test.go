@@ -161,6 +161,11 @@ func TestCrashingContainerRestarts(t *testing.T) {
 		t.Fatalf("kubectl get pod: %v: %s", err, out)
 	}
 	t.Logf("kubectl: %s", strings.TrimSpace(string(out)))
+	// kubectl logs goes through the API server to the node's log endpoint.
+	logs, err := c.Kubectl(ctx, "logs", "crasher", "-n", ns.Name)
+	if err != nil || !strings.Contains(string(logs), "boom") {
+		t.Errorf("kubectl logs crasher: %v: %q", err, logs)
+	}
 	waitFor(t, 20*time.Second, "unmapped image waiting with ImageNotMapped", func() (bool, string, error) {
 		p, err := ns.Client.CoreV1().Pods(ns.Name).Get(ctx, "unmapped", metav1.GetOptions{})
 		if err != nil || len(p.Status.ContainerStatuses) != 1 {

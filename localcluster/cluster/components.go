@@ -67,6 +67,8 @@ func apiserverArgs(cfg Config) []string {
 		"--requestheader-username-headers=X-Remote-User",
 		"--requestheader-group-headers=X-Remote-Group",
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		// The node's hostname does not resolve: reach its log endpoint (kubectl logs) by IP.
+		"--kubelet-preferred-address-types=InternalIP",
 		"--profiling=false",
 	}
 }

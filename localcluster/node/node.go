@@ -81,6 +81,11 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	go n.heartbeat(ctx)
+	go func() {
+		if err := n.serveLogs(ctx); err != nil {
+			n.logf("%v", err) // kubectl logs is a convenience: the node runs on without it
+		}
+	}()
 
 	factory := informers.NewSharedInformerFactoryWithOptions(n.client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {

@@ -44,10 +44,10 @@ func (n *Node) nodeStatus() corev1.NodeStatus {
 			cond(corev1.NodeDiskPressure, corev1.ConditionFalse, "ProcessNodeHasNoDiskPressure"),
 			cond(corev1.NodePIDPressure, corev1.ConditionFalse, "ProcessNodeHasSufficientPID"),
 		},
-		Addresses: []corev1.NodeAddress{
-			{Type: corev1.NodeInternalIP, Address: n.cfg.HostIP},
-			{Type: corev1.NodeHostName, Address: n.cfg.NodeName},
-		},
+		// No Hostname address: the name does not resolve, and the API server
+		// would try it first when proxying kubectl logs.
+		Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: n.cfg.HostIP}},
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: KubeletPort}},
 		NodeInfo: corev1.NodeSystemInfo{
 			OperatingSystem:         "linux",
 			Architecture:            runtime.GOARCH,
