@@ -23,6 +23,7 @@ func TestDebounceCounters(t *testing.T) {
 		return code == 200, fmt.Sprint(code, err)
 	})
 	ingressFired := func() float64 { return e.metric("haptic_debounce_fired_total", `resource="ingresses"`) }
+	allFired := func() float64 { return e.metric("haptic_debounce_fired_total", "") }
 	reconciles := func() float64 { return e.metric("haptic_reconciliation_total", "") }
 	annotate := func(i int) {
 		patch := fmt.Sprintf(`{"metadata":{"annotations":{"e2e/seq":"%d"}}}`, i)
@@ -39,21 +40,23 @@ func TestDebounceCounters(t *testing.T) {
 	})
 
 	time.Sleep(500 * time.Millisecond)
-	f1, r1 := ingressFired(), reconciles()
+	f1, a1, r1 := ingressFired(), allFired(), reconciles()
 	start := time.Now()
 	for i := 1; i <= 100; i++ {
 		annotate(i)
 	}
 	burst := time.Since(start)
 	time.Sleep(time.Second) // the trailing firing
-	fired, renders := ingressFired()-f1, reconciles()-r1
+	fired, renders, firedAll := ingressFired()-f1, reconciles()-r1, allFired()-a1
 	// Leading edge plus at most one firing per 100 ms window of the burst, plus the trailing one.
 	bound := float64(burst/(100*time.Millisecond)) + 2
 	t.Logf("100 changes in %s: %v debounce firings, %v reconciles (bound %v)", burst.Round(time.Millisecond), fired, renders, bound)
 	if fired < 1 || fired > bound {
 		t.Fatalf("%v firings for 100 changes in %s, want 1..%v", fired, burst, bound)
 	}
-	if renders > fired+2 {
-		t.Fatalf("%v reconciles for %v firings: the reconciler must not add renders", renders, fired)
+	// Other resources (EndpointSlices of the echo pods) may fire meanwhile; the
+	// reconciler adds no renders of its own beyond the firings it is sent.
+	if renders > firedAll+1 {
+		t.Fatalf("%v reconciles for %v firings of all resources: the reconciler must not add renders", renders, firedAll)
 	}
 }
