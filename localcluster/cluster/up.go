@@ -31,8 +31,9 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 		return fmt.Errorf("haptic-cluster binary for the node not found in %s: %w", cfg.BinDir, err)
 	}
 	if Healthy(ctx, cfg) == nil {
+		lock.Unlock() // RestartStaleNode takes it again
 		fmt.Fprintf(out, "cluster already up (netns %s, kubeconfig %s)\n", cfg.Netns, cfg.Kubeconfig())
-		return nil
+		return RestartStaleNode(ctx, cfg, out)
 	}
 	if dead, ok := repairable(ctx, cfg); ok {
 		return repair(ctx, cfg, dead, out)

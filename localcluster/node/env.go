@@ -144,6 +144,7 @@ func buildEnv(facts podFacts, c *corev1.Container, src sources) ([]string, error
 	// Markers that identify the pod's processes (tests, orphan cleanup).
 	set("HAPTIC_POD", pod.Namespace+"/"+pod.Name)
 	set("HAPTIC_POD_UID", string(pod.UID))
+	set("HAPTIC_CONTAINER", c.Name)
 	env := make([]string, 0, len(order))
 	for _, name := range order {
 		env = append(env, name+"="+values[name])

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/haproxy-haptic/haptic/localcluster/cluster"
@@ -93,4 +95,57 @@ func down(cfg cluster.Config, args []string) error {
 		defer lock.Unlock()
 	}
 	return cluster.Down(cfg, os.Stdout)
+}
+
+// podExec runs a command in a pod container's mount and network namespaces,
+// with the container's environment, via nsenter (kubectl exec needs a
+// streaming kubelet API the process node does not serve).
+func podExec(args []string) error {
+	if len(args) < 2 {
+		return fmt.Errorf("usage: haptic-cluster pod-exec NAMESPACE/POD[/CONTAINER] CMD [ARGS...]")
+	}
+	parts := strings.Split(args[0], "/")
+	if len(parts) < 2 || len(parts) > 3 {
+		return fmt.Errorf("want NAMESPACE/POD or NAMESPACE/POD/CONTAINER, got %q", args[0])
+	}
+	pids, err := node.PodProcesses(parts[0] + "/" + parts[1])
+	if err != nil {
+		return err
+	}
+	pid, err := pickContainer(pids, parts)
+	if err != nil {
+		return err
+	}
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		return fmt.Errorf("read environment of %d: %w", pid, err)
+	}
+	program, err := exec.LookPath("nsenter")
+	if err != nil {
+		return fmt.Errorf("find nsenter: %w", err)
+	}
+	argv := append([]string{"nsenter", "--target", strconv.Itoa(pid), "--mount", "--net", "--"}, args[1:]...)
+	if err := syscall.Exec(program, argv, strings.Split(strings.TrimRight(string(env), "\x00"), "\x00")); err != nil {
+		return fmt.Errorf("exec nsenter: %w", err)
+	}
+	return nil
+}
+
+// pickContainer chooses the process of the named container (by its
+// HAPTIC_CONTAINER marker), or the only one when no container is named.
+func pickContainer(pids []int, parts []string) (int, error) {
+	if len(parts) == 2 {
+		if len(pids) != 1 {
+			return 0, fmt.Errorf("pod %s/%s has %d container processes; name the container", parts[0], parts[1], len(pids))
+		}
+		return pids[0], nil
+	}
+	want := []byte("\x00HAPTIC_CONTAINER=" + parts[2] + "\x00")
+	for _, pid := range pids {
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err == nil && bytes.Contains(append([]byte{0}, env...), want) {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no running container %q in pod %s/%s", parts[2], parts[0], parts[1])
 }

@@ -10,6 +10,9 @@
 //	haptic-cluster exec CMD [ARGS...]       any command inside the namespace
 //	haptic-cluster forward LOCALPORT IP:PORT
 //	                                        forward 127.0.0.1:LOCALPORT into the namespace
+//	haptic-cluster pod-exec NAMESPACE/POD[/CONTAINER] CMD [ARGS...]
+//	                                        run a command in a container's mount and network
+//	                                        namespaces (what kubectl exec would do)
 //	haptic-cluster logs NAMESPACE/POD [CONTAINER]
 //	                                        container logs written by the node
 //

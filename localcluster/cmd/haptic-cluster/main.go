@@ -11,7 +11,7 @@ import (
 	"github.com/haproxy-haptic/haptic/localcluster/node"
 )
 
-const usage = `usage: haptic-cluster up|down [--force]|status|kubectl ARGS|exec CMD|forward LOCALPORT IP:PORT|logs NS/POD [CONTAINER]`
+const usage = `usage: haptic-cluster up|down [--force]|status|kubectl ARGS|exec CMD|forward LOCALPORT IP:PORT|logs NS/POD [CONTAINER]|pod-exec NS/POD[/CONTAINER] CMD`
 
 func main() {
 	if len(os.Args) < 2 {
@@ -62,6 +62,8 @@ func run(ctx context.Context, command string, args []string) error {
 			return fmt.Errorf("usage: haptic-cluster exec CMD [ARGS...]")
 		}
 		return execve(cluster.ExecArgv(cfg, args...))
+	case "pod-exec":
+		return podExec(args)
 	case "forward":
 		return forward(ctx, cfg, args)
 	case "logs":
