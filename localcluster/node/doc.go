@@ -5,8 +5,9 @@
 // the pods bound to it, and runs each pod's containers as processes inside the
 // cluster's network namespace (the node itself runs there):
 //
-//   - every pod gets its own IP, a /32 on the namespace's lo (10.244.x.y),
-//     reported as status.podIP/podIPs; hostNetwork pods use the node address;
+//   - every pod gets its own IP (10.244.x.y/32) in its own network namespace,
+//     joined to the cluster's by a veth pair (podnet.go), reported as
+//     status.podIP/podIPs; hostNetwork pods use the node address;
 //   - an image maps to a local command by its name without registry and tag
 //     (see images.go); an unmapped image leaves the container Waiting with
 //     reason ImageNotMapped, a mapped but unbuilt binary with BinaryNotBuilt;
@@ -26,9 +27,12 @@
 //     (CrashLoopBackOff), graceful termination (SIGTERM to the process group,
 //     grace period, SIGKILL), and deletion of the pod object once its
 //     processes have exited;
-//   - container logs at <pods-dir>/<namespace>_<pod>/<container>.log.
+//   - ConfigMap/Secret/downwardAPI/projected contents re-synced every 5 s;
+//   - container logs at <pods-dir>/<namespace>_<pod>/<container>.log, also
+//     served as the kubelet's /containerLogs endpoint (kubectl logs);
+//   - pod events (Started, Killing, BackOff, Unhealthy, Failed).
 //
-// Every container process carries HAPTIC_POD=<namespace>/<name> and
-// HAPTIC_POD_UID=<uid> in its environment, so tests can find it in /proc and
+// Every container process carries HAPTIC_POD=<namespace>/<name>,
+// HAPTIC_POD_UID, HAPTIC_CONTAINER and HAPTIC_CLUSTER in its environment, so tests can find it in /proc and
 // a restarted node can end processes an earlier node left behind.
 package node
