@@ -1,8 +1,9 @@
 // Package cluster brings the local Kubernetes cluster up and down.
 //
-// One network namespace (default "haptic") holds the whole cluster. Its lo gets
-// the non-loopback address the API server advertises (10.96.0.1/32); pods get
-// their own /32 addresses on the same lo (10.244.x.y, added by the process node).
+// One network namespace (default "haptic") holds the control plane. Its lo
+// gets the non-loopback address the API server advertises (10.96.0.1/32). Pods
+// get their own namespaces with a 10.244.x.y/32 each, joined to this one by
+// veth pairs (set up by the process node; forwarding is enabled here only).
 // etcd, kube-apiserver, kube-controller-manager, kube-scheduler and the process
 // node (`haptic-cluster node`) run inside it as background processes whose PIDs
 // are recorded under StateDir/run. State lives under StateDir

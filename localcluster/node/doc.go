@@ -33,6 +33,7 @@
 //   - pod events (Started, Killing, BackOff, Unhealthy, Failed).
 //
 // Every container process carries HAPTIC_POD=<namespace>/<name>,
-// HAPTIC_POD_UID, HAPTIC_CONTAINER and HAPTIC_CLUSTER in its environment, so tests can find it in /proc and
-// a restarted node can end processes an earlier node left behind.
+// HAPTIC_POD_UID, HAPTIC_CONTAINER and HAPTIC_CLUSTER in its environment, so
+// tests can find it in /proc and a restarted node can end processes an earlier
+// node left behind.
 package node
