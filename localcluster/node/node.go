@@ -99,10 +99,15 @@ func (n *Node) Run(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("watch pods: %w", err)
 	}
+	// ConfigMaps and Secrets of every namespace, for env and volumes.
+	sourceFactory := informers.NewSharedInformerFactory(n.client, 0)
+	n.sources.watch(sourceFactory)
+	sourceFactory.Start(ctx.Done())
 	factory.Start(ctx.Done())
 	n.logf("node %s running; pods dir %s", n.cfg.NodeName, n.cfg.PodsDir)
 	<-ctx.Done()
 	factory.Shutdown()
+	sourceFactory.Shutdown()
 	n.waitWorkers(30 * time.Second)
 	return nil
 }

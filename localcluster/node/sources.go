@@ -8,19 +8,55 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	listersv1 "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
-// apiSources reads ConfigMaps and Secrets and requests tokens from the API
-// server directly: pods start rarely enough that a cache is not worth it.
+// apiSources reads ConfigMaps and Secrets for env and volumes, and requests
+// service-account tokens. Reads come from informer caches once they have
+// synced (volumes are re-synced every few seconds for every pod, so direct
+// GETs would add up), and from the API server before that.
 type apiSources struct {
-	client kubernetes.Interface
+	client     kubernetes.Interface
+	configMaps listersv1.ConfigMapLister
+	secrets    listersv1.SecretLister
+	synced     []cache.InformerSynced
+}
+
+// watch starts the ConfigMap and Secret caches from the node's informer factory.
+func (s *apiSources) watch(factory informers.SharedInformerFactory) {
+	cms := factory.Core().V1().ConfigMaps()
+	secrets := factory.Core().V1().Secrets()
+	s.configMaps, s.secrets = cms.Lister(), secrets.Lister()
+	s.synced = []cache.InformerSynced{cms.Informer().HasSynced, secrets.Informer().HasSynced}
+}
+
+func (s *apiSources) cached() bool {
+	if len(s.synced) == 0 {
+		return false
+	}
+	for _, synced := range s.synced {
+		if !synced() {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *apiSources) configMap(namespace, name string) (map[string]string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cm, err := s.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+	var cm *corev1.ConfigMap
+	var err error
+	if s.cached() {
+		cm, err = s.configMaps.ConfigMaps(namespace).Get(name)
+	}
+	// Not cached yet, or created a moment ago and not seen by the watch yet.
+	if cm == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cm, err = s.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("get configmap %s/%s: %w", namespace, name, err)
 	}
@@ -35,9 +71,16 @@ func (s *apiSources) configMap(namespace, name string) (map[string]string, error
 }
 
 func (s *apiSources) secret(namespace, name string) (map[string][]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	secret, err := s.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	var secret *corev1.Secret
+	var err error
+	if s.cached() {
+		secret, err = s.secrets.Secrets(namespace).Get(name)
+	}
+	if secret == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		secret, err = s.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("get secret %s/%s: %w", namespace, name, err)
 	}
