@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/haproxy-haptic/haptic/internal/agent"
-	"github.com/haproxy-haptic/haptic/internal/validate"
+	"github.com/haproxy-haptic/haptic/internal/validate/haproxycheck"
 )
 
 func main() {
@@ -37,7 +37,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*config
 	fs.SetOutput(stderr)
 	c := &config{}
 	o := &c.opts
-	d := validate.DefaultLayout
+	d := haproxycheck.DefaultLayout
 	fs.StringVar(&c.listen, "listen", ":5555", "address of the agent API")
 	fs.StringVar(&o.Binary, "haproxy-binary", "haproxy", "HAProxy binary")
 	fs.StringVar(&o.Layout.ConfigFile, "config-file", d.ConfigFile, "HAProxy configuration file")

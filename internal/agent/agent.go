@@ -13,7 +13,7 @@ import (
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
-	"github.com/haproxy-haptic/haptic/internal/validate"
+	"github.com/haproxy-haptic/haptic/internal/validate/haproxycheck"
 )
 
 // Agent supervises one HAProxy and applies file sets and runtime operations to it.
@@ -154,7 +154,7 @@ func (a *Agent) installSet(b *bundle.Bundle) error {
 }
 
 func (a *Agent) detectVersion(ctx context.Context) error {
-	raw, err := validate.Version(ctx, a.opts.Binary)
+	raw, err := haproxycheck.Version(ctx, a.opts.Binary)
 	if err != nil {
 		return fmt.Errorf("detect haproxy version: %w", err)
 	}

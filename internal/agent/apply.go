@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
-	"github.com/haproxy-haptic/haptic/internal/validate"
+	"github.com/haproxy-haptic/haptic/internal/validate/haproxycheck"
 )
 
 // ConfigRequest is the body of PUT /v1/config.
@@ -73,7 +73,7 @@ func (a *Agent) ApplyConfig(ctx context.Context, req ConfigRequest) (Result, int
 	}
 	if err := a.check(ctx, b); err != nil {
 		res.Result, res.Error = ResultInvalid, err.Error()
-		var herr *validate.HAProxyError
+		var herr *haproxycheck.HAProxyError
 		if errors.As(err, &herr) {
 			res.Alerts = herr.Alerts
 			a.st.recordApply(ApplyRecord{At: start.UTC(), Hash: b.Hash, Result: ResultInvalid, Error: err.Error(), Mode: "reload"})

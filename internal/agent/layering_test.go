@@ -6,13 +6,15 @@ import (
 	"testing"
 )
 
-// TestAgentStaysSmall: the agent and its runtime client never pull in client-go, the
-// template engine or the controller's stages.
+// TestAgentStaysSmall: the agent and its runtime client never pull in Kubernetes
+// packages (not even the API types: the agent checks configs with
+// validate/haproxycheck, not validate), the template engine or the controller's
+// stages.
 func TestAgentStaysSmall(t *testing.T) {
 	const module = "github.com/haproxy-haptic/haptic/"
 	forbidden := []string{
-		"k8s.io/client-go/", "github.com/open2b/scriggo",
-		module + "internal/watch", module + "internal/store", module + "internal/render",
+		"k8s.io/", "sigs.k8s.io/", "github.com/open2b/scriggo",
+		module + "api/", module + "internal/watch", module + "internal/store", module + "internal/render",
 		module + "internal/schema", module + "internal/pipeline",
 	}
 	for _, pkg := range []string{"cmd/haptic-agent", "internal/agent", "internal/haproxy/runtime"} {
@@ -25,6 +27,9 @@ func TestAgentStaysSmall(t *testing.T) {
 				if strings.HasPrefix(dep, f) {
 					t.Errorf("%s imports %s", pkg, dep)
 				}
+			}
+			if dep == module+"internal/validate" {
+				t.Errorf("%s imports %s (and through it the API types); use internal/validate/haproxycheck", pkg, dep)
 			}
 			if pkg == "internal/haproxy/runtime" && strings.HasPrefix(dep, module) && dep != module+pkg {
 				t.Errorf("the runtime client imports %s; it should need only the standard library", dep)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
-	"github.com/haproxy-haptic/haptic/internal/validate"
+	"github.com/haproxy-haptic/haptic/internal/validate/haproxycheck"
 )
 
 // RuntimeRequest is the body of POST /v1/runtime.
@@ -104,7 +104,7 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req RuntimeRequest) (Result, i
 	a.opts.Logger.Warn("runtime operation failed; reloading instead", "error", opErr)
 	if err := a.check(ctx, next); err != nil {
 		res.Result, res.Error = ResultInvalid, fmt.Sprintf("%v; resulting set is invalid: %v", opErr, err)
-		var herr *validate.HAProxyError
+		var herr *haproxycheck.HAProxyError
 		if errors.As(err, &herr) {
 			res.Alerts = herr.Alerts
 		}

@@ -10,7 +10,11 @@
 // paths inside files are rewritten by bundle.Relocate), runs `haproxy -c -f`, and maps
 // the temporary paths in HAProxy's messages back to production paths, adding the
 // source line each ALERT names. Verdicts are cached by bundle hash. A missing binary
-// is an error matching ErrBinaryNotFound.
+// is an error matching ErrBinaryNotFound. The checker itself lives in the subpackage
+// haproxycheck (Checker, HAProxyError and the rest are aliases of its names), which
+// depends on neither the API types nor Kubernetes packages so that the agent can use
+// it; Checker.ExtraConfigs passes further files after the config (the agent's
+// agent.cfg).
 //
 // Assertions (one pure function each; Evaluate dispatches):
 //   - haproxy_valid: `haproxy -c` accepts the whole bundle.

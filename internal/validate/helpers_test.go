@@ -42,6 +42,8 @@ backend be_app
     server s1 127.0.0.1:8082
 `
 
+var hostMap = bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "example.com be_app\n"}
+
 // sampleBundle is a valid bundle with a map and a YAML general file.
 func sampleBundle() *bundle.Bundle {
 	return bundle.New([]bundle.File{

@@ -1,4 +1,4 @@
-package validate
+package haproxycheck
 
 import (
 	"container/list"
@@ -10,10 +10,12 @@ import (
 )
 
 // checkKey identifies one `haproxy -c` verdict: the same bundle checked by the same
-// binary under the same layout always gets the same answer.
+// binary under the same layout with the same extra config files (extrasKey: their
+// paths, order and contents) always gets the same answer.
 type checkKey struct {
 	binary string
 	layout bundle.Layout
+	extras string
 	hash   string
 }
 

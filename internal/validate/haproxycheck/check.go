@@ -1,12 +1,20 @@
-package validate
+// Package haproxycheck runs `haproxy -c` on a bundle laid out in a temporary
+// directory at the paths its configuration references, and reports rejections with
+// production paths and the offending source lines. It depends only on the standard
+// library and internal/bundle so that the agent can use it without the API types;
+// package validate re-exports it for the CLI, the runner and the controller.
+package haproxycheck
 
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -60,13 +68,18 @@ func (e *HAProxyError) Error() string {
 }
 
 // Checker validates bundles with `haproxy -c`. The zero value uses the `haproxy` on
-// PATH and DefaultLayout. Results are cached by (binary, layout, bundle hash) because
-// validation tests and the controller re-check identical bundles; set NoCache to
-// force a run.
+// PATH and DefaultLayout. Results are cached by (binary, layout, extra configs, bundle
+// hash) because validation tests and the controller re-check identical bundles; set
+// NoCache to force a run.
 type Checker struct {
-	Binary  string
-	Layout  bundle.Layout
-	NoCache bool
+	Binary string
+	Layout bundle.Layout
+	// ExtraConfigs are further configuration files, absolute paths, passed after the
+	// bundle's config file (`-f cfg -f extra1 -f extra2 ...`) in this order. They are
+	// used where they are, not copied into the temporary directory; their paths and
+	// contents are part of the cache key.
+	ExtraConfigs []string
+	NoCache      bool
 }
 
 func (c *Checker) binary() string {
@@ -107,16 +120,44 @@ func (c *Checker) Check(ctx context.Context, b *bundle.Bundle) error {
 	if b == nil {
 		return errors.New("haproxy -c: no bundle")
 	}
+	for _, p := range c.ExtraConfigs {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("haproxy -c: extra config %q is not an absolute path", p)
+		}
+	}
 	layout := c.layout()
+	run := func() error { return runCheck(ctx, bin, layout, c.ExtraConfigs, b) }
 	if c.NoCache {
-		return runCheck(ctx, bin, layout, b)
+		return run()
+	}
+	extras, err := extrasKey(c.ExtraConfigs)
+	if err != nil {
+		return run() // unreadable: let HAProxy say so, and do not cache it
 	}
 	hash := b.Hash
 	if hash == "" { // a Bundle literal not built with bundle.New
 		hash = bundle.New(b.Files).Hash
 	}
-	key := checkKey{binary: bin, layout: layout, hash: hash}
-	return checkCache.do(ctx, key, func() error { return runCheck(ctx, bin, layout, b) }, isVerdict)
+	key := checkKey{binary: bin, layout: layout, extras: extras, hash: hash}
+	return checkCache.do(ctx, key, run, isVerdict)
+}
+
+// extrasKey identifies the extra config files by path and content, so that neither a
+// different file list nor a rewritten file reuses a verdict.
+func extrasKey(paths []string) (string, error) {
+	if len(paths) == 0 {
+		return "", nil
+	}
+	h := sha256.New()
+	for _, p := range paths {
+		content, err := os.ReadFile(p)
+		if err != nil {
+			return "", err
+		}
+		sum := sha256.Sum256(content)
+		fmt.Fprintf(h, "%d:%s:%x\n", len(p), p, sum)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // isVerdict reports whether err is HAProxy's answer (cacheable) rather than a timeout
@@ -126,7 +167,7 @@ func isVerdict(err error) bool {
 	return err == nil || errors.As(err, &herr)
 }
 
-func runCheck(ctx context.Context, bin string, layout bundle.Layout, b *bundle.Bundle) error {
+func runCheck(ctx context.Context, bin string, layout bundle.Layout, extras []string, b *bundle.Bundle) error {
 	if _, ok := b.Get("haproxy.cfg"); !ok {
 		return errors.New("haproxy -c: bundle has no haproxy.cfg")
 	}
@@ -145,7 +186,11 @@ func runCheck(ctx context.Context, bin string, layout bundle.Layout, b *bundle.B
 		ctx, cancel = context.WithTimeout(ctx, DefaultCheckTimeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, bin, "-c", "-f", tmpLayout.ConfigFile)
+	args := []string{"-c", "-f", tmpLayout.ConfigFile}
+	for _, p := range extras {
+		args = append(args, "-f", p)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = tmp
 	cmd.WaitDelay = time.Second
 	var out bytes.Buffer
@@ -164,7 +209,7 @@ func runCheck(ctx context.Context, bin string, layout bundle.Layout, b *bundle.B
 	// Map temp paths back so messages name the files as they exist in production.
 	output := strings.ReplaceAll(out.String(), tmp, "")
 	return &HAProxyError{
-		Alerts:   alerts(output, layout, b),
+		Alerts:   alerts(output, layout, b, extras),
 		Output:   output,
 		ExitCode: exitErr.ExitCode(),
 	}
@@ -183,8 +228,10 @@ func genericAlert(s string) bool {
 		strings.Contains(s, "Error(s) found in configuration file")
 }
 
-// alerts extracts HAProxy's ALERT lines and appends the source line each one names.
-func alerts(output string, layout bundle.Layout, b *bundle.Bundle) []string {
+// alerts extracts HAProxy's ALERT lines and appends the source line each one names,
+// from the bundle's files or, for an alert in one of the extra config files, from
+// that file as it is on disk (the alert already names its path).
+func alerts(output string, layout bundle.Layout, b *bundle.Bundle, extras []string) []string {
 	var specific, generic []string
 	for _, line := range strings.Split(output, "\n") {
 		m := alertRe.FindStringSubmatch(line)
@@ -197,7 +244,7 @@ func alerts(output string, layout bundle.Layout, b *bundle.Bundle) []string {
 			continue
 		}
 		if loc := locRe.FindStringSubmatch(msg); loc != nil {
-			if src, ok := sourceLine(b, layout, loc[1], loc[2]); ok {
+			if src, ok := sourceLine(b, layout, extras, loc[1], loc[2]); ok {
 				msg += "\n    " + loc[2] + " | " + src
 			}
 		}
@@ -209,23 +256,37 @@ func alerts(output string, layout bundle.Layout, b *bundle.Bundle) []string {
 	return specific
 }
 
-// sourceLine returns line n of the bundle file that lives at path in production.
-func sourceLine(b *bundle.Bundle, layout bundle.Layout, path, n string) (string, bool) {
+// sourceLine returns line n of the bundle file that lives at path in production, or
+// of the extra config file at path.
+func sourceLine(b *bundle.Bundle, layout bundle.Layout, extras []string, path, n string) (string, bool) {
 	ln, err := strconv.Atoi(n)
 	if err != nil || ln < 1 {
 		return "", false
 	}
 	for _, f := range b.Files {
-		if layout.Path(f) != path {
+		if layout.Path(f) == path {
+			return nthLine(f.Content, ln)
+		}
+	}
+	for _, p := range extras {
+		if p != path {
 			continue
 		}
-		lines := strings.Split(f.Content, "\n")
-		if ln > len(lines) {
+		content, err := os.ReadFile(p)
+		if err != nil {
 			return "", false
 		}
-		return strings.TrimRight(lines[ln-1], "\r"), true
+		return nthLine(string(content), ln)
 	}
 	return "", false
+}
+
+func nthLine(content string, ln int) (string, bool) {
+	lines := strings.Split(content, "\n")
+	if ln > len(lines) {
+		return "", false
+	}
+	return strings.TrimRight(lines[ln-1], "\r"), true
 }
 
 var versionRe = regexp.MustCompile(`(?i)HA-?Proxy version (\S+)`)

@@ -1,9 +1,10 @@
-package validate
+package haproxycheck
 
 import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -11,9 +12,38 @@ import (
 	"testing"
 	"time"
 
-	v1alpha1 "github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
+
+// requireHAProxy fails (rather than skips) without HAProxy: these tests exist to run
+// the real binary, and `make test` installs it.
+func requireHAProxy(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Fatal("haproxy not on PATH: apt-get install -y haproxy")
+	}
+}
+
+const validCfg = `global
+    log stdout format raw local0
+
+defaults
+    mode http
+    timeout client 5s
+    timeout server 5s
+    timeout connect 5s
+
+frontend fe
+    bind 127.0.0.1:8080
+    use_backend %[req.hdr(host),lower,map(/etc/haproxy/maps/host.map,be_default)]
+    default_backend be_default
+
+backend be_default
+    server s1 127.0.0.1:8081
+
+backend be_app
+    server s1 127.0.0.1:8082
+`
 
 func cfgBundle(cfg string, extra ...bundle.File) *bundle.Bundle {
 	return bundle.New(append([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}}, extra...))
@@ -228,14 +258,88 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-func TestLayoutFor(t *testing.T) {
-	if got := LayoutFor(v1alpha1.DataplaneSettings{}); got != DefaultLayout {
-		t.Errorf("empty settings: %+v", got)
+// writeExtra writes an extra config file and returns its absolute path.
+func writeExtra(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	got := LayoutFor(v1alpha1.DataplaneSettings{MapsDir: "/srv/maps", ConfigFile: "/srv/haproxy.cfg"})
-	want := DefaultLayout
-	want.MapsDir, want.ConfigFile = "/srv/maps", "/srv/haproxy.cfg"
-	if got != want {
-		t.Errorf("got %+v, want %+v", got, want)
+	return p
+}
+
+// TestCheckExtraConfigs: extra files are passed after the config, in order; an alert
+// in one names its path and line, an alert in the bundle keeps its excerpt.
+func TestCheckExtraConfigs(t *testing.T) {
+	requireHAProxy(t)
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "admin.sock")
+	good := writeExtra(t, dir, "agent.cfg", "# extra\nglobal\n    stats socket "+sock+" mode 600 level admin\n")
+	bad := writeExtra(t, dir, "bad.cfg", "# extra\nglobal\n    bogus_global_keyword on\n")
+
+	c := &Checker{ExtraConfigs: []string{good}, NoCache: true}
+	if err := c.Check(context.Background(), cfgBundle(validCfg, hostMap)); err != nil {
+		t.Fatalf("valid config with an extra global section rejected: %v", err)
+	}
+
+	err := (&Checker{ExtraConfigs: []string{good, bad}, NoCache: true}).Check(context.Background(), cfgBundle(validCfg, hostMap))
+	var herr *HAProxyError
+	if !errors.As(err, &herr) {
+		t.Fatalf("want *HAProxyError, got %T: %v", err, err)
+	}
+	for _, want := range []string{"parsing [" + bad + ":3]", "bogus_global_keyword", "    3 |     bogus_global_keyword on"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%s", want, err)
+		}
+	}
+
+	cfg := strings.Replace(validCfg, "    default_backend be_default\n", "    default_backend be_default\n    bogus_keyword foo\n", 1)
+	err = c.Check(context.Background(), cfgBundle(cfg, hostMap))
+	for _, want := range []string{"[/etc/haproxy/haproxy.cfg:14]", "    14 |     bogus_keyword foo"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+
+	if err := (&Checker{ExtraConfigs: []string{"agent.cfg"}}).Check(context.Background(), cfgBundle(validCfg, hostMap)); err == nil ||
+		!strings.Contains(err.Error(), "not an absolute path") {
+		t.Errorf("relative extra config: want an error, got %v", err)
+	}
+}
+
+// TestCheckCacheExtraConfigs: verdicts for different extra file lists, or for a
+// rewritten extra file, never mix.
+func TestCheckCacheExtraConfigs(t *testing.T) {
+	requireHAProxy(t)
+	dir := t.TempDir()
+	count := filepath.Join(dir, "count")
+	wrapper := filepath.Join(dir, "haproxy-wrapper")
+	script := "#!/bin/sh\necho x >> " + count + "\nexec haproxy \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	calls := func() int {
+		b, _ := os.ReadFile(count)
+		return strings.Count(string(b), "x")
+	}
+	extra := writeExtra(t, dir, "extra.cfg", "global\n    maxconn 100\n")
+	b := cfgBundle(validCfg, hostMap)
+	for range 2 {
+		if err := (&Checker{Binary: wrapper}).Check(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+		if err := (&Checker{Binary: wrapper, ExtraConfigs: []string{extra}}).Check(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := calls(); n != 2 {
+		t.Errorf("haproxy ran %d times, want 2 (one per file list)", n)
+	}
+	writeExtra(t, dir, "extra.cfg", "global\n    bogus_global_keyword on\n")
+	if err := (&Checker{Binary: wrapper, ExtraConfigs: []string{extra}}).Check(context.Background(), b); err == nil {
+		t.Error("rewritten extra config: cached verdict reused")
+	}
+	if n := calls(); n != 3 {
+		t.Errorf("haproxy ran %d times in total, want 3", n)
 	}
 }
