@@ -65,7 +65,7 @@ func TestValidateOutputsAndTraces(t *testing.T) {
 	}
 	report := out[strings.LastIndex(out, "\n{\n")+1:]
 	var parsed struct {
-		Passed int `json:"passed"`
+		Passed int                     `json:"passed"`
 		Tests  []struct{ Name string } `json:"tests"`
 	}
 	if err := json.Unmarshal([]byte(report), &parsed); err != nil || parsed.Passed != 1 || parsed.Tests[0].Name != "routes-an-ingress" {
