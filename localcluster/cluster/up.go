@@ -229,11 +229,7 @@ func RestartStaleNode(ctx context.Context, cfg Config, out io.Writer) error {
 	if !ok || !rec.alive() {
 		return fmt.Errorf("process node is not running")
 	}
-	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", rec.PID))
-	if err != nil {
-		return fmt.Errorf("read node executable: %w", err)
-	}
-	if !strings.HasSuffix(exe, " (deleted)") {
+	if !NodeStale(cfg) {
 		return nil
 	}
 	fmt.Fprintf(out, "restarting the process node: its binary was rebuilt\n")
@@ -284,4 +280,15 @@ func repair(ctx context.Context, cfg Config, dead []component, out io.Writer) er
 	}
 	fmt.Fprintln(out, "cluster repaired")
 	return nil
+}
+
+// NodeStale reports whether the running process node's executable was
+// replaced (rebuilt) since it started.
+func NodeStale(cfg Config) bool {
+	rec, ok := readPIDFile(cfg, "node")
+	if !ok || !rec.alive() {
+		return false
+	}
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", rec.PID))
+	return err == nil && strings.HasSuffix(exe, " (deleted)")
 }

@@ -74,17 +74,13 @@ func start() (*Cluster, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if cluster.Healthy(ctx, cfg) != nil {
-		var out bytes.Buffer
-		if err := cluster.Up(ctx, cfg, &out); err != nil {
-			return nil, fmt.Errorf("cluster up: %w\n%s", err, out.String())
-		}
-		// The last test process using this cluster takes it down (see Main).
-		if err := os.WriteFile(cfg.TestsStartedMarker(), nil, 0o644); err != nil {
-			return nil, fmt.Errorf("mark cluster as started by tests: %w", err)
-		}
-	} else if err := cluster.RestartStaleNode(ctx, cfg, io.Discard); err != nil {
+	if err := ensureUp(ctx, cfg); err != nil {
 		return nil, err
+	}
+	if cluster.NodeStale(cfg) {
+		if err := restartStaleNode(ctx, cfg); err != nil {
+			return nil, err
+		}
 	}
 	client, restConfig, err := cluster.Clientset(cfg)
 	if err != nil {
@@ -195,4 +191,46 @@ func sameContent(a, b string) bool {
 	sa, okA := sum(a)
 	sb, okB := sum(b)
 	return okA && okB && sa == sb
+}
+
+// ensureUp brings the cluster up unless it is healthy.
+func ensureUp(ctx context.Context, cfg cluster.Config) error {
+	if cluster.Healthy(ctx, cfg) == nil {
+		return nil
+	}
+	var out bytes.Buffer
+	if err := cluster.Up(ctx, cfg, &out); err != nil {
+		return fmt.Errorf("cluster up: %w\n%s", err, out.String())
+	}
+	// The last test process using this cluster takes it down (see Main).
+	if err := os.WriteFile(cfg.TestsStartedMarker(), nil, 0o644); err != nil {
+		return fmt.Errorf("mark cluster as started by tests: %w", err)
+	}
+	return nil
+}
+
+// restartStaleNode restarts a node that runs an older build of haptic-cluster
+// (the code under test changed) — but only when no other test process uses
+// the cluster, since a node restart restarts every pod.
+func restartStaleNode(ctx context.Context, cfg cluster.Config) error {
+	usersLock.Unlock()
+	exclusive, alone, err := cluster.TryLock(cfg, "users.lock")
+	if err != nil {
+		return err
+	}
+	if alone {
+		err = cluster.RestartStaleNode(ctx, cfg, io.Discard)
+		exclusive.Unlock()
+	} else {
+		fmt.Fprintln(os.Stderr, "clustertest: the process node runs an older build of haptic-cluster; "+
+			"other test processes use the cluster, so it is not restarted")
+	}
+	if err != nil {
+		return err
+	}
+	if usersLock, err = cluster.Lock(cfg, "users.lock", true); err != nil {
+		return err
+	}
+	// Another process may have taken the cluster down while we held no lock.
+	return ensureUp(ctx, cfg)
 }
