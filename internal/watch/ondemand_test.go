@@ -70,5 +70,3 @@ func countGets(c *dynamicfake.FakeDynamicClient) int {
 	}
 	return n
 }
-
-func metav1.UpdateOptions{} metav1.UpdateOptions { return metav1.UpdateOptions{} }
