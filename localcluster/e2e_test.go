@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -126,6 +127,12 @@ func TestEchoBasicDeployment(t *testing.T) {
 	scale(t, ns, 4)
 	pods = waitReadyPods(t, ns, "app=echo", 4, 60*time.Second)
 	assertPodIPs(t, pods)
+	usedIPs := podIPs(pods)
+	for _, ip := range usedIPs {
+		if !fileExists(podNetnsPath(c.Config.Netns, ip)) {
+			t.Errorf("no network namespace %s for the running pod with %s", podNetnsPath(c.Config.Netns, ip), ip)
+		}
+	}
 	waitProcessCount(t, ns.Name+"/", 4, 10*time.Second)
 	for _, p := range pods {
 		if got := getEcho(t, client, p.Status.PodIP); got.Pod != p.Name {
@@ -153,6 +160,23 @@ func TestEchoBasicDeployment(t *testing.T) {
 		return len(left) == 0, fmt.Sprintf("%d pods", len(left)), nil
 	})
 	waitProcessCount(t, ns.Name+"/", 0, 10*time.Second)
+	// Each pod's network namespace (and with it its address) went with it.
+	for _, ip := range usedIPs {
+		if path := podNetnsPath(c.Config.Netns, ip); fileExists(path) {
+			t.Errorf("network namespace %s of a deleted pod is left behind", path)
+		}
+	}
+}
+
+// podNetnsPath is where `ip netns` keeps the namespace of the pod with this IP.
+func podNetnsPath(clusterNetns, ip string) string {
+	a := netip.MustParseAddr(ip).As4()
+	return fmt.Sprintf("/run/netns/%s-p-%d-%d", clusterNetns, a[2], a[3])
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func scale(t *testing.T, ns *clustertest.Namespace, replicas int32) {
