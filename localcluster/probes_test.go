@@ -270,8 +270,9 @@ func TestLivenessProbeRestartsContainer(t *testing.T) {
 }
 
 // TestInitContainerAndDownwardAPI: an init container runs to completion
-// before the main container, sharing an emptyDir; a downwardAPI volume shows
-// the pod's labels.
+// before the main container, sharing an emptyDir; a sidecar (an init container
+// with restartPolicy Always) keeps running beside it; a downwardAPI volume
+// shows the pod's labels.
 func TestInitContainerAndDownwardAPI(t *testing.T) {
 	t.Parallel() // own namespace
 	c := clustertest.Start(t)
@@ -288,10 +289,16 @@ func TestInitContainerAndDownwardAPI(t *testing.T) {
 					Items: []corev1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}},
 				}}},
 			},
-			InitContainers: []corev1.Container{{
-				Name: "prepare", Image: "busybox", Command: []string{"sh", "-c", "echo prepared > " + stateDir + "/stage"},
-				VolumeMounts: []corev1.VolumeMount{{Name: "work", MountPath: stateDir}},
-			}},
+			InitContainers: []corev1.Container{
+				{
+					Name: "prepare", Image: "busybox", Command: []string{"sh", "-c", "echo prepared > " + stateDir + "/stage"},
+					VolumeMounts: []corev1.VolumeMount{{Name: "work", MountPath: stateDir}},
+				},
+				{
+					Name: "sidecar", Image: "busybox", Command: []string{"sleep", "600"},
+					RestartPolicy: ptr(corev1.ContainerRestartPolicyAlways),
+				},
+			},
 			Containers: []corev1.Container{{
 				Name: "main", Image: "busybox",
 				Command: []string{"sh", "-c", "cat " + stateDir + "/stage /etc/haptic-e2e/info/labels; exec sleep 600"},
@@ -307,9 +314,11 @@ func TestInitContainerAndDownwardAPI(t *testing.T) {
 	}
 	pods := waitReadyPods(t, ns, "app=staged", 1, 30*time.Second)
 	init := pods[0].Status.InitContainerStatuses
-	if len(init) != 1 || init[0].State.Terminated == nil || init[0].State.Terminated.ExitCode != 0 {
-		t.Errorf("init container status: %+v", init)
+	if len(init) != 2 || init[0].State.Terminated == nil || init[0].State.Terminated.ExitCode != 0 ||
+		init[1].State.Running == nil || !init[1].Ready {
+		t.Errorf("init container statuses: %+v", init)
 	}
+	waitProcessCount(t, ns.Name+"/staged", 2, 5*time.Second) // sidecar and main
 	logPath := filepath.Join(c.Config.PodsDir(), ns.Name+"_staged", "main.log")
 	waitFor(t, 10*time.Second, "main container output", func() (bool, string, error) {
 		data, _ := os.ReadFile(logPath)

@@ -27,7 +27,7 @@ const (
 type containerRunner struct {
 	pod     *podWorker
 	spec    corev1.Container
-	isInit  bool
+	isInit  bool // runs to completion before the containers start
 	policy  corev1.RestartPolicy
 	changed func() // tells the pod worker the view changed
 
@@ -41,13 +41,20 @@ type containerRunner struct {
 }
 
 func newContainerRunner(w *podWorker, spec corev1.Container, isInit bool) *containerRunner {
+	policy := w.restartPolicy()
+	// A sidecar (an init container with restartPolicy Always) starts in init
+	// order but then runs, restarts and is probed like a regular container.
+	sidecar := isInit && isSidecar(spec)
+	if sidecar {
+		isInit, policy = false, corev1.RestartPolicyAlways
+	}
 	return &containerRunner{
 		pod:     w,
 		spec:    spec,
 		isInit:  isInit,
-		policy:  w.restartPolicy(),
+		policy:  policy,
 		changed: w.poke,
-		view:    containerView{Name: spec.Name, Image: spec.Image},
+		view:    containerView{Name: spec.Name, Image: spec.Image, Sidecar: sidecar},
 		done:    make(chan struct{}),
 		grace:   30 * time.Second,
 	}
@@ -319,4 +326,9 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// isSidecar reports whether an init container is a restartable sidecar.
+func isSidecar(c corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }

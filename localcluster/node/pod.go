@@ -168,6 +168,12 @@ func (w *podWorker) step(ctx context.Context, pod *corev1.Pod) {
 		}
 		r := w.initRunners[i]
 		v := r.snapshot()
+		if v.Sidecar {
+			if !v.Started {
+				return // the next one starts once this sidecar has started
+			}
+			continue
+		}
 		if !r.finished() || v.Terminated == nil || v.Terminated.ExitCode != 0 {
 			return
 		}

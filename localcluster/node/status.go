@@ -19,6 +19,7 @@ type containerView struct {
 	Started      bool
 	RestartCount int32
 	PID          int
+	Sidecar      bool // a restartable init container: counts for readiness
 }
 
 // podView is the node's view of a pod, the input to ComputeStatus.
@@ -47,10 +48,13 @@ func ComputeStatus(pod *corev1.Pod, view podView, now metav1.Time) corev1.PodSta
 		status.PodIP = view.PodIP
 		status.PodIPs = []corev1.PodIP{{IP: view.PodIP}}
 	}
+	allReady := len(view.Containers) > 0
 	for _, c := range view.Init {
 		status.InitContainerStatuses = append(status.InitContainerStatuses, c.status())
+		if c.Sidecar {
+			allReady = allReady && c.Ready
+		}
 	}
-	allReady := len(view.Containers) > 0
 	for _, c := range view.Containers {
 		status.ContainerStatuses = append(status.ContainerStatuses, c.status())
 		allReady = allReady && c.Ready
