@@ -185,11 +185,21 @@ func TestGracefulTermination(t *testing.T) {
 	ns := c.NewNamespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	// Ready only once the shell ignores SIGTERM: a signal before the trap would end it.
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "stubborn", Labels: map[string]string{"app": "stubborn"}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{
-			Name: "main", Image: "busybox", Command: []string{"sh", "-c", `trap "" TERM; exec sleep 600`},
-		}}},
+		Spec: corev1.PodSpec{
+			Volumes: []corev1.Volume{{Name: "state", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			Containers: []corev1.Container{{
+				Name: "main", Image: "busybox",
+				Command:      []string{"sh", "-c", `trap "" TERM; touch ` + stateDir + `/trapped; exec sleep 600`},
+				VolumeMounts: []corev1.VolumeMount{{Name: "state", MountPath: stateDir}},
+				ReadinessProbe: &corev1.Probe{
+					ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", stateDir + "/trapped"}}},
+					PeriodSeconds: 1,
+				},
+			}},
+		},
 	}
 	if _, err := ns.Client.CoreV1().Pods(ns.Name).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create pod: %v", err)
