@@ -1,0 +1,200 @@
+package plan
+
+import (
+	"strconv"
+	"strings"
+)
+
+// sectionKey identifies a section across two configs: keyword, name and, for
+// repeated ones such as anonymous defaults, the occurrence number.
+func sectionKeys(c *Config) ([]string, map[string]*Section) {
+	keys := make([]string, 0, len(c.Sections))
+	byKey := make(map[string]*Section, len(c.Sections))
+	seen := make(map[string]int, len(c.Sections))
+	for _, s := range c.Sections {
+		base := s.Keyword + "\x00" + s.Name
+		n := seen[base]
+		seen[base] = n + 1
+		key := base + "\x00" + strconv.Itoa(n)
+		keys = append(keys, key)
+		byKey[key] = s
+	}
+	return keys, byKey
+}
+
+// inheritedDefaults maps each proxy section to the key of the defaults section it
+// inherits from: the one named by "from", else the last defaults before it.
+func inheritedDefaults(c *Config) map[*Section]string {
+	keys, _ := sectionKeys(c)
+	out := make(map[*Section]string)
+	named := make(map[string]string)
+	last := ""
+	for i, s := range c.Sections {
+		switch s.Keyword {
+		case "defaults":
+			last = keys[i]
+			if s.Name != "" {
+				named[s.Name] = keys[i]
+			}
+		case "frontend", "backend", "listen":
+			out[s] = last
+			for j := 1; j+1 < len(s.Args); j++ {
+				if s.Args[j] == "from" {
+					out[s] = named[s.Args[j+1]] + "\x00from"
+				}
+			}
+		}
+	}
+	return out
+}
+
+// defaultsSection returns the defaults section a proxy inherits from, or nil.
+func defaultsSection(byKey map[string]*Section, key string) *Section {
+	return byKey[strings.TrimSuffix(key, "\x00from")]
+}
+
+// diffConfig compares two parsed configs section by section. Server-only changes
+// in a backend become runtime operations; every other difference is a reason.
+func (p *planner) diffConfig(run, want *Config) {
+	runKeys, runByKey := sectionKeys(run)
+	wantKeys, wantByKey := sectionKeys(want)
+	runInherit, wantInherit := inheritedDefaults(run), inheritedDefaults(want)
+	for _, k := range runKeys {
+		if _, ok := wantByKey[k]; !ok {
+			p.sectionAddedOrRemoved(runByKey[k], "removed")
+		}
+	}
+	for _, k := range wantKeys {
+		newSec := wantByKey[k]
+		oldSec, ok := runByKey[k]
+		if !ok {
+			p.sectionAddedOrRemoved(newSec, "added")
+			continue
+		}
+		title := newSec.Title()
+		before := len(p.reasons)
+		if joinWords(oldSec.Args) != joinWords(newSec.Args) {
+			p.reload(title, joinWords(append([]string{newSec.Keyword}, newSec.Args...)), "section header changed")
+		}
+		if _, isProxy := wantInherit[newSec]; isProxy && runInherit[oldSec] != wantInherit[newSec] {
+			p.reload(title, "", "inherits from a different defaults section")
+		}
+		if !newSec.IsProxy() {
+			p.diffDirectives(title, oldSec.Directives, newSec.Directives)
+			continue
+		}
+		oldOther, oldServers := splitServers(oldSec.Directives)
+		newOther, newServers := splitServers(newSec.Directives)
+		p.diffDirectives(title, oldOther, newOther)
+		if len(p.reasons) > before {
+			continue // the section reloads anyway; server reasons would be noise
+		}
+		// Same directives and same defaults on both sides: the desired side decides.
+		p.diffServers(backendContext{section: newSec, defaults: defaultsSection(wantByKey, wantInherit[newSec])},
+			oldServers, newServers)
+	}
+}
+
+// sectionAddedOrRemoved names a whole section that appears or disappears.
+func (p *planner) sectionAddedOrRemoved(s *Section, what string) {
+	if s.Keyword != "backend" {
+		p.reload(s.Title(), "", what)
+		return
+	}
+	verb := map[string]string{"added": "add", "removed": "del"}[what]
+	if p.caps.AddBackend {
+		// 3.4+ can do this at runtime, but the runtime package has no such operation yet.
+		p.reload(s.Title(), "", what+": runtime "+verb+" backend is not supported by the agent yet")
+		return
+	}
+	p.reload(s.Title(), "", what+": "+verb+" backend needs HAProxy 3.4"+p.versionNote())
+}
+
+func splitServers(ds []Directive) (other, servers []Directive) {
+	for _, d := range ds {
+		if d.Keyword == "server" {
+			servers = append(servers, d)
+		} else {
+			other = append(other, d)
+		}
+	}
+	return other, servers
+}
+
+// diffDirectives reports every directive added, removed, changed or moved. A removed
+// and an added directive with the same keyword pair up as "changed".
+func (p *planner) diffDirectives(section string, old, cur []Directive) {
+	if sameDirectives(old, cur) {
+		return
+	}
+	count := make(map[string]int, len(old))
+	for _, d := range old {
+		count[d.String()]++
+	}
+	var added []Directive
+	for _, d := range cur {
+		s := d.String()
+		if count[s] > 0 {
+			count[s]--
+		} else {
+			added = append(added, d)
+		}
+	}
+	var removed []Directive
+	for _, d := range old {
+		if s := d.String(); count[s] > 0 {
+			count[s]--
+			removed = append(removed, d)
+		}
+	}
+	if len(added) == 0 && len(removed) == 0 {
+		for i := range cur {
+			if cur[i].String() != old[i].String() {
+				p.reload(section, cur[i].String(), "moved (directive order changed)")
+				return
+			}
+		}
+	}
+	pendingRemoved := make(map[string][]Directive)
+	for _, d := range removed {
+		pendingRemoved[d.Keyword] = append(pendingRemoved[d.Keyword], d)
+	}
+	for _, d := range added {
+		if olds := pendingRemoved[d.Keyword]; len(olds) > 0 {
+			p.reload(section, d.String(), "changed from "+olds[0].String())
+			pendingRemoved[d.Keyword] = olds[1:]
+			continue
+		}
+		p.reload(section, d.String(), "added")
+	}
+	for _, d := range removed {
+		if olds := pendingRemoved[d.Keyword]; len(olds) > 0 && olds[0].Line == d.Line {
+			p.reload(section, d.String(), "removed")
+			pendingRemoved[d.Keyword] = olds[1:]
+		}
+	}
+}
+
+func sameDirectives(a, b []Directive) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Keyword != b[i].Keyword || !sameStrings(a[i].Args, b[i].Args) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,60 @@
+// Package plan decides how to bring a running HAProxy from one rendered bundle to
+// another: with typed runtime operations (internal/haproxy/runtime) when every
+// difference can be applied live, or with a reload whose reasons are named
+// (section and directive). It is pure: no I/O, no clock, and the same input always
+// gives the same output (operations and reasons are sorted, map iteration order
+// never leaks).
+//
+// # Parser
+//
+// Parse reads haproxy.cfg into sections (global, defaults, frontend, backend,
+// listen, userlist, peers, resolvers, http-errors, ring, cache, program, mailers, …)
+// with their directives in order. One line is one directive; '#' outside quotes
+// starts a comment; "…" takes backslash escapes, '…' is literal. Config.String writes
+// a canonical form that parses back to the same sections (FuzzParse checks it).
+//
+// # Classification
+//
+//   - Identical bundles: nothing. Files whose differences HAProxy does not see
+//     (comments, blank lines) need no operation; they are listed in Result.Files.
+//   - haproxy.cfg: compared section by section (sections are matched by keyword,
+//     name and occurrence). In a backend or listen whose only differences are
+//     `server` lines: removed → del-server (maintenance, then delete); added →
+//     add-server (address, port, weight, check; enabled unless `disabled`);
+//     address/port → set-server-addr; weight → set-server-weight; disabled ↔
+//     enabled → set-server-state maint|ready. These reload instead, with a reason:
+//     a balance algorithm other than roundrobin/leastconn (for add, del and weight;
+//     2.6 refuses dynamic servers on static and hash algorithms), a server option
+//     outside a small allowlist (cookie, track, ssl on a new server, …: anything
+//     `add server` cannot express), a name or hostname address, a default-server
+//     option that dynamic servers would not inherit, and 2.6's lack of dynamic
+//     servers on older versions.
+//   - A new or removed backend: HAProxy before 3.4 has no `add backend`; 3.4 has,
+//     but the runtime package has no such operation yet. Both reload with a reason
+//     naming the backend. Any other directive added, removed, changed or moved, in
+//     any section, and any section added or removed, reloads.
+//   - Maps: entries ("key value", key up to the first blank) are diffed. Up to
+//     MaxSingleMapOps changes become add-map/set-map/del-map; more, duplicate keys,
+//     or an order that single operations cannot reproduce for a map used with an
+//     order-sensitive match (map_beg, map_reg, an ACL -f, …) become one replace-map
+//     (prepare, add @ver, commit). A map that is added or removed reloads: HAProxy
+//     resolves map paths when it parses the configuration.
+//   - Certificates and crt-lists reload ("certificate content changed"): the runtime
+//     package has no SSL operations yet. Other files (error pages, …) reload.
+//
+// # Result
+//
+// With Reload set, Ops and Files are empty: the reload applies the whole desired
+// bundle. Otherwise Ops are in a safe order — add servers (enabled), set addresses,
+// weights, enable servers, map adds/sets/replaces, map deletes, disable servers,
+// delete servers — so new servers are up before any map entry points at them and map
+// entries are gone before their servers. Files are the desired files the operations
+// make true; the agent writes them so that disk equals what runs.
+//
+// # Next steps (not built here)
+//
+// The agent applying a Result (read back, divergence counters, fallback to a
+// verified reload), the deployer calling Plan per pod, and — for new Services on
+// 2.6–3.3 — a pool of pre-declared empty backends: assign one, add and enable its
+// servers, then publish the map entry, and refill the pool at the next paced reload.
+package plan

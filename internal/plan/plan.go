@@ -1,0 +1,229 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
+)
+
+// Capabilities are the runtime features of the HAProxy a plan is made for.
+type Capabilities struct {
+	// Version is the HAProxy version string; it only appears in reasons.
+	Version string
+	// AddBackend: `add backend` exists (3.4+).
+	AddBackend bool
+	// DynamicServers: `add server` / `del server` (2.6+).
+	DynamicServers bool
+	// RuntimeMaps: add/set/del map and prepare/commit map.
+	RuntimeMaps bool
+	// SSLRuntime: new/set/commit ssl cert and crt-list edits.
+	SSLRuntime bool
+}
+
+// CapabilitiesFor turns a version string into the capabilities the runtime package
+// knows it offers.
+func CapabilitiesFor(version string) (Capabilities, error) {
+	v, err := runtime.ParseVersion(version)
+	if err != nil {
+		return Capabilities{}, fmt.Errorf("capabilities: %w", err)
+	}
+	c := runtime.CapabilitiesOf(v)
+	return Capabilities{Version: version, AddBackend: c.AddBackend, DynamicServers: c.DynamicServers,
+		RuntimeMaps: c.RuntimeMaps, SSLRuntime: c.SSLRuntime}, nil
+}
+
+// Reason names one difference that needs a reload.
+type Reason struct {
+	// Section is the haproxy.cfg section ("backend be_a") or the file ("map:host.map").
+	Section string `json:"section"`
+	// Directive is the directive or entry concerned, in canonical form; may be empty.
+	Directive string `json:"directive,omitempty"`
+	// Detail says what happened: "added", "removed", "changed from …", or why the
+	// runtime cannot do it.
+	Detail string `json:"detail"`
+}
+
+func (r Reason) String() string {
+	s := r.Section
+	if r.Directive != "" {
+		s += ": " + r.Directive
+	}
+	return s + ": " + r.Detail
+}
+
+// Result is what it takes to go from the running bundle to the desired one.
+type Result struct {
+	// Ops are the runtime operations, in a safe order. Empty when Reload is true:
+	// a reload applies the whole desired bundle at once.
+	Ops []runtime.Op `json:"ops,omitempty"`
+	// Reload is true when some difference cannot be applied at runtime.
+	Reload bool `json:"reload"`
+	// Reasons name every difference that needs the reload (empty without reload).
+	Reasons []Reason `json:"reasons,omitempty"`
+	// Files are the desired files that differ from the running ones and that Ops
+	// make true (or whose differences do not matter to HAProxy, such as comments):
+	// the agent writes them after applying Ops so that disk equals what runs.
+	// Empty when Reload is true (the whole bundle is written for the reload).
+	Files []bundle.File `json:"files,omitempty"`
+}
+
+// Op phases: the order in which runtime operations are safe to apply. New servers
+// are up before any map entry can point at them; map entries are gone before the
+// servers they pointed at are taken down.
+const (
+	phaseAddServer = iota
+	phaseSetAddr
+	phaseSetWeight
+	phaseEnable
+	phaseMapWrite // add-map, set-map, replace-map
+	phaseMapDelete
+	phaseDisable // maint or drain
+	phaseDelServer
+)
+
+type plannedOp struct {
+	phase int
+	sort  string // backend/server or map\x00key: a stable order within the phase
+	op    runtime.Operation
+}
+
+// planner accumulates one Plan call.
+type planner struct {
+	caps    Capabilities
+	ops     []plannedOp
+	reasons []Reason
+	files   []bundle.File
+}
+
+func (p *planner) reload(section, directive, detail string) {
+	p.reasons = append(p.reasons, Reason{Section: section, Directive: directive, Detail: detail})
+}
+
+func (p *planner) add(phase int, sortKey string, op runtime.Operation) {
+	p.ops = append(p.ops, plannedOp{phase: phase, sort: sortKey, op: op})
+}
+
+// Plan compares what runs with what is desired and returns the runtime operations
+// that bring HAProxy there, or a reload with the reasons it is needed. It is pure:
+// no I/O, and the same input always gives the same output.
+func Plan(running, desired *bundle.Bundle, caps Capabilities) Result {
+	p := &planner{caps: caps}
+	switch {
+	case desired == nil:
+		return Result{}
+	case running == nil:
+		p.reload("(bundle)", "", "nothing is running yet")
+		return p.result()
+	case running.Hash != "" && running.Hash == desired.Hash:
+		return Result{}
+	}
+	runFiles := indexFiles(running)
+	wantFiles := indexFiles(desired)
+	targets := make([]string, 0, len(runFiles)+len(wantFiles))
+	for t := range runFiles {
+		targets = append(targets, t)
+	}
+	for t := range wantFiles {
+		if _, ok := runFiles[t]; !ok {
+			targets = append(targets, t)
+		}
+	}
+	sort.Strings(targets)
+
+	// A parse error only matters when haproxy.cfg changed; maps fall back to the
+	// conservative path when the desired config cannot be read.
+	runCfg, runErr := Parse(runFiles["haproxy.cfg"].Content)
+	wantCfg, wantErr := Parse(wantFiles["haproxy.cfg"].Content)
+	for _, t := range targets {
+		old, hadOld := runFiles[t]
+		cur, hasNew := wantFiles[t]
+		if hadOld && hasNew && old.Content == cur.Content {
+			continue
+		}
+		switch {
+		case !hasNew:
+			p.reload(t, "", "file removed")
+		case !hadOld:
+			p.reload(t, "", "file added")
+		case cur.Kind == bundle.KindConfig:
+			switch {
+			case runErr != nil:
+				p.reload(t, "", "running: "+runErr.Error())
+			case wantErr != nil:
+				p.reload(t, "", "desired: "+wantErr.Error())
+			default:
+				p.diffConfig(runCfg, wantCfg)
+				p.files = append(p.files, cur)
+			}
+		case cur.Kind == bundle.KindMap:
+			p.diffMap(cur.Name, old.Content, cur.Content, wantCfg)
+			p.files = append(p.files, cur)
+		case cur.Kind == bundle.KindCert || cur.Kind == bundle.KindCrtList:
+			// The runtime package has no SSL operations yet; SSLRuntime alone is not enough.
+			p.reload(t, "", "certificate content changed")
+		default:
+			p.reload(t, "", "file content changed")
+		}
+	}
+	return p.result()
+}
+
+func indexFiles(b *bundle.Bundle) map[string]bundle.File {
+	m := make(map[string]bundle.File, len(b.Files))
+	for _, f := range b.Files {
+		m[f.Target()] = f
+	}
+	return m
+}
+
+// result turns the accumulated state into a Result: a reload drops the operations,
+// otherwise operations are ordered by phase, then by backend/server or map/key.
+func (p *planner) result() Result {
+	if len(p.reasons) > 0 {
+		sort.SliceStable(p.reasons, func(i, j int) bool {
+			a, b := p.reasons[i], p.reasons[j]
+			if a.Section != b.Section {
+				return a.Section < b.Section
+			}
+			if a.Directive != b.Directive {
+				return a.Directive < b.Directive
+			}
+			return a.Detail < b.Detail
+		})
+		return Result{Reload: true, Reasons: p.reasons}
+	}
+	sort.SliceStable(p.ops, func(i, j int) bool {
+		if p.ops[i].phase != p.ops[j].phase {
+			return p.ops[i].phase < p.ops[j].phase
+		}
+		return p.ops[i].sort < p.ops[j].sort
+	})
+	res := Result{Files: p.files}
+	for _, o := range p.ops {
+		res.Ops = append(res.Ops, runtime.Op{Operation: o.op})
+	}
+	sort.SliceStable(res.Files, func(i, j int) bool { return res.Files[i].Target() < res.Files[j].Target() })
+	return res
+}
+
+// validated adds op unless it fails the runtime package's own checks, in which case
+// the difference needs a reload instead.
+func (p *planner) validated(phase int, sortKey, section, directive string, op runtime.Operation) bool {
+	if err := op.Validate(); err != nil {
+		p.reload(section, directive, "not expressible at runtime: "+err.Error())
+		return false
+	}
+	p.add(phase, sortKey, op)
+	return true
+}
+
+// versionNote is " (running <version>)" when the version is known.
+func (p *planner) versionNote() string {
+	if strings.TrimSpace(p.caps.Version) == "" {
+		return ""
+	}
+	return " (running " + p.caps.Version + ")"
+}

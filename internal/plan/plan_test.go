@@ -1,0 +1,363 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
+)
+
+var caps26 = Capabilities{Version: "2.6.12-1+deb12u4", DynamicServers: true, RuntimeMaps: true, SSLRuntime: true}
+
+const baseCfg = `global
+    stats socket /run/haproxy.sock level admin
+defaults
+    mode http
+    default-server no-check
+frontend fe
+    bind :80
+    use_backend %[req.hdr(host),lower,map(/etc/haproxy/maps/host.map)]
+    use_backend %[path,map_beg(/etc/haproxy/maps/path.map)] if { path,map_beg(/etc/haproxy/maps/path.map) -m found }
+backend be_a
+    balance roundrobin
+    server s1 10.0.0.1:8080 check
+    server s2 10.0.0.2:8080 weight 10
+    server s3 10.0.0.3:8080 disabled
+backend be_hash
+    balance source
+    server h1 10.0.1.1:80
+backend be_cookie
+    cookie SRV insert
+    server c1 10.0.2.1:80 cookie c1
+`
+
+// bundleOf builds a bundle from haproxy.cfg and "kind:name" → content pairs.
+func bundleOf(cfg string, files ...string) *bundle.Bundle {
+	fs := []bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}}
+	for i := 0; i+1 < len(files); i += 2 {
+		kind, name, _ := strings.Cut(files[i], ":")
+		fs = append(fs, bundle.File{Kind: bundle.Kind(kind), Name: name, Content: files[i+1]})
+	}
+	return bundle.New(fs)
+}
+
+// opsJSON renders ops the way the agent receives them, one per line.
+func opsJSON(t *testing.T, ops []runtime.Op) []string {
+	t.Helper()
+	var out []string
+	for _, op := range ops {
+		b, err := json.Marshal(op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
+
+func reasonStrings(rs []Reason) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.String())
+	}
+	return out
+}
+
+func edit(s string, pairs ...string) string {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if !strings.Contains(s, pairs[i]) {
+			panic("edit: " + pairs[i] + " not found")
+		}
+		s = strings.Replace(s, pairs[i], pairs[i+1], 1)
+	}
+	return s
+}
+
+const hostMap = "a.test be_a\nb.test be_b\n"
+const pathMap = "/api/ be_a\n/static/ be_b\n"
+
+func TestPlan(t *testing.T) {
+	run := bundleOf(baseCfg, "map:host.map", hostMap, "map:path.map", pathMap, "file:503.http", "HTTP/1.0 503\r\n\r\n", "cert:site.pem", "PEM1", "crtlist:crt.list", "/c/site.pem\n")
+	with := func(cfg string, files ...string) *bundle.Bundle {
+		base := map[string]string{"map:host.map": hostMap, "map:path.map": pathMap, "file:503.http": "HTTP/1.0 503\r\n\r\n", "cert:site.pem": "PEM1", "crtlist:crt.list": "/c/site.pem\n"}
+		for i := 0; i+1 < len(files); i += 2 {
+			base[files[i]] = files[i+1]
+		}
+		var kv []string
+		for _, k := range []string{"map:host.map", "map:path.map", "file:503.http", "cert:site.pem", "crtlist:crt.list", "map:new.map"} {
+			if v, ok := base[k]; ok && v != "\x00" {
+				kv = append(kv, k, v)
+			}
+		}
+		return bundleOf(cfg, kv...)
+	}
+	manyAdds := ""
+	for i := 0; i < 101; i++ {
+		manyAdds += fmt.Sprintf("h%03d.test be_a\n", i)
+	}
+	tests := []struct {
+		name    string
+		desired *bundle.Bundle
+		caps    Capabilities
+		ops     []string
+		reasons []string
+		files   []string
+	}{
+		{name: "identical", desired: with(baseCfg), caps: caps26},
+		{name: "comment only", desired: with(baseCfg + "# note\n"), caps: caps26, files: []string{"haproxy.cfg"}},
+		{name: "server added", caps: caps26,
+			desired: with(edit(baseCfg, "    server s3", "    server s4 10.0.0.4:8080 check weight 5\n    server s3")),
+			ops:     []string{`{"op":"add-server","backend":"be_a","server":"s4","address":"10.0.0.4","port":8080,"weight":5,"check":true}`},
+			files:   []string{"haproxy.cfg"}},
+		{name: "server added disabled ipv6", caps: caps26,
+			desired: with(edit(baseCfg, "    server s3", "    server s6 [fd00::6]:81 disabled\n    server s3")),
+			ops:     []string{`{"op":"add-server","backend":"be_a","server":"s6","address":"fd00::6","port":81,"disabled":true}`},
+			files:   []string{"haproxy.cfg"}},
+		{name: "server removed", caps: caps26,
+			desired: with(edit(baseCfg, "    server s2 10.0.0.2:8080 weight 10\n", "")),
+			ops:     []string{`{"op":"del-server","backend":"be_a","server":"s2"}`},
+			files:   []string{"haproxy.cfg"}},
+		{name: "server address, weight and state", caps: caps26,
+			desired: with(edit(baseCfg, "s1 10.0.0.1:8080 check", "s1 10.0.0.9:9090 check", "weight 10", "weight 20", "s3 10.0.0.3:8080 disabled", "s3 10.0.0.3:8080")),
+			ops: []string{
+				`{"op":"set-server-addr","backend":"be_a","server":"s1","address":"10.0.0.9","port":9090}`,
+				`{"op":"set-server-weight","backend":"be_a","server":"s2","weight":20}`,
+				`{"op":"set-server-state","backend":"be_a","server":"s3","state":"ready"}`,
+			},
+			files: []string{"haproxy.cfg"}},
+		{name: "server disabled", caps: caps26,
+			desired: with(edit(baseCfg, "s1 10.0.0.1:8080 check", "s1 10.0.0.1:8080 check disabled")),
+			ops:     []string{`{"op":"set-server-state","backend":"be_a","server":"s1","state":"maint"}`},
+			files:   []string{"haproxy.cfg"}},
+		{name: "server on hash balance", caps: caps26,
+			desired: with(edit(baseCfg, "    server h1 10.0.1.1:80\n", "    server h1 10.0.1.1:80\n    server h2 10.0.1.2:80\n")),
+			reasons: []string{"backend be_hash: server h2 10.0.1.2:80: added; backend uses balance source; HAProxy needs a dynamic load balancing algorithm for dynamic servers and weights"}},
+		{name: "address change on hash balance is fine", caps: caps26,
+			desired: with(edit(baseCfg, "h1 10.0.1.1:80", "h1 10.0.1.7:80")),
+			ops:     []string{`{"op":"set-server-addr","backend":"be_hash","server":"h1","address":"10.0.1.7","port":80}`},
+			files:   []string{"haproxy.cfg"}},
+		{name: "server with cookie", caps: caps26,
+			desired: with(edit(baseCfg, "c1 10.0.2.1:80 cookie c1", "c1 10.0.2.9:80 cookie c1")),
+			reasons: []string{`backend be_cookie: server c1 10.0.2.9:80 cookie c1: changed from server c1 10.0.2.1:80 cookie c1; server option "cookie" is not supported at runtime`}},
+		{name: "new server with inter", caps: caps26,
+			desired: with(edit(baseCfg, "    server s3", "    server s5 10.0.0.5:80 check inter 3s\n    server s3")),
+			reasons: []string{"backend be_a: server s5 10.0.0.5:80 check inter 3s: added; option not expressible by add server (only check, weight, disabled)"}},
+		{name: "server hostname", caps: caps26,
+			desired: with(edit(baseCfg, "    server s3", "    server s5 app.svc:80\n    server s3")),
+			reasons: []string{`backend be_a: server s5 app.svc:80: added; server address "app.svc:80" is not an IP address and port`}},
+		{name: "check option changed", caps: caps26,
+			desired: with(edit(baseCfg, "s1 10.0.0.1:8080 check", "s1 10.0.0.1:8080")),
+			reasons: []string{"backend be_a: server s1 10.0.0.1:8080: changed from server s1 10.0.0.1:8080 check; only address, port, weight and disabled change at runtime"}},
+		{name: "no dynamic servers before 2.6", caps: Capabilities{Version: "2.4.22", RuntimeMaps: true},
+			desired: with(edit(baseCfg, "    server s2 10.0.0.2:8080 weight 10\n", "")),
+			reasons: []string{"backend be_a: server s2 10.0.0.2:8080 weight 10: removed; del server needs HAProxy 2.6 (running 2.4.22)"}},
+		{name: "default-server not inherited", caps: caps26,
+			desired: with(edit(strings.Replace(baseCfg, "default-server no-check", "default-server check inter 5s", 1), "    server s3", "    server s5 10.0.0.5:80\n    server s3")),
+			reasons: []string{
+				`backend be_a: server s5 10.0.0.5:80: added; default-server option "check" (in defaults) is not inherited by dynamic servers`,
+				"defaults: default-server check inter 5s: changed from default-server no-check",
+			}},
+		{name: "directive added", caps: caps26,
+			desired: with(edit(baseCfg, "    balance roundrobin\n", "    balance roundrobin\n    http-request set-header X-A b\n", "s1 10.0.0.1:8080", "s1 10.0.0.9:8080")),
+			reasons: []string{"backend be_a: http-request set-header X-A b: added"}},
+		{name: "directive changed and removed", caps: caps26,
+			desired: with(edit(baseCfg, "    mode http\n", "    mode tcp\n", "    stats socket /run/haproxy.sock level admin\n", "")),
+			reasons: []string{"defaults: mode tcp: changed from mode http", "global: stats socket /run/haproxy.sock level admin: removed"}},
+		{name: "directives moved", caps: caps26,
+			desired: with(edit(baseCfg, "    bind :80\n", "", "map_beg(/etc/haproxy/maps/path.map) -m found }\n", "map_beg(/etc/haproxy/maps/path.map) -m found }\n    bind :80\n")),
+			reasons: []string{"frontend fe: use_backend %[req.hdr(host),lower,map(/etc/haproxy/maps/host.map)]: moved (directive order changed)"}},
+		{name: "backend added on 2.6", caps: caps26,
+			desired: with(baseCfg + "backend be_new\n    server n1 10.0.9.1:80\n"),
+			reasons: []string{"backend be_new: added: add backend needs HAProxy 3.4 (running 2.6.12-1+deb12u4)"}},
+		{name: "backend removed on 3.4", caps: Capabilities{Version: "3.4.0", AddBackend: true, DynamicServers: true, RuntimeMaps: true},
+			desired: with(edit(baseCfg, "backend be_cookie\n    cookie SRV insert\n    server c1 10.0.2.1:80 cookie c1\n", "")),
+			reasons: []string{"backend be_cookie: removed: runtime del backend is not supported by the agent yet"}},
+		{name: "frontend added", caps: caps26,
+			desired: with(baseCfg + "frontend fe2\n    bind :81\n"),
+			reasons: []string{"frontend fe2: added"}},
+		{name: "map entries", caps: caps26,
+			desired: with(baseCfg, "map:host.map", "b.test be_c\nc.test be_a\n# comment\n"),
+			ops: []string{
+				`{"op":"set-map","map":"host.map","key":"b.test","value":"be_c"}`,
+				`{"op":"add-map","map":"host.map","key":"c.test","value":"be_a"}`,
+				`{"op":"del-map","map":"host.map","key":"a.test"}`,
+			},
+			files: []string{"map:host.map"}},
+		{name: "map entry value with blanks", caps: caps26,
+			desired: with(baseCfg, "map:host.map", hostMap+"c.test\tbe_a  extra \n"),
+			ops:     []string{`{"op":"add-map","map":"host.map","key":"c.test","value":"be_a  extra"}`},
+			files:   []string{"map:host.map"}},
+		{name: "large map diff replaces", caps: caps26,
+			desired: with(baseCfg, "map:host.map", manyAdds),
+			ops:     []string{`{"op":"replace-map","map":"host.map","entries":[` + replaceEntries(manyAdds) + `]}`},
+			files:   []string{"map:host.map"}},
+		{name: "order-sensitive map insert replaces", caps: caps26,
+			desired: with(baseCfg, "map:path.map", "/api/v2/ be_b\n"+pathMap),
+			ops:     []string{`{"op":"replace-map","map":"path.map","entries":[{"key":"/api/v2/","value":"be_b"},{"key":"/api/","value":"be_a"},{"key":"/static/","value":"be_b"}]}`},
+			files:   []string{"map:path.map"}},
+		{name: "order-sensitive map append is single", caps: caps26,
+			desired: with(baseCfg, "map:path.map", pathMap+"/img/ be_a\n"),
+			ops:     []string{`{"op":"add-map","map":"path.map","key":"/img/","value":"be_a"}`},
+			files:   []string{"map:path.map"}},
+		{name: "duplicate keys replace", caps: caps26,
+			desired: with(baseCfg, "map:host.map", hostMap+"a.test be_b\n"),
+			ops:     []string{`{"op":"replace-map","map":"host.map","entries":[{"key":"a.test","value":"be_a"},{"key":"b.test","value":"be_b"},{"key":"a.test","value":"be_b"}]}`},
+			files:   []string{"map:host.map"}},
+		{name: "map without runtime maps", caps: Capabilities{Version: "1.8"},
+			desired: with(baseCfg, "map:host.map", "a.test be_b\n"),
+			reasons: []string{"map:host.map: runtime map updates need HAProxy 1.9 (running 1.8)"}},
+		{name: "map added", caps: caps26,
+			desired: with(baseCfg, "map:new.map", "x y\n"),
+			reasons: []string{"map:new.map: file added"}},
+		{name: "map removed", caps: caps26,
+			desired: with(baseCfg, "map:path.map", "\x00"),
+			reasons: []string{"map:path.map: file removed"}},
+		{name: "certificate", caps: caps26,
+			desired: with(baseCfg, "cert:site.pem", "PEM2", "crtlist:crt.list", "/c/site.pem [alpn h2]\n"),
+			reasons: []string{"cert:site.pem: certificate content changed", "crtlist:crt.list: certificate content changed"}},
+		{name: "error page", caps: caps26,
+			desired: with(baseCfg, "file:503.http", "HTTP/1.0 503\r\n\r\nbusy"),
+			reasons: []string{"file:503.http: file content changed"}},
+		{name: "reload drops ops", caps: caps26,
+			desired: with(edit(baseCfg, "s1 10.0.0.1:8080", "s1 10.0.0.9:8080"), "file:503.http", "x"),
+			reasons: []string{"file:503.http: file content changed"}},
+		{name: "desired config does not parse", caps: caps26,
+			desired: with(baseCfg + "    log \"x\n"),
+			reasons: []string{"haproxy.cfg: desired: parse haproxy.cfg line 21: unterminated double quote at column 9"}},
+		{name: "servers and maps in safe order", caps: caps26,
+			desired: with(edit(baseCfg,
+				"    server s1 10.0.0.1:8080 check\n", "    server s0 10.0.0.10:8080\n",
+				"s3 10.0.0.3:8080 disabled", "s3 10.0.0.3:8080"),
+				"map:host.map", "c.test be_a\n"),
+			ops: []string{
+				`{"op":"add-server","backend":"be_a","server":"s0","address":"10.0.0.10","port":8080}`,
+				`{"op":"set-server-state","backend":"be_a","server":"s3","state":"ready"}`,
+				`{"op":"add-map","map":"host.map","key":"c.test","value":"be_a"}`,
+				`{"op":"del-map","map":"host.map","key":"a.test"}`,
+				`{"op":"del-map","map":"host.map","key":"b.test"}`,
+				`{"op":"del-server","backend":"be_a","server":"s1"}`,
+			},
+			files: []string{"haproxy.cfg", "map:host.map"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Plan(run, tt.desired, tt.caps)
+			if got := opsJSON(t, res.Ops); !reflect.DeepEqual(got, tt.ops) {
+				t.Errorf("ops:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(tt.ops, "\n     "))
+			}
+			if got := reasonStrings(res.Reasons); !reflect.DeepEqual(got, tt.reasons) {
+				t.Errorf("reasons:\n got %q\nwant %q", got, tt.reasons)
+			}
+			if res.Reload != (len(tt.reasons) > 0) {
+				t.Errorf("reload = %v with reasons %q", res.Reload, tt.reasons)
+			}
+			var files []string
+			for _, f := range res.Files {
+				files = append(files, f.Target())
+				if want, _ := tt.desired.Get(f.Target()); want.Content != f.Content {
+					t.Errorf("file %s is not the desired content", f.Target())
+				}
+			}
+			if !reflect.DeepEqual(files, tt.files) {
+				t.Errorf("files: got %q want %q", files, tt.files)
+			}
+			for _, op := range res.Ops {
+				if err := op.Validate(); err != nil {
+					t.Errorf("op does not validate: %v", err)
+				}
+			}
+			again := Plan(run, tt.desired, tt.caps)
+			if !reflect.DeepEqual(res, again) {
+				t.Errorf("second run differs")
+			}
+		})
+	}
+}
+
+func replaceEntries(mapText string) string {
+	var parts []string
+	for _, e := range ParseMap(mapText) {
+		b, _ := json.Marshal(e)
+		parts = append(parts, string(b))
+	}
+	return strings.Join(parts, ",")
+}
+
+func TestPlanDefaultServerInBackend(t *testing.T) {
+	cfg := "defaults\n    mode http\nbackend be\n    default-server inter 3s\n    server a 10.0.0.1:80\n"
+	run := bundleOf(cfg)
+	res := Plan(run, bundleOf(cfg+"    server b 10.0.0.2:80\n"), caps26)
+	want := []string{`backend be: server b 10.0.0.2:80: added; default-server option "inter" (in backend be) is not inherited by dynamic servers`}
+	if got := reasonStrings(res.Reasons); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q", got)
+	}
+	// Removing a server does not depend on default-server.
+	res = Plan(run, bundleOf(strings.Replace(cfg, "    server a 10.0.0.1:80\n", "", 1)), caps26)
+	if res.Reload || len(res.Ops) != 1 {
+		t.Fatalf("remove: %+v", res)
+	}
+}
+
+func TestPlanBalanceFromDefaults(t *testing.T) {
+	cfg := "defaults d\n    balance uri\nbackend be from d\n    server a 10.0.0.1:80\n"
+	res := Plan(bundleOf(cfg), bundleOf(cfg+"    server b 10.0.0.2:80\n"), caps26)
+	if !res.Reload || !strings.Contains(res.Reasons[0].Detail, "balance uri") {
+		t.Fatalf("got %+v", res)
+	}
+	moved := "defaults d\n    balance uri\ndefaults e\n    balance roundrobin\nbackend be from e\n    server a 10.0.0.1:80\n"
+	res = Plan(bundleOf(strings.Replace(moved, "from e", "from d", 1)), bundleOf(moved), caps26)
+	if got := reasonStrings(res.Reasons); len(got) != 2 || got[1] != "backend be: backend be from e: section header changed" ||
+		got[0] != "backend be: inherits from a different defaults section" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestPlanNilBundles(t *testing.T) {
+	desired := bundleOf(baseCfg)
+	if res := Plan(nil, desired, caps26); !res.Reload || len(res.Reasons) != 1 {
+		t.Fatalf("nothing running: %+v", res)
+	}
+	if res := Plan(desired, nil, caps26); res.Reload || len(res.Ops) != 0 {
+		t.Fatalf("nothing desired: %+v", res)
+	}
+}
+
+func TestCapabilitiesFor(t *testing.T) {
+	c, err := CapabilitiesFor("2.6.12-1+deb12u4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Capabilities{Version: "2.6.12-1+deb12u4", DynamicServers: true, RuntimeMaps: true, SSLRuntime: true}
+	if c != want {
+		t.Fatalf("got %+v", c)
+	}
+	if _, err := CapabilitiesFor("banana"); err == nil {
+		t.Fatal("no error for a bad version")
+	}
+}
+
+// TestPlanDeterministic shuffles nothing by hand: it relies on many backends and map
+// keys so that any map iteration leaking into the output would show across runs.
+func TestPlanDeterministic(t *testing.T) {
+	run, desired := bigBundles(300, 300, 40)
+	first := Plan(run, desired, caps26)
+	if first.Reload || len(first.Ops) == 0 {
+		t.Fatalf("unexpected result: reload=%v reasons=%v", first.Reload, first.Reasons)
+	}
+	for i := 0; i < 20; i++ {
+		if again := Plan(run, desired, caps26); !reflect.DeepEqual(first, again) {
+			t.Fatalf("run %d differs", i)
+		}
+	}
+	structural := bundleOf(edit(desired.Config().Content, "balance roundrobin", "balance source"), "map:host.map", "x y\n")
+	first = Plan(run, structural, caps26)
+	for i := 0; i < 20; i++ {
+		if again := Plan(run, structural, caps26); !reflect.DeepEqual(first, again) {
+			t.Fatalf("reload run %d differs", i)
+		}
+	}
+}
