@@ -79,3 +79,18 @@ func TestPlan5000Budget(t *testing.T) {
 		t.Fatalf("Plan took %v", elapsed)
 	}
 }
+
+// BenchmarkPlan5000MapOnly is the common route change: haproxy.cfg unchanged, one
+// map entry repointed.
+func BenchmarkPlan5000MapOnly(b *testing.B) {
+	run, desired := bigBundles(5000, 5000, 1)
+	desired = bundle.New([]bundle.File{run.Files[0], desired.Files[1]})
+	if res := Plan(run, desired, caps26); res.Reload || len(res.Ops) != 1 {
+		b.Fatalf("want 1 op without reload, got %d ops, reasons %v", len(res.Ops), res.Reasons)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		Plan(run, desired, caps26)
+	}
+}

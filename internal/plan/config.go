@@ -24,8 +24,7 @@ func sectionKeys(c *Config) ([]string, map[string]*Section) {
 
 // inheritedDefaults maps each proxy section to the key of the defaults section it
 // inherits from: the one named by "from", else the last defaults before it.
-func inheritedDefaults(c *Config) map[*Section]string {
-	keys, _ := sectionKeys(c)
+func inheritedDefaults(c *Config, keys []string) map[*Section]string {
 	out := make(map[*Section]string)
 	named := make(map[string]string)
 	last := ""
@@ -58,7 +57,7 @@ func defaultsSection(byKey map[string]*Section, key string) *Section {
 func (p *planner) diffConfig(run, want *Config) {
 	runKeys, runByKey := sectionKeys(run)
 	wantKeys, wantByKey := sectionKeys(want)
-	runInherit, wantInherit := inheritedDefaults(run), inheritedDefaults(want)
+	runInherit, wantInherit := inheritedDefaults(run, runKeys), inheritedDefaults(want, wantKeys)
 	for _, k := range runKeys {
 		if _, ok := wantByKey[k]; !ok {
 			p.sectionAddedOrRemoved(runByKey[k], "removed")
@@ -70,6 +69,10 @@ func (p *planner) diffConfig(run, want *Config) {
 		if !ok {
 			p.sectionAddedOrRemoved(newSec, "added")
 			continue
+		}
+		if sameStrings(oldSec.Args, newSec.Args) && sameDirectives(oldSec.Directives, newSec.Directives) &&
+			runInherit[oldSec] == wantInherit[newSec] {
+			continue // the common case on large configs
 		}
 		title := newSec.Title()
 		before := len(p.reasons)

@@ -33,7 +33,7 @@ func ParseMap(text string) []runtime.MapEntry {
 
 // diffMap plans the runtime operations that turn the running map into the desired
 // one.
-func (p *planner) diffMap(name, oldText, newText string, want *Config) {
+func (p *planner) diffMap(name, oldText, newText string, desiredConfig func() (*Config, error)) {
 	section := "map:" + name
 	old, cur := ParseMap(oldText), ParseMap(newText)
 	if sameEntries(old, cur) {
@@ -66,7 +66,7 @@ func (p *planner) diffMap(name, oldText, newText string, want *Config) {
 		}
 	}
 	replace := oldDup || newDup || len(writes)+len(deletes) > MaxSingleMapOps ||
-		(mapOrderMatters(name, want) && !sameEntries(result, cur))
+		(!sameEntries(result, cur) && mapOrderMatters(name, desiredConfig))
 	if replace {
 		// Duplicate keys make single ops ambiguous (set/del touch every duplicate).
 		p.validated(phaseMapWrite, fmt.Sprintf("%s\x00replace", name), section, "",
@@ -128,8 +128,9 @@ var exactMatch = map[string]bool{"": true, "str": true, "int": true}
 // mapOrderMatters reports whether entry order can change lookups: true when the map
 // is used with a list-based match (beg, reg, sub, …), referenced in a way plan does not
 // recognise (an ACL's -f, say), or when the config could not be parsed.
-func mapOrderMatters(name string, cfg *Config) bool {
-	if cfg == nil {
+func mapOrderMatters(name string, desiredConfig func() (*Config, error)) bool {
+	cfg, err := desiredConfig()
+	if err != nil {
 		return true
 	}
 	refersTo := func(file string) bool { return file == name || strings.HasSuffix(file, "/"+name) }

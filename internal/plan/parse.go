@@ -93,6 +93,9 @@ func Parse(text string) (*Config, error) {
 
 // splitLine splits one line into decoded words, dropping a trailing comment.
 func splitLine(line string) ([]string, error) {
+	if !strings.ContainsAny(line, "\"'\\") {
+		return splitPlain(line), nil
+	}
 	var words []string
 	var word strings.Builder
 	inWord := false
@@ -140,6 +143,33 @@ func splitLine(line string) ([]string, error) {
 	}
 	flush()
 	return words, nil
+}
+
+// splitPlain splits a line without quotes or escapes, the common case, without
+// copying its words.
+func splitPlain(line string) []string {
+	words := make([]string, 0, 4)
+	start := -1
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case ' ', '\t', '#':
+			if start >= 0 {
+				words = append(words, line[start:i])
+				start = -1
+			}
+			if line[i] == '#' {
+				return words
+			}
+		default:
+			if start < 0 {
+				start = i
+			}
+		}
+	}
+	if start >= 0 {
+		words = append(words, line[start:])
+	}
+	return words
 }
 
 // readDoubleQuoted decodes s up to its closing quote and returns how many bytes it

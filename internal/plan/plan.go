@@ -135,8 +135,17 @@ func Plan(running, desired *bundle.Bundle, caps Capabilities) Result {
 
 	// A parse error only matters when haproxy.cfg changed; maps fall back to the
 	// conservative path when the desired config cannot be read.
-	runCfg, runErr := Parse(runFiles["haproxy.cfg"].Content)
-	wantCfg, wantErr := Parse(wantFiles["haproxy.cfg"].Content)
+	// Parsed on first use: a map-only change needs the desired config at most.
+	var wantCfg *Config
+	var wantErr error
+	wantParsed := false
+	desiredConfig := func() (*Config, error) {
+		if !wantParsed {
+			wantCfg, wantErr = Parse(wantFiles["haproxy.cfg"].Content)
+			wantParsed = true
+		}
+		return wantCfg, wantErr
+	}
 	for _, t := range targets {
 		old, hadOld := runFiles[t]
 		cur, hasNew := wantFiles[t]
@@ -149,6 +158,8 @@ func Plan(running, desired *bundle.Bundle, caps Capabilities) Result {
 		case !hadOld:
 			p.reload(t, "", "file added")
 		case cur.Kind == bundle.KindConfig:
+			runCfg, runErr := Parse(old.Content)
+			wantCfg, wantErr := desiredConfig()
 			switch {
 			case runErr != nil:
 				p.reload(t, "", "running: "+runErr.Error())
@@ -159,7 +170,7 @@ func Plan(running, desired *bundle.Bundle, caps Capabilities) Result {
 				p.files = append(p.files, cur)
 			}
 		case cur.Kind == bundle.KindMap:
-			p.diffMap(cur.Name, old.Content, cur.Content, wantCfg)
+			p.diffMap(cur.Name, old.Content, cur.Content, desiredConfig)
 			p.files = append(p.files, cur)
 		case cur.Kind == bundle.KindCert || cur.Kind == bundle.KindCrtList:
 			// The runtime package has no SSL operations yet; SSLRuntime alone is not enough.
