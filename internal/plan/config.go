@@ -37,19 +37,51 @@ func inheritedDefaults(c *Config, keys []string) map[*Section]string {
 			}
 		case "frontend", "backend", "listen":
 			out[s] = last
-			for j := 1; j+1 < len(s.Args); j++ {
-				if s.Args[j] == "from" {
-					out[s] = named[s.Args[j+1]] + "\x00from"
-				}
+			if from := fromName(s); from != "" {
+				out[s] = named[from] + "\x00from"
 			}
 		}
 	}
 	return out
 }
 
-// defaultsSection returns the defaults section a proxy inherits from, or nil.
-func defaultsSection(byKey map[string]*Section, key string) *Section {
-	return byKey[strings.TrimSuffix(key, "\x00from")]
+// defaultsChain returns the defaults sections a proxy inherits from, nearest first:
+// the one its key names, then those each names with "from" (bounded against loops).
+func defaultsChain(named, byKey map[string]*Section, key string) []*Section {
+	d := byKey[strings.TrimSuffix(key, "\x00from")]
+	if d == nil {
+		return nil
+	}
+	chain := []*Section{d}
+	for len(chain) < 10 {
+		parent := fromName(chain[len(chain)-1])
+		if named[parent] == nil {
+			break
+		}
+		chain = append(chain, named[parent])
+	}
+	return chain
+}
+
+// namedDefaults maps defaults names to their sections (the last one of a name wins).
+func namedDefaults(c *Config) map[string]*Section {
+	named := make(map[string]*Section)
+	for _, s := range c.Sections {
+		if s.Keyword == "defaults" && s.Name != "" {
+			named[s.Name] = s
+		}
+	}
+	return named
+}
+
+// fromName is the X of a "… from X" section header, or "".
+func fromName(s *Section) string {
+	for j := 1; j+1 < len(s.Args); j++ {
+		if s.Args[j] == "from" {
+			return s.Args[j+1]
+		}
+	}
+	return ""
 }
 
 // diffConfig compares two parsed configs section by section. Server-only changes
@@ -58,6 +90,7 @@ func (p *planner) diffConfig(run, want *Config) {
 	runKeys, runByKey := sectionKeys(run)
 	wantKeys, wantByKey := sectionKeys(want)
 	runInherit, wantInherit := inheritedDefaults(run, runKeys), inheritedDefaults(want, wantKeys)
+	wantNamed := namedDefaults(want)
 	for _, k := range runKeys {
 		if _, ok := wantByKey[k]; !ok {
 			p.sectionAddedOrRemoved(runByKey[k], "removed")
@@ -93,7 +126,7 @@ func (p *planner) diffConfig(run, want *Config) {
 			continue // the section reloads anyway; server reasons would be noise
 		}
 		// Same directives and same defaults on both sides: the desired side decides.
-		p.diffServers(backendContext{section: newSec, defaults: defaultsSection(wantByKey, wantInherit[newSec])},
+		p.diffServers(backendContext{section: newSec, defaults: defaultsChain(wantNamed, wantByKey, wantInherit[newSec])},
 			oldServers, newServers)
 	}
 }

@@ -308,6 +308,11 @@ func TestPlanBalanceFromDefaults(t *testing.T) {
 	if !res.Reload || !strings.Contains(res.Reasons[0].Detail, "balance uri") {
 		t.Fatalf("got %+v", res)
 	}
+	chained := "defaults d\n    balance source\ndefaults e from d\n    mode http\nbackend be from e\n    server a 10.0.0.1:80\n"
+	res = Plan(bundleOf(chained), bundleOf(chained+"    server b 10.0.0.2:80\n"), caps26)
+	if !res.Reload || !strings.Contains(res.Reasons[0].Detail, "balance source") {
+		t.Fatalf("chained defaults: got %+v", res)
+	}
 	moved := "defaults d\n    balance uri\ndefaults e\n    balance roundrobin\nbackend be from e\n    server a 10.0.0.1:80\n"
 	res = Plan(bundleOf(strings.Replace(moved, "from e", "from d", 1)), bundleOf(moved), caps26)
 	if got := reasonStrings(res.Reasons); len(got) != 2 || got[1] != "backend be: backend be from e: section header changed" ||
@@ -360,4 +365,62 @@ func TestPlanDeterministic(t *testing.T) {
 			t.Fatalf("reload run %d differs", i)
 		}
 	}
+}
+
+func TestPlanListenAndNonProxyServers(t *testing.T) {
+	cfg := "listen stats\n    bind :9000\n    server a 10.0.0.1:80\nring logs\n    server r1 10.0.0.5:514\n"
+	res := Plan(bundleOf(cfg), bundleOf(strings.Replace(cfg, "10.0.0.1:80", "10.0.0.2:80", 1)), caps26)
+	want := []string{`{"op":"set-server-addr","backend":"stats","server":"a","address":"10.0.0.2","port":80}`}
+	if got := opsJSON(t, res.Ops); !reflect.DeepEqual(got, want) {
+		t.Fatalf("listen: got %q", got)
+	}
+	// A ring's server line is not a proxy server: any change reloads.
+	res = Plan(bundleOf(cfg), bundleOf(strings.Replace(cfg, "10.0.0.5:514", "10.0.0.6:514", 1)), caps26)
+	if got := reasonStrings(res.Reasons); len(got) != 1 || !strings.HasPrefix(got[0], "ring logs: server r1 10.0.0.6:514: changed from") {
+		t.Fatalf("ring: got %q", got)
+	}
+}
+
+func TestPlanRunningConfigDoesNotParse(t *testing.T) {
+	run := bundleOf("global\n  log 'x\n")
+	res := Plan(run, bundleOf(baseCfg), caps26)
+	want := []string{"haproxy.cfg: running: parse haproxy.cfg line 2: unterminated single quote at column 7"}
+	if got := reasonStrings(res.Reasons); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestPlanManyServersChanged(t *testing.T) {
+	run, desired := bigBundles(2000, 10, 2000)
+	res := Plan(run, desired, caps26)
+	if res.Reload || len(res.Ops) != 2000+10 {
+		t.Fatalf("want 2010 ops, got %d (reasons %v)", len(res.Ops), res.Reasons)
+	}
+}
+
+// FuzzPlan feeds arbitrary configs and maps: Plan must never panic, must be
+// deterministic, and must never return both operations and a reload.
+func FuzzPlan(f *testing.F) {
+	f.Add(baseCfg, edit(baseCfg, "s1 10.0.0.1:8080", "s1 10.0.0.9:8080"), hostMap, "c.test be_a\n")
+	f.Add("backend b\n server s 1.2.3.4:80\n", "backend b\n server s 1.2.3.4:80 weight\n", "", "k")
+	f.Add("backend b\n server\n", "backend b\n server s [::1]:0\n server s x\n", "a b\na c\n", "a")
+	f.Fuzz(func(t *testing.T, runCfg, wantCfg, runMap, wantMap string) {
+		run := bundleOf(runCfg, "map:host.map", runMap)
+		desired := bundleOf(wantCfg, "map:host.map", wantMap)
+		res := Plan(run, desired, caps26)
+		if res.Reload && (len(res.Ops) > 0 || len(res.Files) > 0) {
+			t.Fatalf("reload with ops or files: %+v", res)
+		}
+		if !res.Reload && len(res.Reasons) > 0 {
+			t.Fatalf("reasons without reload: %+v", res)
+		}
+		for _, op := range res.Ops {
+			if err := op.Validate(); err != nil {
+				t.Fatalf("invalid op %v: %v", op, err)
+			}
+		}
+		if again := Plan(run, desired, caps26); !reflect.DeepEqual(res, again) {
+			t.Fatal("not deterministic")
+		}
+	})
 }

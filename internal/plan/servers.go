@@ -12,7 +12,7 @@ import (
 // backendContext is what server changes need to know about their backend.
 type backendContext struct {
 	section  *Section // the desired backend or listen section
-	defaults *Section // the defaults it inherits from, or nil
+	defaults []*Section // the defaults it inherits from, nearest first (a defaults may itself use "from")
 }
 
 // serverOptionArity lists the server keywords plan understands, with the number of
@@ -128,10 +128,7 @@ func splitAddress(addr string) (string, int, error) {
 // balance is the backend's load-balancing algorithm, inherited from defaults when
 // the backend has none.
 func (b backendContext) balance() string {
-	for _, s := range []*Section{b.section, b.defaults} {
-		if s == nil {
-			continue
-		}
+	for _, s := range append([]*Section{b.section}, b.defaults...) {
 		algo := ""
 		for _, d := range s.Directives {
 			if d.Keyword == "balance" && len(d.Args) > 0 {
@@ -147,10 +144,7 @@ func (b backendContext) balance() string {
 
 // defaultServerProblem says which default-server option a dynamic server would miss.
 func (b backendContext) defaultServerProblem() string {
-	for _, s := range []*Section{b.defaults, b.section} {
-		if s == nil {
-			continue
-		}
+	for _, s := range append([]*Section{b.section}, b.defaults...) {
 		for _, d := range s.Directives {
 			if d.Keyword != "default-server" {
 				continue
