@@ -11,7 +11,7 @@ import (
 
 // backendContext is what server changes need to know about their backend.
 type backendContext struct {
-	section  *Section // the desired backend or listen section
+	section  *Section   // the desired backend or listen section
 	defaults []*Section // the defaults it inherits from, nearest first (a defaults may itself use "from")
 }
 
