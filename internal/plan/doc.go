@@ -46,9 +46,11 @@
 //
 // With Reload set, Ops and Files are empty: the reload applies the whole desired
 // bundle. Otherwise Ops are in a safe order — add servers (enabled), set addresses,
-// weights, enable servers, map adds/sets/replaces, map deletes, disable servers,
-// delete servers — so new servers are up before any map entry points at them and map
-// entries are gone before their servers. Files are the desired files the operations
+// set non-zero weights, enable servers, map adds/sets/replaces, map deletes, put
+// servers in maintenance or weight 0, delete servers (del-server does maintenance
+// then delete) — so new servers are up before any map entry points at them and map
+// entries are gone before their servers. Within a step the order is by
+// backend/server, or by the entry's position in its map file. Files are the desired files the operations
 // make true; the agent writes them so that disk equals what runs.
 //
 // # Next steps (not built here)

@@ -133,9 +133,8 @@ func Plan(running, desired *bundle.Bundle, caps Capabilities) Result {
 	}
 	sort.Strings(targets)
 
-	// A parse error only matters when haproxy.cfg changed; maps fall back to the
-	// conservative path when the desired config cannot be read.
-	// Parsed on first use: a map-only change needs the desired config at most.
+	// Parsed on first use: a map-only change needs the desired config at most (to
+	// see how a map is matched), an unchanged config not at all.
 	var wantCfg *Config
 	var wantErr error
 	wantParsed := false
@@ -149,37 +148,51 @@ func Plan(running, desired *bundle.Bundle, caps Capabilities) Result {
 	for _, t := range targets {
 		old, hadOld := runFiles[t]
 		cur, hasNew := wantFiles[t]
-		if hadOld && hasNew && old.Content == cur.Content {
-			continue
-		}
 		switch {
+		case hadOld && hasNew && old.Content == cur.Content:
 		case !hasNew:
-			p.reload(t, "", "file removed")
+			p.reload(t, "", "file removed"+fileKindNote(old.Kind))
 		case !hadOld:
-			p.reload(t, "", "file added")
-		case cur.Kind == bundle.KindConfig:
-			runCfg, runErr := Parse(old.Content)
-			wantCfg, wantErr := desiredConfig()
-			switch {
-			case runErr != nil:
-				p.reload(t, "", "running: "+runErr.Error())
-			case wantErr != nil:
-				p.reload(t, "", "desired: "+wantErr.Error())
-			default:
-				p.diffConfig(runCfg, wantCfg)
-				p.files = append(p.files, cur)
-			}
-		case cur.Kind == bundle.KindMap:
-			p.diffMap(cur.Name, old.Content, cur.Content, desiredConfig)
-			p.files = append(p.files, cur)
-		case cur.Kind == bundle.KindCert || cur.Kind == bundle.KindCrtList:
-			// The runtime package has no SSL operations yet; SSLRuntime alone is not enough.
-			p.reload(t, "", "certificate content changed")
+			p.reload(t, "", "file added"+fileKindNote(cur.Kind))
 		default:
-			p.reload(t, "", "file content changed")
+			p.diffFile(old, cur, desiredConfig)
 		}
 	}
 	return p.result()
+}
+
+// diffFile plans one file present on both sides with different content.
+func (p *planner) diffFile(old, cur bundle.File, desiredConfig func() (*Config, error)) {
+	switch cur.Kind {
+	case bundle.KindConfig:
+		runCfg, runErr := Parse(old.Content)
+		desired, desiredErr := desiredConfig()
+		switch {
+		case runErr != nil:
+			p.reload(cur.Target(), "", "running: "+runErr.Error())
+		case desiredErr != nil:
+			p.reload(cur.Target(), "", "desired: "+desiredErr.Error())
+		default:
+			p.diffConfig(runCfg, desired)
+			p.files = append(p.files, cur)
+		}
+	case bundle.KindMap:
+		p.diffMap(cur.Name, old.Content, cur.Content, desiredConfig)
+		p.files = append(p.files, cur)
+	case bundle.KindCert, bundle.KindCrtList:
+		// The runtime package has no SSL operations yet; SSLRuntime alone is not enough.
+		p.reload(cur.Target(), "", "certificate content changed")
+	default:
+		p.reload(cur.Target(), "", "file content changed")
+	}
+}
+
+// fileKindNote explains why adding or removing a file of this kind reloads.
+func fileKindNote(k bundle.Kind) string {
+	if k == bundle.KindMap {
+		return " (HAProxy opens map files when it parses the configuration)"
+	}
+	return ""
 }
 
 func indexFiles(b *bundle.Bundle) map[string]bundle.File {

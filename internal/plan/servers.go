@@ -273,7 +273,12 @@ func (p *planner) changeServer(b backendContext, o, n server, balanceProblem str
 			&runtime.SetServerAddr{Backend: be, Server: n.name, Address: n.address, Port: n.port})
 	}
 	if o.weight != n.weight {
-		p.validated(phaseSetWeight, key, title, line,
+		// Weight 0 takes a server out of rotation, like maintenance: after map deletes.
+		phase := phaseSetWeight
+		if n.weight == 0 {
+			phase = phaseDisable
+		}
+		p.validated(phase, key, title, line,
 			&runtime.SetServerWeight{Backend: be, Server: n.name, Weight: n.weight})
 	}
 	if o.disabled != n.disabled {
