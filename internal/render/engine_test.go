@@ -249,3 +249,19 @@ func TestRuntimeErrorNamesObjectAndLine(t *testing.T) {
 		t.Fatalf("source line missing: %v", err)
 	}
 }
+
+func TestFailInsideComputeIfAbsent(t *testing.T) {
+	spec := testSpec(`global
+{% var v, _ = shared.ComputeIfAbsent("k", func() any { fail("bad object"); return 1 }) %}# {{ v }}`)
+	// A second template reads the same key: it must see the failure too, not a value.
+	spec.Maps = map[string]v1alpha1.GeneratedFile{"m.map": {Template: `{% var v, _ = shared.ComputeIfAbsent("k", func() any { fail("bad object"); return 2 }) %}{{ v }} x`}}
+	e, err := Compile(spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Render(context.Background(), Input{})
+	var te *TemplateError
+	if !errors.As(err, &te) || !strings.Contains(te.Message, "bad object") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -1,9 +1,6 @@
 package render
 
-import (
-	"fmt"
-	"sync"
-)
+import "sync"
 
 // Shared is the per-render cache templates reach as `shared`. ComputeIfAbsent runs its
 // factory exactly once per key and render, even when templates render concurrently;
@@ -42,8 +39,10 @@ func (s *Shared) ComputeIfAbsent(key string, fn func() any) (any, bool) {
 		e.value = fn()
 	})
 	if e.err != nil {
-		// Every caller sees the factory's failure, not only the first.
-		panic(fmt.Sprintf("shared.ComputeIfAbsent(%q): %v", key, e.err))
+		// Every caller sees the factory's failure, not only the first. The value is
+		// re-raised as it was: a template's fail() stops the run with a value the
+		// template engine must get back unchanged.
+		panic(e.err)
 	}
 	return e.value, computed
 }
