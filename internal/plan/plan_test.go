@@ -431,3 +431,39 @@ func FuzzPlan(f *testing.F) {
 		}
 	})
 }
+
+func TestPlanQuotingIsNotAChange(t *testing.T) {
+	run := bundleOf("frontend fe\n    http-request set-header X-A \"b\" # why\n")
+	desired := bundleOf("frontend fe\n\thttp-request   set-header 'X-A' b\n")
+	res := Plan(run, desired, caps26)
+	if res.Reload || len(res.Ops) != 0 || len(res.Files) != 1 {
+		t.Fatalf("got %+v", res)
+	}
+}
+
+func TestMapOrderMatters(t *testing.T) {
+	tests := []struct {
+		cfg  string
+		want bool
+	}{
+		{"frontend f\n use_backend %[req.hdr(host),map(/m/host.map)]\n", false},
+		{"frontend f\n use_backend %[req.hdr(host),map_str(/m/host.map,be_x)]\n", false},
+		{"frontend f\n use_backend %[path,map_beg(/m/host.map)]\n", true},
+		{"frontend f\n use_backend %[path,map_reg_str(/m/host.map)]\n", true},
+		{"frontend f\n acl known hdr(host) -f /m/host.map -M\n", true},
+		{"frontend f\n use_backend %[path,map_beg(/m/vhost.map)]\n", false},
+		{"frontend f\n bind :80\n", false},
+	}
+	for _, tt := range tests {
+		cfg, err := Parse(tt.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mapOrderMatters("host.map", func() (*Config, error) { return cfg, nil }); got != tt.want {
+			t.Errorf("%q: got %v want %v", tt.cfg, got, tt.want)
+		}
+	}
+	if !mapOrderMatters("host.map", func() (*Config, error) { return nil, fmt.Errorf("broken") }) {
+		t.Error("an unreadable config must count as order-sensitive")
+	}
+}
