@@ -122,8 +122,13 @@ func Format(v any) string {
 	}
 }
 
-// Delete removes the value at the path in place. A missing path is not an error.
+// Delete removes the value at the path in place. A missing path is not an error and
+// writes nothing: objects shared with an informer's cache, already stripped, must
+// not be written to concurrently with the cache's readers.
 func (p Path) Delete(obj any) {
+	if len(p.Steps) == 0 {
+		return
+	}
 	parent := obj
 	for _, st := range p.Steps[:len(p.Steps)-1] {
 		next, ok := Path{Steps: []Step{st}}.Get(parent)
@@ -134,7 +139,9 @@ func (p Path) Delete(obj any) {
 	}
 	last := p.Steps[len(p.Steps)-1]
 	if m, ok := parent.(map[string]any); ok && last.IsKey {
-		delete(m, last.Key)
+		if _, present := m[last.Key]; present {
+			delete(m, last.Key)
+		}
 	}
 }
 
