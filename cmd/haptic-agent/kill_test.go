@@ -93,7 +93,7 @@ func startBinary(t *testing.T, bin string, args []string) (*exec.Cmd, string) {
 // agent on the same dirs: it serves the last config at once and reports its hash.
 func TestKilledAgentComesBack(t *testing.T) {
 	if _, err := exec.LookPath("haproxy"); err != nil {
-		t.Skip("haproxy not installed")
+		t.Fatal("haproxy not installed: make test installs it (apt-get install -y haproxy)")
 	}
 	dir := t.TempDir()
 	bin := buildAgent(t)
@@ -155,7 +155,7 @@ func TestKilledAgentComesBack(t *testing.T) {
 // (parent-death signal), so a restarted pod container never finds the ports taken.
 func TestAgentKillStopsHAProxy(t *testing.T) {
 	if _, err := exec.LookPath("haproxy"); err != nil {
-		t.Skip("haproxy not installed")
+		t.Fatal("haproxy not installed: make test installs it (apt-get install -y haproxy)")
 	}
 	dir := t.TempDir()
 	bin := buildAgent(t)

@@ -61,12 +61,8 @@ func BenchmarkPlan5000(b *testing.B) {
 	}
 }
 
-// TestPlan5000Budget keeps the large plan well under 100 ms (race builds included,
-// with headroom for slow CI machines).
-func TestPlan5000Budget(t *testing.T) {
-	if testing.Short() {
-		t.Skip("large config")
-	}
+// TestPlan5000 checks the large plan's result; its speed is BenchmarkPlan5000's job.
+func TestPlan5000(t *testing.T) {
 	run, desired := bigBundles(5000, 5000, 1)
 	start := time.Now()
 	res := Plan(run, desired, caps26)
@@ -75,9 +71,6 @@ func TestPlan5000Budget(t *testing.T) {
 		t.Fatalf("want 2 ops without reload, got %d ops, reasons %v", len(res.Ops), res.Reasons)
 	}
 	t.Logf("Plan on 5,000 backends + 5,000 map entries: %v", elapsed)
-	if elapsed > 2*time.Second {
-		t.Fatalf("Plan took %v", elapsed)
-	}
 }
 
 // BenchmarkPlan5000MapOnly is the common route change: haproxy.cfg unchanged, one

@@ -18,7 +18,7 @@ import (
 func startHAProxy(t *testing.T) (master, admin *Client, mapFile string) {
 	t.Helper()
 	if _, err := exec.LookPath("haproxy"); err != nil {
-		t.Skip("haproxy not installed")
+		t.Fatal("haproxy not installed: make test installs it (apt-get install -y haproxy)")
 	}
 	dir := t.TempDir()
 	mapFile = filepath.Join(dir, "host.map")
