@@ -71,6 +71,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newBenchmarkCommand(stdout, stderr),
 		newRenderCommand(stdout, stderr),
 		newRunCommand(stdout, stderr),
+		newPlanCommand(stdout, stderr),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print the version",
