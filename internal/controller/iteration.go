@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -163,13 +164,39 @@ func (it *iteration) observeDeploy(o deploy.Outcome) {
 	if o.Err != nil {
 		result = "error"
 	}
-	m.ObserveDeployment(o.Duration, "reload", result)
+	m.ObserveDeployment(o.Duration, o.Mode, result)
+	if o.FastPathFailed {
+		m.FastPathFailures.Inc()
+	}
 	if o.Reloaded {
-		m.HAProxyReloads.WithLabelValues(o.Pod, "config").Inc()
+		m.HAProxyReloads.WithLabelValues(o.Pod, reloadReason(o)).Inc()
 	}
 	if o.Err != nil {
-		it.c.log.Warn("deploy failed", "pod", o.Pod, "error", o.Err)
-	} else {
-		it.c.log.Info("deployed", "pod", o.Pod, "hash", o.Hash[:12], "reloaded", o.Reloaded, "took", o.Duration.Round(time.Millisecond))
+		it.c.log.Warn("deploy failed", "pod", o.Pod, "mode", o.Mode, "error", o.Err)
+		return
 	}
+	attrs := []any{"pod", o.Pod, "hash", o.Hash[:12], "mode", o.Mode, "reloaded", o.Reloaded, "took", o.Duration.Round(time.Millisecond)}
+	if len(o.Reasons) > 0 {
+		r := o.Reasons[0]
+		attrs = append(attrs, "reason", strings.TrimSpace(r.Section+" "+r.Directive+": "+r.Detail), "reasons", len(o.Reasons))
+	}
+	it.c.log.Info("deployed", attrs...)
+}
+
+// reloadReason is the low-cardinality reason label of haptic_haproxy_reloads_total:
+// what kind of difference needed the reload (the full reasons go to the log).
+func reloadReason(o deploy.Outcome) string {
+	switch {
+	case o.FastPathFailed:
+		return "runtime-failure"
+	case len(o.Reasons) == 0:
+		return "full-apply" // first apply, drift or an unknown running set
+	}
+	section := o.Reasons[0].Section
+	for _, kind := range []string{"backend", "frontend", "defaults", "global", "listen", "map", "cert", "crtlist", "file"} {
+		if strings.HasPrefix(section, kind) {
+			return kind
+		}
+	}
+	return "config"
 }

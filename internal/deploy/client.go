@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
 // AgentClient talks to one haptic-agent.
@@ -58,6 +59,27 @@ func (c *AgentClient) Apply(ctx context.Context, b *bundle.Bundle) (ApplyRespons
 	}
 	var out ApplyResponse
 	err = c.do(ctx, http.MethodPut, "/v1/config", body, &out)
+	return out, err
+}
+
+// RuntimeRequest is the body of POST /v1/runtime: operations planned against
+// BaseHash, the files they make true on disk, and the resulting set's hash.
+type RuntimeRequest struct {
+	BaseHash   string        `json:"baseHash"`
+	Operations []runtime.Op  `json:"operations"`
+	Files      []bundle.File `json:"files"`
+	Hash       string        `json:"hash"`
+}
+
+// Runtime applies runtime operations without a reload (the agent falls back to a
+// verified reload if one fails, and says so in the answer).
+func (c *AgentClient) Runtime(ctx context.Context, req RuntimeRequest) (ApplyResponse, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return ApplyResponse{}, err
+	}
+	var out ApplyResponse
+	err = c.do(ctx, http.MethodPost, "/v1/runtime", body, &out)
 	return out, err
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/plan"
 )
 
 // Pod is one HAProxy pod to deliver to.
@@ -25,9 +26,21 @@ type Outcome struct {
 	Pod      string
 	Hash     string
 	Reloaded bool
-	Duration time.Duration
-	Err      error
+	// Mode is ModeRuntime (operations, no reload) or ModeReload.
+	Mode string
+	// Reasons say why a reload was needed (empty for runtime applies).
+	Reasons []plan.Reason
+	// FastPathFailed: runtime operations failed and the agent reloaded instead.
+	FastPathFailed bool
+	Duration       time.Duration
+	Err            error
 }
+
+// Apply modes.
+const (
+	ModeRuntime = "runtime"
+	ModeReload  = "reload"
+)
 
 // Options configure a Deployer.
 type Options struct {
@@ -146,6 +159,8 @@ type worker struct {
 
 	mu         sync.Mutex
 	deployed   string
+	running    *bundle.Bundle // what the pod runs, when this worker put it there
+	caps       *plan.Capabilities
 	lastReload time.Time
 }
 
@@ -176,7 +191,7 @@ func (d *Deployer) Forget(pod string) {
 	defer d.mu.Unlock()
 	if w, ok := d.workers[pod]; ok {
 		w.mu.Lock()
-		w.deployed = ""
+		w.deployed, w.running = "", nil
 		w.mu.Unlock()
 		w.wake()
 	}
@@ -195,6 +210,21 @@ func (w *worker) run() {
 			if b == nil || b.Hash == w.deployedHash() {
 				break
 			}
+			// Only plan decides runtime-vs-reload. Runtime operations are not paced.
+			res, planned := w.plan(b)
+			if planned && !res.Reload {
+				out := w.applyRuntime(b, res)
+				if w.d.opts.OnOutcome != nil {
+					w.d.opts.OnOutcome(out)
+				}
+				if out.Err == nil {
+					continue
+				}
+				// The agent refused the operations (e.g. it runs another set): reload.
+				w.mu.Lock()
+				w.running = nil
+				w.mu.Unlock()
+			}
 			// Pace reloads: a change inside the window waits for its end, and the
 			// bundle applied then is whatever is desired then.
 			w.mu.Lock()
@@ -203,8 +233,12 @@ func (w *worker) run() {
 			if wait > 0 && !sleep(w.ctx, wait) {
 				return
 			}
+			planFor := b.Hash
 			b = w.d.Desired()
 			out := w.apply(b)
+			if planned && b.Hash == planFor {
+				out.Reasons = res.Reasons
+			}
 			if w.d.opts.OnOutcome != nil {
 				w.d.opts.OnOutcome(out)
 			}
@@ -221,23 +255,77 @@ func (w *worker) run() {
 	}
 }
 
+// plan compares what the pod runs with b; ok is false when the worker does not know
+// what runs (first apply, after a failure) or the pod's capabilities.
+func (w *worker) plan(b *bundle.Bundle) (plan.Result, bool) {
+	w.mu.Lock()
+	running, caps := w.running, w.caps
+	w.mu.Unlock()
+	if running == nil {
+		return plan.Result{}, false
+	}
+	if caps == nil {
+		ctx, cancel := context.WithTimeout(w.ctx, 10*time.Second)
+		st, err := w.client.State(ctx)
+		cancel()
+		if err != nil {
+			return plan.Result{}, false
+		}
+		c, err := plan.CapabilitiesFor(st.HAProxyVersion)
+		if err != nil {
+			return plan.Result{}, false
+		}
+		w.mu.Lock()
+		w.caps = &c
+		w.mu.Unlock()
+		caps = &c
+	}
+	return plan.Plan(running, b, *caps), true
+}
+
+func (w *worker) applyRuntime(b *bundle.Bundle, res plan.Result) Outcome {
+	w.mu.Lock()
+	base := w.running
+	w.mu.Unlock()
+	ctx, cancel := context.WithTimeout(w.ctx, w.d.opts.SyncTimeout)
+	defer cancel()
+	start := time.Now()
+	resp, err := w.client.Runtime(ctx, RuntimeRequest{BaseHash: base.Hash, Operations: res.Ops, Files: res.Files, Hash: b.Hash})
+	out := Outcome{Pod: w.pod.Name, Hash: b.Hash, Mode: ModeRuntime, Duration: time.Since(start), Reloaded: resp.Reloaded,
+		FastPathFailed: resp.Reloaded}
+	if err != nil {
+		out.Err = fmt.Errorf("pod %s: runtime apply: %w", w.pod.Name, err)
+		return out
+	}
+	w.accepted(b, resp.Reloaded)
+	return out
+}
+
 func (w *worker) apply(b *bundle.Bundle) Outcome {
 	ctx, cancel := context.WithTimeout(w.ctx, w.d.opts.SyncTimeout)
 	defer cancel()
 	start := time.Now()
 	resp, err := w.client.Apply(ctx, b)
-	out := Outcome{Pod: w.pod.Name, Hash: b.Hash, Duration: time.Since(start), Reloaded: resp.Reloaded}
+	out := Outcome{Pod: w.pod.Name, Hash: b.Hash, Mode: ModeReload, Duration: time.Since(start), Reloaded: resp.Reloaded}
 	if err != nil {
 		out.Err = fmt.Errorf("pod %s: %w", w.pod.Name, err)
+		w.mu.Lock()
+		w.running = nil // unknown after a failed apply
+		w.mu.Unlock()
 		return out
 	}
+	w.accepted(b, resp.Reloaded)
+	return out
+}
+
+// accepted records that the pod runs b.
+func (w *worker) accepted(b *bundle.Bundle, reloaded bool) {
 	w.mu.Lock()
-	w.deployed = b.Hash
-	if resp.Reloaded {
+	defer w.mu.Unlock()
+	w.deployed, w.running = b.Hash, b
+	if reloaded {
 		w.lastReload = time.Now()
 	}
-	w.mu.Unlock()
-	return out
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -49,6 +49,7 @@ func TestLivePipeline(t *testing.T) {
 	})
 
 	t.Run("changing the path moves the route", func(t *testing.T) {
+		runtimeApplies := e.metric("haptic_deploy_apply_total", `mode="runtime",result="success"`)
 		e.patchIngress(`{"spec":{"rules":[{"host":"echo.localhost","http":{"paths":[{"path":"/v2","pathType":"Prefix","backend":{"service":{"name":"echo","port":{"name":"http"}}}}]}}]}}`)
 		for _, ip := range pods {
 			e.eventually("route moved", 30*time.Second, func() (bool, string) {
@@ -56,6 +57,10 @@ func TestLivePipeline(t *testing.T) {
 				oldCode, _, _ := e.get(ip, echoHost, "/")
 				return newCode == 200 && oldCode == 404, fmt.Sprint(newCode, oldCode)
 			})
+		}
+		// Only the prefix map changed: plan sends it as runtime map operations.
+		if got := e.metric("haptic_deploy_apply_total", `mode="runtime",result="success"`); got < runtimeApplies+1 {
+			t.Fatalf("a path change must be applied at runtime: runtime applies %v → %v", runtimeApplies, got)
 		}
 		e.patchIngress(`{"spec":{"rules":[{"host":"echo.localhost","http":{"paths":[{"path":"/","pathType":"Prefix","backend":{"service":{"name":"echo","port":{"name":"http"}}}}]}}]}}`)
 		for _, ip := range pods {
