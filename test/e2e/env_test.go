@@ -96,7 +96,10 @@ func (e *env) applyFile(path string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	text := strings.NewReplacer("namespace: haptic", "namespace: "+e.ns, "namespace: default", "namespace: "+e.ns).Replace(string(data))
+	// Each test's controller watches the whole cluster: a test-private IngressClass
+	// keeps other tests' Ingresses (their namespaces may still be terminating) out.
+	text := strings.NewReplacer("namespace: haptic", "namespace: "+e.ns, "namespace: default", "namespace: "+e.ns,
+		"ingressClassName: haptic", "ingressClassName: "+e.ns, "ingressClass: haptic", "ingressClass: "+e.ns).Replace(string(data))
 	e.applyText(text)
 }
 
