@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -103,7 +104,7 @@ func (p *planner) diffConfig(run, want *Config) {
 			p.sectionAddedOrRemoved(newSec, "added")
 			continue
 		}
-		if sameStrings(oldSec.Args, newSec.Args) && sameDirectives(oldSec.Directives, newSec.Directives) &&
+		if slices.Equal(oldSec.Args, newSec.Args) && sameDirectives(oldSec.Directives, newSec.Directives) &&
 			runInherit[oldSec] == wantInherit[newSec] {
 			continue // the common case on large configs
 		}
@@ -216,19 +217,7 @@ func sameDirectives(a, b []Directive) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Keyword != b[i].Keyword || !sameStrings(a[i].Args, b[i].Args) {
-			return false
-		}
-	}
-	return true
-}
-
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
+		if a[i].Keyword != b[i].Keyword || !slices.Equal(a[i].Args, b[i].Args) {
 			return false
 		}
 	}

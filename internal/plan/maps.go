@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
@@ -36,7 +37,7 @@ func ParseMap(text string) []runtime.MapEntry {
 func (p *planner) diffMap(name, oldText, newText string, desiredConfig func() (*Config, error)) {
 	section := "map:" + name
 	old, cur := ParseMap(oldText), ParseMap(newText)
-	if sameEntries(old, cur) {
+	if slices.Equal(old, cur) {
 		return // comments or blank lines only
 	}
 	if !p.caps.RuntimeMaps {
@@ -66,7 +67,7 @@ func (p *planner) diffMap(name, oldText, newText string, desiredConfig func() (*
 		}
 	}
 	replace := oldDup || newDup || len(writes)+len(deletes) > MaxSingleMapOps ||
-		(!sameEntries(result, cur) && mapOrderMatters(name, desiredConfig))
+		(!slices.Equal(result, cur) && mapOrderMatters(name, desiredConfig))
 	if replace {
 		// Duplicate keys make single ops ambiguous (set/del touch every duplicate).
 		p.validated(phaseMapWrite, fmt.Sprintf("%s\x00replace", name), section, "",
@@ -105,18 +106,6 @@ func indexEntries(es []runtime.MapEntry) (map[string]string, bool) {
 		m[e.Key] = e.Value
 	}
 	return m, dup
-}
-
-func sameEntries(a, b []runtime.MapEntry) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // mapRefRe finds map converters: map(<file>…), map_<match>(…), map_<match>_<out>(…).
