@@ -171,3 +171,18 @@ func ParseSelector(s string) (*Selector, error) {
 func (s *Selector) Matches(obj any) bool {
 	return s == nil || s.Path.GetString(obj) == s.Value
 }
+
+// The object identity paths, parsed once: they are read for every watched object.
+var (
+	Namespace = MustParse("metadata.namespace")
+	Name      = MustParse("metadata.name")
+)
+
+// ObjectKey is namespace/name of a decoded object (name alone when cluster-scoped).
+func ObjectKey(obj map[string]any) string {
+	ns, name := Namespace.GetString(obj), Name.GetString(obj)
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}

@@ -82,7 +82,7 @@ func NewStore(name string, indexBy []fieldpath.Path, typ reflect.Type, objects [
 // are indexed by namespace and name.
 func (s *Store) indexValues(raw map[string]any) []string {
 	if len(s.IndexBy) == 0 {
-		return []string{fieldpath.MustParse("metadata.namespace").GetString(raw), fieldpath.MustParse("metadata.name").GetString(raw)}
+		return []string{fieldpath.Namespace.GetString(raw), fieldpath.Name.GetString(raw)}
 	}
 	out := make([]string, len(s.IndexBy))
 	for i, p := range s.IndexBy {

@@ -106,8 +106,8 @@ func (b *Builder) Admit(resource string, raw map[string]any) (obj snapshot.Objec
 		return snapshot.Object{}, false, nil
 	}
 	obj = snapshot.Object{
-		Namespace: fieldpath.MustParse("metadata.namespace").GetString(raw),
-		Name:      fieldpath.MustParse("metadata.name").GetString(raw),
+		Namespace: fieldpath.Namespace.GetString(raw),
+		Name:      fieldpath.Name.GetString(raw),
 		Raw:       raw,
 	}
 	if r.Type != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"sync"
 
+	"github.com/haproxy-haptic/haptic/internal/fieldpath"
 	"github.com/haproxy-haptic/haptic/internal/snapshot"
 )
 
@@ -48,8 +49,7 @@ func (l *Live) Put(resource string, raw map[string]any) (bool, error) {
 		return false, err
 	}
 	if !ok {
-		key := objectKey(raw)
-		return l.Delete(resource, key), nil
+		return l.Delete(resource, fieldpath.ObjectKey(raw)), nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -96,14 +96,4 @@ func (l *Live) Snapshot() *snapshot.Snapshot {
 		snap.Stores[name] = l.stores[name]
 	}
 	return snap
-}
-
-func objectKey(raw map[string]any) string {
-	meta, _ := raw["metadata"].(map[string]any)
-	ns, _ := meta["namespace"].(string)
-	name, _ := meta["name"].(string)
-	if ns == "" {
-		return name
-	}
-	return ns + "/" + name
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,9 @@ type onDemand struct {
 	order  *list.List
 	items  map[string]*list.Element
 }
+
+// waitTimeout bounds an API read of an on-demand store.
+const waitTimeout = 10 * time.Second
 
 type cached struct {
 	key string

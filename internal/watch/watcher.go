@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -149,14 +148,14 @@ func (w *Watcher) handler(resource string) cache.ResourceEventHandler {
 			w.OnEvent(resource, kind)
 		}
 		if f := w.forget[resource]; f != nil {
-			f(keyOf(raw))
+			f(fieldpath.ObjectKey(raw))
 		}
 		changed, err := w.Live.Put(resource, raw)
 		if err != nil {
 			if w.OnError != nil {
-				w.OnError(resource, keyOf(raw), err)
+				w.OnError(resource, fieldpath.ObjectKey(raw), err)
 			}
-			w.Log.Warn("object not admitted", "resource", resource, "object", keyOf(raw), "error", err)
+			w.Log.Warn("object not admitted", "resource", resource, "object", fieldpath.ObjectKey(raw), "error", err)
 			return
 		}
 		if changed {
@@ -229,16 +228,3 @@ func rawOf(obj any) (map[string]any, bool) {
 	}
 	return nil, false
 }
-
-func keyOf(raw map[string]any) string {
-	m, _ := raw["metadata"].(map[string]any)
-	ns, _ := m["namespace"].(string)
-	n, _ := m["name"].(string)
-	if ns == "" {
-		return n
-	}
-	return ns + "/" + n
-}
-
-// waitTimeout bounds an API read of an on-demand store.
-const waitTimeout = 10 * time.Second
