@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/haproxy-haptic/haptic/internal/agent"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
-	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
 // AgentClient talks to one haptic-agent.
@@ -20,15 +20,12 @@ type AgentClient struct {
 	HTTP               *http.Client
 }
 
-// ApplyResponse is the agent's answer to PUT /v1/config.
-type ApplyResponse struct {
-	Hash       string `json:"hash"`
-	Result     string `json:"result"`
-	Reloaded   bool   `json:"reloaded"`
-	ReloadID   int    `json:"reloadID"`
-	DurationMs int64  `json:"durationMs"`
-	Error      string `json:"error,omitempty"`
-}
+// ApplyResponse is the agent's answer to an apply; the agent package owns the wire
+// types, the client only speaks them.
+type ApplyResponse = agent.Result
+
+// RuntimeRequest is the body of POST /v1/runtime.
+type RuntimeRequest = agent.RuntimeRequest
 
 // State is the part of GET /v1/state the controller reads.
 type State struct {
@@ -50,25 +47,13 @@ func (e *StatusError) Error() string { return fmt.Sprintf("agent answered %d: %s
 
 // Apply pushes a complete file set.
 func (c *AgentClient) Apply(ctx context.Context, b *bundle.Bundle) (ApplyResponse, error) {
-	body, err := json.Marshal(struct {
-		Hash  string        `json:"hash"`
-		Files []bundle.File `json:"files"`
-	}{b.Hash, b.Files})
+	body, err := json.Marshal(agent.ConfigRequest{Hash: b.Hash, Files: b.Files})
 	if err != nil {
 		return ApplyResponse{}, err
 	}
 	var out ApplyResponse
 	err = c.do(ctx, http.MethodPut, "/v1/config", body, &out)
 	return out, err
-}
-
-// RuntimeRequest is the body of POST /v1/runtime: operations planned against
-// BaseHash, the files they make true on disk, and the resulting set's hash.
-type RuntimeRequest struct {
-	BaseHash   string        `json:"baseHash"`
-	Operations []runtime.Op  `json:"operations"`
-	Files      []bundle.File `json:"files"`
-	Hash       string        `json:"hash"`
 }
 
 // Runtime applies runtime operations without a reload (the agent falls back to a
