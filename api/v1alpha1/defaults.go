@@ -17,7 +17,9 @@ const (
 	DefaultMapsDir                   = "/etc/haproxy/maps"
 	DefaultSSLCertsDir               = "/etc/haproxy/ssl"
 	DefaultGeneralStorageDir         = "/etc/haproxy/general"
-	DefaultCompressionThreshold      = 1 << 20
+	// DefaultCompressionThreshold keeps a published HAProxyCfg well under the API
+	// server's 1.5 MiB object limit: above it, published content is compressed.
+	DefaultCompressionThreshold = 512 << 10
 )
 
 // DefaultIgnoreFields are stripped from watched objects unless the spec names others.

@@ -12,11 +12,13 @@ var GroupVersion = schema.GroupVersion{Group: "haproxy-haptic.org", Version: "v1
 // Kind names used when decoding files that hold several documents.
 const (
 	KindHAProxyTemplateConfig = "HAProxyTemplateConfig"
+	KindHAProxyCfg            = "HAProxyCfg"
 )
 
 // AddToScheme registers the package's types with a runtime.Scheme.
 func AddToScheme(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &HAProxyTemplateConfig{}, &HAProxyTemplateConfigList{})
+	s.AddKnownTypes(GroupVersion, &HAProxyTemplateConfig{}, &HAProxyTemplateConfigList{},
+		&HAProxyCfg{}, &HAProxyCfgList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }
