@@ -191,3 +191,51 @@ func TestClientRetryAndTimeout(t *testing.T) {
 		t.Fatal("newline accepted")
 	}
 }
+
+// TestReadBackRealHAProxy: the read operations see what runtime operations did.
+func TestReadBackRealHAProxy(t *testing.T) {
+	_, admin, mapFile := startHAProxy(t)
+	ctx := context.Background()
+	paths := func(string) string { return mapFile }
+	var got []MapEntry
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if got, err = ShowMap(ctx, admin, mapFile); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	want := ParseMapFile("a.test be_a\nb.test be_b\n")
+	if d := DiffMap(want, got); err != nil || !d.Empty() {
+		t.Fatalf("initial map: %v %v", d, err)
+	}
+	for _, o := range []Operation{
+		&DelMap{Map: "host.map", Key: "a.test"},
+		&AddMap{Map: "host.map", Key: "a.test", Value: "be_b"},
+		&AddServer{Backend: "be_b", Server: "n1", Address: "127.0.0.1", Port: 9, Weight: 3},
+		&AddServer{Backend: "be_b", Server: "n2", Address: "127.0.0.1", Port: 10, Disabled: true},
+	} {
+		if err := o.Run(ctx, admin, paths); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err = ShowMap(ctx, admin, mapFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := DiffMap(want, got); d.String() != "1 missing (a.test be_a), 1 extra (a.test be_b)" {
+		t.Fatalf("after runtime change: %s (%+v)", d, got)
+	}
+	servers, err := ShowServersState(ctx, admin, "be_b")
+	if err != nil || len(servers) != 2 {
+		t.Fatalf("%+v %v", servers, err)
+	}
+	if n1, n2 := servers[0], servers[1]; n1.Server != "n1" || n1.Weight != 3 || n1.Maint() || n2.Server != "n2" || n2.Port != 10 || !n2.Maint() {
+		t.Fatalf("servers %+v", servers)
+	}
+	if _, err := ShowServersState(ctx, admin, "be_missing"); err == nil {
+		t.Fatal("unknown backend: no error")
+	}
+	if _, err := ShowMap(ctx, admin, mapFile+".nope"); err == nil {
+		t.Fatal("unknown map: no error")
+	}
+}

@@ -11,6 +11,15 @@
 // (`haproxy -v`, `show info`) into the runtime features it offers (`add backend` needs
 // 3.4).
 //
+// # Reading back
+//
+// ShowServersState and ShowMap run `show servers state <backend>` and `show map
+// <file>` and parse the reply (HAProxy's error text, e.g. "Can't find backend.", is
+// the error). ServerState.Maint tells maintenance (forced, config "disabled",
+// inherited, resolver, health) from ready or drain. ParseMapFile reads a map file as
+// HAProxy loads it, and DiffMap compares wanted and running entries as multisets: a
+// map changed at runtime lists re-added keys last, so order is not compared.
+//
 // # Operations
 //
 // Runtime operations are typed: one struct per kind, each with Validate and Run. On

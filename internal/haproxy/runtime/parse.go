@@ -148,6 +148,10 @@ func ParseServersState(out string) ([]ServerState, error) {
 		case line == "":
 			continue
 		case i == 0 && !strings.HasPrefix(line, "#"):
+			if _, err := strconv.Atoi(line); err != nil {
+				// Not a format version: HAProxy's error ("Can't find backend.").
+				return nil, fmt.Errorf("show servers state: %s", truncate(line, 200))
+			}
 			if line != "1" {
 				return nil, fmt.Errorf("show servers state: unsupported format version %q", line)
 			}
