@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/spf13/cobra"
 
@@ -71,7 +72,7 @@ func runPlan(ctx context.Context, f planFlags, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res := plan.Plan(running, desired, caps)
+	res := plan.Plan(plan.Running{Bundle: running}, desired, caps)
 	if f.output == "json" {
 		data, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
@@ -130,6 +131,16 @@ func writePlan(w io.Writer, res plan.Result, caps plan.Capabilities) {
 		for _, op := range res.Ops {
 			data, _ := json.Marshal(op)
 			fmt.Fprintf(w, "  %s\n", data)
+		}
+	}
+	if res.Running != nil {
+		names := make([]string, 0, len(res.Running.Aliases))
+		for d := range res.Running.Aliases {
+			names = append(names, d)
+		}
+		sort.Strings(names)
+		for _, d := range names {
+			fmt.Fprintf(w, "  backend %s runs as spare backend %s until the next reload\n", d, res.Running.Aliases[d])
 		}
 	}
 	for _, f := range res.Files {

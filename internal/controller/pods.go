@@ -92,19 +92,23 @@ func (it *iteration) driftLoop(ctx context.Context, dep *deploy.Deployer, every 
 			return
 		case <-t.C:
 		}
-		want := dep.Desired()
-		if want == nil {
+		if dep.Desired() == nil {
 			continue
 		}
+		expected := dep.RunningHashes()
 		for _, p := range dep.Pods() {
+			want := expected[p.Name]
+			if want == "" {
+				continue // nothing accepted yet: the worker is applying
+			}
 			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			st, err := dep.Client(p).State(sctx)
 			cancel()
 			if err != nil {
 				continue
 			}
-			if st.Hash != want.Hash || st.TreeHash != want.Hash {
-				it.c.log.Warn("drift detected; re-applying", "pod", p.Name, "hash", st.Hash, "treeHash", st.TreeHash, "want", want.Hash)
+			if st.Hash != want || st.TreeHash != want {
+				it.c.log.Warn("drift detected; re-applying", "pod", p.Name, "hash", st.Hash, "treeHash", st.TreeHash, "want", want)
 				it.c.metrics.DeploymentRuntimeDivergence.Inc()
 				dep.Forget(p.Name)
 			}

@@ -158,8 +158,8 @@ type worker struct {
 	cancel context.CancelFunc
 
 	mu         sync.Mutex
-	deployed   string
-	running    *bundle.Bundle // what the pod runs, when this worker put it there
+	deployed   string        // the desired hash the pod serves
+	running    *plan.Running // what the pod runs, when this worker put it there
 	caps       *plan.Capabilities
 	lastReload time.Time
 }
@@ -182,6 +182,25 @@ func (w *worker) deployedHash() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.deployed
+}
+
+// RunningHashes reports, per pod, the hash of the files the pod should have on
+// disk: the desired bundle after a reload, or what runtime operations made of it
+// (new backends under pool names). Drift is a pod whose tree differs from this.
+func (d *Deployer) RunningHashes() map[string]string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := map[string]string{}
+	for name, w := range d.workers {
+		w.mu.Lock()
+		if w.running != nil {
+			out[name] = w.running.Bundle.Hash
+		} else {
+			out[name] = w.deployed
+		}
+		w.mu.Unlock()
+	}
+	return out
 }
 
 // Forget makes the next wake re-apply even if the pod reported the same hash before
@@ -280,7 +299,7 @@ func (w *worker) plan(b *bundle.Bundle) (plan.Result, bool) {
 		w.mu.Unlock()
 		caps = &c
 	}
-	return plan.Plan(running, b, *caps), true
+	return plan.Plan(*running, b, *caps), true
 }
 
 func (w *worker) applyRuntime(b *bundle.Bundle, res plan.Result) Outcome {
@@ -290,14 +309,17 @@ func (w *worker) applyRuntime(b *bundle.Bundle, res plan.Result) Outcome {
 	ctx, cancel := context.WithTimeout(w.ctx, w.d.opts.SyncTimeout)
 	defer cancel()
 	start := time.Now()
-	resp, err := w.client.Runtime(ctx, RuntimeRequest{BaseHash: base.Hash, Operations: res.Ops, Files: res.Files, Hash: b.Hash})
+	next := res.Running
+	resp, err := w.client.Runtime(ctx, RuntimeRequest{BaseHash: base.Bundle.Hash, Operations: res.Ops, Files: res.Files, Hash: next.Bundle.Hash})
 	out := Outcome{Pod: w.pod.Name, Hash: b.Hash, Mode: ModeRuntime, Duration: time.Since(start), Reloaded: resp.Reloaded,
 		FastPathFailed: resp.Reloaded}
 	if err != nil {
 		out.Err = fmt.Errorf("pod %s: runtime apply: %w", w.pod.Name, err)
 		return out
 	}
-	w.accepted(b, resp.Reloaded)
+	// After a fallback reload the agent runs the same resulting files, so next
+	// (aliases included) still describes the pod.
+	w.accepted(b.Hash, next, resp.Reloaded)
 	return out
 }
 
@@ -314,15 +336,15 @@ func (w *worker) apply(b *bundle.Bundle) Outcome {
 		w.mu.Unlock()
 		return out
 	}
-	w.accepted(b, resp.Reloaded)
+	w.accepted(b.Hash, &plan.Running{Bundle: b}, resp.Reloaded)
 	return out
 }
 
-// accepted records that the pod runs b.
-func (w *worker) accepted(b *bundle.Bundle, reloaded bool) {
+// accepted records that the pod serves the desired hash and runs running.
+func (w *worker) accepted(desired string, running *plan.Running, reloaded bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.deployed, w.running = b.Hash, b
+	w.deployed, w.running = desired, running
 	if reloaded {
 		w.lastReload = time.Now()
 	}

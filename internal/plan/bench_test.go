@@ -50,14 +50,14 @@ func bigBundles(backends, entries, changes int) (run, desired *bundle.Bundle) {
 
 func BenchmarkPlan5000(b *testing.B) {
 	run, desired := bigBundles(5000, 5000, 1)
-	res := Plan(run, desired, caps26)
+	res := Plan(Running{Bundle: run}, desired, caps26)
 	if res.Reload || len(res.Ops) != 2 {
 		b.Fatalf("want 2 ops without reload, got %d ops, reasons %v", len(res.Ops), res.Reasons)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		Plan(run, desired, caps26)
+		Plan(Running{Bundle: run}, desired, caps26)
 	}
 }
 
@@ -65,7 +65,7 @@ func BenchmarkPlan5000(b *testing.B) {
 func TestPlan5000(t *testing.T) {
 	run, desired := bigBundles(5000, 5000, 1)
 	start := time.Now()
-	res := Plan(run, desired, caps26)
+	res := Plan(Running{Bundle: run}, desired, caps26)
 	elapsed := time.Since(start)
 	if res.Reload || len(res.Ops) != 2 {
 		t.Fatalf("want 2 ops without reload, got %d ops, reasons %v", len(res.Ops), res.Reasons)
@@ -78,12 +78,12 @@ func TestPlan5000(t *testing.T) {
 func BenchmarkPlan5000MapOnly(b *testing.B) {
 	run, desired := bigBundles(5000, 5000, 1)
 	desired = bundle.New([]bundle.File{run.Files[0], desired.Files[1]})
-	if res := Plan(run, desired, caps26); res.Reload || len(res.Ops) != 1 {
+	if res := Plan(Running{Bundle: run}, desired, caps26); res.Reload || len(res.Ops) != 1 {
 		b.Fatalf("want 1 op without reload, got %d ops, reasons %v", len(res.Ops), res.Reasons)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		Plan(run, desired, caps26)
+		Plan(Running{Bundle: run}, desired, caps26)
 	}
 }

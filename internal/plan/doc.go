@@ -29,10 +29,17 @@
 //     `add server` cannot express), a name or hostname address, a default-server
 //     option that dynamic servers would not inherit, and 2.6's lack of dynamic
 //     servers on older versions.
-//   - A new or removed backend: HAProxy before 3.4 has no `add backend`; 3.4 has,
-//     but the runtime package has no such operation yet. Both reload with a reason
-//     naming the backend. Any other directive added, removed, changed or moved, in
-//     any section, and any section added or removed, reloads.
+//   - A new backend: HAProxy before 3.4 has no `add backend` (and the runtime
+//     package has none for 3.4 yet), so a new backend takes a spare one that runs:
+//     a pool backend (name starts with PoolPrefix, declared empty by the template)
+//     or a backend whose routes were removed — one with no servers whose header,
+//     non-server directives and defaults equal the new one's. Its servers are added
+//     there, map entries that name the new backend name the spare instead, and
+//     Running.Aliases remembers the renaming for the next Plan. No spare: reload,
+//     naming the backend. A removed backend stays running without its servers (map
+//     entries go first) and becomes a spare. The next reload runs the desired names
+//     and refills the pool. Any other directive added, removed, changed or moved, in
+//     any section, and any section other than a backend added or removed, reloads.
 //   - Maps: entries ("key value", key up to the first blank) are diffed. Up to
 //     MaxSingleMapOps changes become add-map/set-map/del-map; more, duplicate keys,
 //     or an order that single operations cannot reproduce for a map used with an
@@ -50,13 +57,7 @@
 // servers in maintenance or weight 0, delete servers (del-server does maintenance
 // then delete) — so new servers are up before any map entry points at them and map
 // entries are gone before their servers. Within a step the order is by
-// backend/server, or by the entry's position in its map file. Files are the desired files the operations
-// make true; the agent writes them so that disk equals what runs.
-//
-// # Next steps (not built here)
-//
-// The agent applying a Result (read back, divergence counters, fallback to a
-// verified reload), the deployer calling Plan per pod, and — for new Services on
-// 2.6–3.3 — a pool of pre-declared empty backends: assign one, add and enable its
-// servers, then publish the map entry, and refill the pool at the next paced reload.
+// backend/server, or by the entry's position in its map file. Files are the files
+// the operations make true, as they will run (spare names in place of new
+// backends); Running is the whole resulting state, the input of the next Plan.
 package plan

@@ -126,7 +126,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := Plan(running, tt.desired, caps26)
+			res := Plan(Running{Bundle: running}, tt.desired, caps26)
 			view := goldenView{Reload: res.Reload, Reasons: reasonStrings(res.Reasons)}
 			for _, op := range res.Ops {
 				b, err := json.Marshal(op)

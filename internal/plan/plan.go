@@ -68,6 +68,10 @@ type Result struct {
 	// the agent writes them after applying Ops so that disk equals what runs.
 	// Empty when Reload is true (the whole bundle is written for the reload).
 	Files []bundle.File `json:"files,omitempty"`
+	// Running is what the pod runs once Ops and Files are applied (nil with Reload):
+	// the files it will have on disk — new backends under the spare backends that
+	// serve them, map entries pointing there — and the aliases the next Plan needs.
+	Running *Running `json:"-"`
 }
 
 // Op phases: the order in which runtime operations are safe to apply. New servers
@@ -109,19 +113,49 @@ func (p *planner) add(phase int, sortKey string, op runtime.Operation) {
 // Plan compares what runs with what is desired and returns the runtime operations
 // that bring HAProxy there, or a reload with the reasons it is needed. It is pure:
 // no I/O, and the same input always gives the same output.
-func Plan(running, desired *bundle.Bundle, caps Capabilities) Result {
+func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	p := &planner{caps: caps}
 	switch {
 	case desired == nil:
 		return Result{}
-	case running == nil:
+	case running.Bundle == nil:
 		p.reload("(bundle)", "", "nothing is running yet")
 		return p.result()
-	case running.Hash != "" && running.Hash == desired.Hash:
-		return Result{}
+	case running.Bundle.Hash != "" && running.Bundle.Hash == desired.Hash:
+		return Result{Running: &Running{Bundle: running.Bundle}} // the pod runs the desired names
 	}
-	runFiles := indexFiles(running)
+	runFiles := indexFiles(running.Bundle)
 	wantFiles := indexFiles(desired)
+
+	// Where new backends run (pool) and which removed ones stay: the desired files
+	// become the files that will run on this pod.
+	var wantCfg *Config
+	var wantErr error
+	wantParsed := false
+	aliases := map[string]string{}
+	runCfgFile, hasRunCfg := runFiles["haproxy.cfg"]
+	wantCfgFile, hasWantCfg := wantFiles["haproxy.cfg"]
+	if hasRunCfg && hasWantCfg && (runCfgFile.Content != wantCfgFile.Content || len(running.Aliases) > 0) {
+		runCfg, runErr := Parse(runCfgFile.Content)
+		wantCfg, wantErr = Parse(wantCfgFile.Content)
+		if runErr == nil && wantErr == nil {
+			pl := place(runCfg, runCfgFile.Content, wantCfg, wantCfgFile.Content, running.Aliases)
+			aliases = pl.aliases
+			if pl.text != wantCfgFile.Content {
+				wantCfgFile.Content = pl.text
+				wantFiles["haproxy.cfg"] = wantCfgFile
+				wantCfg, wantErr = Parse(pl.text)
+			}
+		}
+		wantParsed = true
+	}
+	for t, f := range wantFiles {
+		if f.Kind == bundle.KindMap && len(aliases) > 0 {
+			f.Content = translateMap(f.Content, aliases)
+			wantFiles[t] = f
+		}
+	}
+
 	targets := make([]string, 0, len(runFiles)+len(wantFiles))
 	for t := range runFiles {
 		targets = append(targets, t)
@@ -135,9 +169,6 @@ func Plan(running, desired *bundle.Bundle, caps Capabilities) Result {
 
 	// Parsed on first use: a map-only change needs the desired config at most (to
 	// see how a map is matched), an unchanged config not at all.
-	var wantCfg *Config
-	var wantErr error
-	wantParsed := false
 	desiredConfig := func() (*Config, error) {
 		if !wantParsed {
 			wantCfg, wantErr = Parse(wantFiles["haproxy.cfg"].Content)
@@ -158,7 +189,18 @@ func Plan(running, desired *bundle.Bundle, caps Capabilities) Result {
 			p.diffFile(old, cur, desiredConfig)
 		}
 	}
-	return p.result()
+	res := p.result()
+	if !res.Reload {
+		files := make([]bundle.File, 0, len(wantFiles))
+		for _, t := range sortedKeys(wantFiles) {
+			files = append(files, wantFiles[t])
+		}
+		if len(aliases) == 0 {
+			aliases = nil
+		}
+		res.Running = &Running{Bundle: bundle.New(files), Aliases: aliases}
+	}
+	return res
 }
 
 // diffFile plans one file present on both sides with different content.

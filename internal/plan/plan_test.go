@@ -180,9 +180,9 @@ func TestPlan(t *testing.T) {
 		{name: "backend added on 2.6", caps: caps26,
 			desired: with(baseCfg + "backend be_new\n    server n1 10.0.9.1:80\n"),
 			reasons: []string{"backend be_new: added: add backend needs HAProxy 3.4 (running 2.6.12-1+deb12u4)"}},
-		{name: "backend removed on 3.4", caps: Capabilities{Version: "3.4.0", AddBackend: true, DynamicServers: true, RuntimeMaps: true},
+		{name: "backend with cookie servers removed", caps: Capabilities{Version: "3.4.0", AddBackend: true, DynamicServers: true, RuntimeMaps: true},
 			desired: with(edit(baseCfg, "backend be_cookie\n    cookie SRV insert\n    server c1 10.0.2.1:80 cookie c1\n", "")),
-			reasons: []string{"backend be_cookie: removed: runtime del backend is not supported by the agent yet"}},
+			reasons: []string{`backend be_cookie: server c1 10.0.2.1:80 cookie c1: removed; server option "cookie" is not supported at runtime`}},
 		{name: "frontend added", caps: caps26,
 			desired: with(baseCfg + "frontend fe2\n    bind :81\n"),
 			reasons: []string{"frontend fe2: added"}},
@@ -252,7 +252,7 @@ func TestPlan(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := Plan(run, tt.desired, tt.caps)
+			res := Plan(Running{Bundle: run}, tt.desired, tt.caps)
 			if got := opsJSON(t, res.Ops); !reflect.DeepEqual(got, tt.ops) {
 				t.Errorf("ops:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(tt.ops, "\n     "))
 			}
@@ -277,7 +277,7 @@ func TestPlan(t *testing.T) {
 					t.Errorf("op does not validate: %v", err)
 				}
 			}
-			again := Plan(run, tt.desired, tt.caps)
+			again := Plan(Running{Bundle: run}, tt.desired, tt.caps)
 			if !reflect.DeepEqual(res, again) {
 				t.Errorf("second run differs")
 			}
@@ -297,13 +297,13 @@ func replaceEntries(mapText string) string {
 func TestPlanDefaultServerInBackend(t *testing.T) {
 	cfg := "defaults\n    mode http\nbackend be\n    default-server inter 3s\n    server a 10.0.0.1:80\n"
 	run := bundleOf(cfg)
-	res := Plan(run, bundleOf(cfg+"    server b 10.0.0.2:80\n"), caps26)
+	res := Plan(Running{Bundle: run}, bundleOf(cfg+"    server b 10.0.0.2:80\n"), caps26)
 	want := []string{`backend be: server b 10.0.0.2:80: added; default-server option "inter" (in backend be) is not inherited by dynamic servers`}
 	if got := reasonStrings(res.Reasons); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %q", got)
 	}
 	// Removing a server does not depend on default-server.
-	res = Plan(run, bundleOf(strings.Replace(cfg, "    server a 10.0.0.1:80\n", "", 1)), caps26)
+	res = Plan(Running{Bundle: run}, bundleOf(strings.Replace(cfg, "    server a 10.0.0.1:80\n", "", 1)), caps26)
 	if res.Reload || len(res.Ops) != 1 {
 		t.Fatalf("remove: %+v", res)
 	}
@@ -311,17 +311,17 @@ func TestPlanDefaultServerInBackend(t *testing.T) {
 
 func TestPlanBalanceFromDefaults(t *testing.T) {
 	cfg := "defaults d\n    balance uri\nbackend be from d\n    server a 10.0.0.1:80\n"
-	res := Plan(bundleOf(cfg), bundleOf(cfg+"    server b 10.0.0.2:80\n"), caps26)
+	res := Plan(Running{Bundle: bundleOf(cfg)}, bundleOf(cfg+"    server b 10.0.0.2:80\n"), caps26)
 	if !res.Reload || !strings.Contains(res.Reasons[0].Detail, "balance uri") {
 		t.Fatalf("got %+v", res)
 	}
 	chained := "defaults d\n    balance source\ndefaults e from d\n    mode http\nbackend be from e\n    server a 10.0.0.1:80\n"
-	res = Plan(bundleOf(chained), bundleOf(chained+"    server b 10.0.0.2:80\n"), caps26)
+	res = Plan(Running{Bundle: bundleOf(chained)}, bundleOf(chained+"    server b 10.0.0.2:80\n"), caps26)
 	if !res.Reload || !strings.Contains(res.Reasons[0].Detail, "balance source") {
 		t.Fatalf("chained defaults: got %+v", res)
 	}
 	moved := "defaults d\n    balance uri\ndefaults e\n    balance roundrobin\nbackend be from e\n    server a 10.0.0.1:80\n"
-	res = Plan(bundleOf(strings.Replace(moved, "from e", "from d", 1)), bundleOf(moved), caps26)
+	res = Plan(Running{Bundle: bundleOf(strings.Replace(moved, "from e", "from d", 1))}, bundleOf(moved), caps26)
 	if got := reasonStrings(res.Reasons); len(got) != 2 || got[1] != "backend be: backend be from e: section header changed" ||
 		got[0] != "backend be: inherits from a different defaults section" {
 		t.Fatalf("got %q", got)
@@ -330,10 +330,10 @@ func TestPlanBalanceFromDefaults(t *testing.T) {
 
 func TestPlanNilBundles(t *testing.T) {
 	desired := bundleOf(baseCfg)
-	if res := Plan(nil, desired, caps26); !res.Reload || len(res.Reasons) != 1 {
+	if res := Plan(Running{}, desired, caps26); !res.Reload || len(res.Reasons) != 1 {
 		t.Fatalf("nothing running: %+v", res)
 	}
-	if res := Plan(desired, nil, caps26); res.Reload || len(res.Ops) != 0 {
+	if res := Plan(Running{Bundle: desired}, nil, caps26); res.Reload || len(res.Ops) != 0 {
 		t.Fatalf("nothing desired: %+v", res)
 	}
 }
@@ -356,19 +356,19 @@ func TestCapabilitiesFor(t *testing.T) {
 // keys so that any map iteration leaking into the output would show across runs.
 func TestPlanDeterministic(t *testing.T) {
 	run, desired := bigBundles(300, 300, 40)
-	first := Plan(run, desired, caps26)
+	first := Plan(Running{Bundle: run}, desired, caps26)
 	if first.Reload || len(first.Ops) == 0 {
 		t.Fatalf("unexpected result: reload=%v reasons=%v", first.Reload, first.Reasons)
 	}
 	for i := 0; i < 20; i++ {
-		if again := Plan(run, desired, caps26); !reflect.DeepEqual(first, again) {
+		if again := Plan(Running{Bundle: run}, desired, caps26); !reflect.DeepEqual(first, again) {
 			t.Fatalf("run %d differs", i)
 		}
 	}
 	structural := bundleOf(edit(desired.Config().Content, "balance roundrobin", "balance source"), "map:host.map", "x y\n")
-	first = Plan(run, structural, caps26)
+	first = Plan(Running{Bundle: run}, structural, caps26)
 	for i := 0; i < 20; i++ {
-		if again := Plan(run, structural, caps26); !reflect.DeepEqual(first, again) {
+		if again := Plan(Running{Bundle: run}, structural, caps26); !reflect.DeepEqual(first, again) {
 			t.Fatalf("reload run %d differs", i)
 		}
 	}
@@ -376,13 +376,13 @@ func TestPlanDeterministic(t *testing.T) {
 
 func TestPlanListenAndNonProxyServers(t *testing.T) {
 	cfg := "listen stats\n    bind :9000\n    server a 10.0.0.1:80\nring logs\n    server r1 10.0.0.5:514\n"
-	res := Plan(bundleOf(cfg), bundleOf(strings.Replace(cfg, "10.0.0.1:80", "10.0.0.2:80", 1)), caps26)
+	res := Plan(Running{Bundle: bundleOf(cfg)}, bundleOf(strings.Replace(cfg, "10.0.0.1:80", "10.0.0.2:80", 1)), caps26)
 	want := []string{`{"op":"set-server-addr","backend":"stats","server":"a","address":"10.0.0.2","port":80}`}
 	if got := opsJSON(t, res.Ops); !reflect.DeepEqual(got, want) {
 		t.Fatalf("listen: got %q", got)
 	}
 	// A ring's server line is not a proxy server: any change reloads.
-	res = Plan(bundleOf(cfg), bundleOf(strings.Replace(cfg, "10.0.0.5:514", "10.0.0.6:514", 1)), caps26)
+	res = Plan(Running{Bundle: bundleOf(cfg)}, bundleOf(strings.Replace(cfg, "10.0.0.5:514", "10.0.0.6:514", 1)), caps26)
 	if got := reasonStrings(res.Reasons); len(got) != 1 || !strings.HasPrefix(got[0], "ring logs: server r1 10.0.0.6:514: changed from") {
 		t.Fatalf("ring: got %q", got)
 	}
@@ -390,7 +390,7 @@ func TestPlanListenAndNonProxyServers(t *testing.T) {
 
 func TestPlanRunningConfigDoesNotParse(t *testing.T) {
 	run := bundleOf("global\n  log 'x\n")
-	res := Plan(run, bundleOf(baseCfg), caps26)
+	res := Plan(Running{Bundle: run}, bundleOf(baseCfg), caps26)
 	want := []string{"haproxy.cfg: running: parse haproxy.cfg line 2: unterminated single quote at column 7"}
 	if got := reasonStrings(res.Reasons); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %q", got)
@@ -399,14 +399,15 @@ func TestPlanRunningConfigDoesNotParse(t *testing.T) {
 
 func TestPlanManyServersChanged(t *testing.T) {
 	run, desired := bigBundles(2000, 10, 2000)
-	res := Plan(run, desired, caps26)
+	res := Plan(Running{Bundle: run}, desired, caps26)
 	if res.Reload || len(res.Ops) != 2000+10 {
 		t.Fatalf("want 2010 ops, got %d (reasons %v)", len(res.Ops), res.Reasons)
 	}
 }
 
 // FuzzPlan feeds arbitrary configs and maps: Plan must never panic, must be
-// deterministic, and must never return both operations and a reload.
+// deterministic, must never return both operations and a reload, and planning again
+// from the state it leaves must change nothing.
 func FuzzPlan(f *testing.F) {
 	f.Add(baseCfg, edit(baseCfg, "s1 10.0.0.1:8080", "s1 10.0.0.9:8080"), hostMap, "c.test be_a\n")
 	f.Add("backend b\n server s 1.2.3.4:80\n", "backend b\n server s 1.2.3.4:80 weight\n", "", "k")
@@ -414,7 +415,7 @@ func FuzzPlan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, runCfg, wantCfg, runMap, wantMap string) {
 		run := bundleOf(runCfg, "map:host.map", runMap)
 		desired := bundleOf(wantCfg, "map:host.map", wantMap)
-		res := Plan(run, desired, caps26)
+		res := Plan(Running{Bundle: run}, desired, caps26)
 		if res.Reload && (len(res.Ops) > 0 || len(res.Files) > 0) {
 			t.Fatalf("reload with ops or files: %+v", res)
 		}
@@ -426,8 +427,13 @@ func FuzzPlan(f *testing.F) {
 				t.Fatalf("invalid op %v: %v", op, err)
 			}
 		}
-		if again := Plan(run, desired, caps26); !reflect.DeepEqual(res, again) {
+		if again := Plan(Running{Bundle: run}, desired, caps26); !reflect.DeepEqual(res, again) {
 			t.Fatal("not deterministic")
+		}
+		if !res.Reload && res.Running != nil {
+			if next := Plan(*res.Running, desired, caps26); next.Reload || len(next.Ops) > 0 {
+				t.Fatalf("planning again from the resulting state is not a no-op: %+v", next)
+			}
 		}
 	})
 }
@@ -435,7 +441,7 @@ func FuzzPlan(f *testing.F) {
 func TestPlanQuotingIsNotAChange(t *testing.T) {
 	run := bundleOf("frontend fe\n    http-request set-header X-A \"b\" # why\n")
 	desired := bundleOf("frontend fe\n\thttp-request   set-header 'X-A' b\n")
-	res := Plan(run, desired, caps26)
+	res := Plan(Running{Bundle: run}, desired, caps26)
 	if res.Reload || len(res.Ops) != 0 || len(res.Files) != 1 {
 		t.Fatalf("got %+v", res)
 	}
