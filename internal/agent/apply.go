@@ -21,13 +21,19 @@ type ConfigRequest struct {
 type Result struct {
 	Hash string `json:"hash"`
 	// Result is applied, unchanged, invalid, rolled_back, rollback_failed,
-	// reloaded-after-runtime-failure or error.
+	// reloaded-after-runtime-failure (an operation failed or the read-back found a
+	// divergence) or error.
 	Result     string   `json:"result"`
 	Reloaded   bool     `json:"reloaded"`
 	ReloadID   int      `json:"reloadID,omitempty"`
 	DurationMs int64    `json:"durationMs"`
 	Error      string   `json:"error,omitempty"`
 	Alerts     []string `json:"alerts,omitempty"`
+	// ServerDivergence and MapDivergence count the servers and maps that the
+	// read-back after runtime operations found to differ from the resulting set
+	// (deployment/runtime and runtime-map divergence); the agent then reloaded.
+	ServerDivergence int `json:"serverDivergence,omitempty"`
+	MapDivergence    int `json:"mapDivergence,omitempty"`
 }
 
 // Result values.

@@ -29,4 +29,29 @@
 // that disk matches what runs. A failing operation falls back to a verified reload of
 // the resulting set. Everything that changes files or HAProxy is serialized by one
 // mutex, so a runtime operation never lands in a worker that a reload is replacing.
+//
+// # Read-back and divergence
+//
+// After the operations succeed (before the files are written) the agent reads back
+// what they touched (readback.go): `show servers state <backend>` for every backend
+// an operation touched, and `show map <file>` for every map. Each touched server must
+// run if and only if the resulting haproxy.cfg has its server line, with the line's
+// address and port (when it is an IP address), maintenance state ("disabled" means
+// maint; ready and drain are not maint) and weight (when the line or an operation
+// sets it; 1 when unwritten, default-server is not followed). Each touched map must
+// hold the entries of the resulting map file, compared as multisets (runtime
+// additions are appended, so `show map` order differs from file order; map files
+// hold unique keys). Diverging servers and maps are counted in
+// Result.ServerDivergence / MapDivergence ("deployment/runtime" and "runtime-map"
+// divergence) and cumulatively in State; any divergence, or a read-back that fails,
+// takes the same path as a failed operation: a verified reload of the resulting set
+// (reloaded-after-runtime-failure), so that what runs equals disk again.
+//
+// Runtime verification (verify.go): GET /v1/state?verify=runtime, and every
+// --verify-interval (Agent.VerifyLoop), compares every map file of the current set,
+// as it is on disk, with the worker's `show map` (only maps the worker loaded from
+// that path, per the `show map` listing). A diverging map counts as runtime-map
+// divergence and is replaced at runtime with the file's entries (prepare/add/commit
+// map, atomic), then read back; if that fails or still differs, the files on disk
+// are reloaded. State.LastVerify reports the last verification.
 package agent

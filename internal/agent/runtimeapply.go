@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"time"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
@@ -27,8 +26,10 @@ type RuntimeRequest struct {
 }
 
 // ApplyRuntime applies runtime operations to the running worker without a reload,
-// then writes the files so that disk matches what runs. If an operation fails, the
-// resulting set is validated and applied with a verified reload instead.
+// reads back the servers and maps they touched (see readBack), then writes the files
+// so that disk matches what runs. If an operation fails or the read-back finds a
+// divergence, the resulting set is validated and applied with a verified reload
+// instead.
 func (a *Agent) ApplyRuntime(ctx context.Context, req RuntimeRequest) (Result, int) {
 	start := time.Now()
 	res := Result{Hash: req.Hash}
@@ -66,12 +67,24 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req RuntimeRequest) (Result, i
 	record := func(mode string) {
 		a.st.recordApply(ApplyRecord{At: start.UTC(), Hash: next.Hash, Result: res.Result, Error: res.Error, Mode: mode})
 	}
-	mapPath := func(name string) string { return filepath.Join(a.opts.Layout.MapsDir, name) }
 	var opErr error
 	for i, op := range req.Operations {
-		if err := op.Run(ctx, a.admin, mapPath); err != nil {
+		if err := op.Run(ctx, a.admin, a.mapPath); err != nil {
 			opErr = fmt.Errorf("operation %d: %w", i, err)
 			break
+		}
+	}
+	if opErr == nil {
+		// Read back what the operations touched; a worker that does not run what
+		// the resulting set says is reloaded like a failed operation.
+		d, err := a.readBack(ctx, req.Operations, next)
+		res.ServerDivergence, res.MapDivergence = len(d.servers), len(d.maps)
+		a.st.addDivergence(len(d.servers), len(d.maps))
+		switch {
+		case err != nil:
+			opErr = err
+		case !d.empty():
+			opErr = fmt.Errorf("read back: the worker diverges from the resulting set: %s", d)
 		}
 	}
 	if opErr == nil {
@@ -101,7 +114,8 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req RuntimeRequest) (Result, i
 
 	// Fallback: a verified reload of the resulting set (which also discards the
 	// operations that did land).
-	a.opts.Logger.Warn("runtime operation failed; reloading instead", "error", opErr)
+	a.opts.Logger.Warn("runtime operations did not take; reloading instead", "error", opErr,
+		"serverDivergence", res.ServerDivergence, "mapDivergence", res.MapDivergence)
 	if err := a.check(ctx, next); err != nil {
 		res.Result, res.Error = ResultInvalid, fmt.Sprintf("%v; resulting set is invalid: %v", opErr, err)
 		var herr *haproxycheck.HAProxyError

@@ -15,7 +15,8 @@ const MaxBodyBytes = 256 << 20
 //
 //	PUT  /v1/config   apply a file set (ConfigRequest → Result)
 //	POST /v1/runtime  apply runtime operations (RuntimeRequest → Result)
-//	GET  /v1/state    State
+//	GET  /v1/state    State; ?verify=runtime first runs VerifyRuntime (map files
+//	                  on disk against the worker's `show map`, corrected on divergence)
 //	GET  /healthz     200 while the HAProxy master runs (no auth)
 //
 // Every /v1 route needs HTTP basic auth with the agent's credentials.
@@ -45,6 +46,14 @@ func (a *Agent) Handler() http.Handler {
 		writeResponse(w, status, res)
 	}))
 	mux.Handle("GET /v1/state", a.auth(func(w http.ResponseWriter, r *http.Request) {
+		switch v := r.URL.Query().Get("verify"); v {
+		case "":
+		case "runtime":
+			a.VerifyRuntime(r.Context())
+		default:
+			writeResponse(w, http.StatusBadRequest, map[string]string{"error": "verify: want runtime, not " + v})
+			return
+		}
 		writeResponse(w, http.StatusOK, a.State(r.Context()))
 	}))
 	return mux

@@ -28,6 +28,14 @@ type State struct {
 	// it differs from Hash when someone changed them (drift).
 	TreeHash  string `json:"treeHash"`
 	TreeError string `json:"treeError,omitempty"`
+	// ServerDivergence and MapDivergence count, since the agent started, the servers
+	// and maps found running differently from the files: by the read-back after
+	// runtime operations and (maps) by runtime verifications. Each was corrected.
+	ServerDivergence int `json:"serverDivergence"`
+	MapDivergence    int `json:"mapDivergence"`
+	// LastVerify is the last runtime verification (GET /v1/state?verify=runtime or
+	// the agent's --verify-interval).
+	LastVerify *VerifyRecord `json:"lastVerify,omitempty"`
 }
 
 // ApplyRecord describes the last apply.
@@ -65,6 +73,23 @@ type statusRecorder struct {
 	failed     int
 	hash       string
 	files      int
+	serverDiv  int
+	mapDiv     int
+	lastVerify *VerifyRecord
+}
+
+func (s *statusRecorder) addDivergence(servers, maps int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.serverDiv += servers
+	s.mapDiv += maps
+}
+
+func (s *statusRecorder) recordVerify(r VerifyRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mapDiv += r.MapDivergence
+	s.lastVerify = &r
 }
 
 func (s *statusRecorder) setVersion(v runtime.Version) {
@@ -126,7 +151,8 @@ func (a *Agent) State(ctx context.Context) State {
 		HAProxyVersion: s.ver.Raw, Capabilities: runtime.CapabilitiesOf(s.ver),
 		Reloads: s.procs.Master.Reloads, FailedReloads: s.failed,
 		LastApply: s.lastApply, LastReload: s.lastReload,
-		Workers: []Worker{},
+		Workers:          []Worker{},
+		ServerDivergence: s.serverDiv, MapDivergence: s.mapDiv, LastVerify: s.lastVerify,
 	}
 	for _, w := range s.procs.Workers {
 		st.Workers = append(st.Workers, Worker{PID: w.PID, Reloads: w.Reloads, Uptime: w.Uptime})

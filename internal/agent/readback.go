@@ -1,0 +1,258 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
+)
+
+// touched is what a list of operations changed: per backend the servers (true when
+// an operation set the server's weight), and the maps by bundle name.
+type touched struct {
+	servers map[string]map[string]bool // backend → server → weight set
+	maps    map[string]bool
+}
+
+func touchedBy(ops []runtime.Op) touched {
+	t := touched{servers: map[string]map[string]bool{}, maps: map[string]bool{}}
+	set := func(be, srv string, weight bool) {
+		if t.servers[be] == nil {
+			t.servers[be] = map[string]bool{}
+		}
+		t.servers[be][srv] = t.servers[be][srv] || weight
+	}
+	for _, op := range ops {
+		switch o := op.Operation.(type) {
+		case *runtime.SetMap:
+			t.maps[o.Map] = true
+		case *runtime.AddMap:
+			t.maps[o.Map] = true
+		case *runtime.DelMap:
+			t.maps[o.Map] = true
+		case *runtime.ReplaceMap:
+			t.maps[o.Map] = true
+		case *runtime.AddServer:
+			set(o.Backend, o.Server, o.Weight > 0)
+		case *runtime.DelServer:
+			set(o.Backend, o.Server, false)
+		case *runtime.SetServerAddr:
+			set(o.Backend, o.Server, false)
+		case *runtime.SetServerState:
+			set(o.Backend, o.Server, false)
+		case *runtime.SetServerWeight:
+			set(o.Backend, o.Server, true)
+		}
+	}
+	return t
+}
+
+// cfgServer is a server line of the configuration, as far as the read-back needs it.
+type cfgServer struct {
+	address  string // "" when the line has no IP:port (a name, a prefix, a range)
+	port     int
+	weight   int  // 1 unless the line sets it (default-server is not followed)
+	weighted bool // the line sets the weight
+	disabled bool
+}
+
+// configServers reads the server lines of the backend and listen sections of a
+// configuration: backend → server → line. Comments start at a '#' that begins a word.
+func configServers(cfg string) map[string]map[string]cfgServer {
+	out := map[string]map[string]cfgServer{}
+	var cur map[string]cfgServer
+	for _, line := range strings.Split(cfg, "\n") {
+		words := strings.Fields(line)
+		for i, w := range words {
+			if strings.HasPrefix(w, "#") {
+				words = words[:i]
+				break
+			}
+		}
+		if len(words) == 0 {
+			continue
+		}
+		if sectionStart(line, words[0]) {
+			cur = nil
+			if (words[0] == "backend" || words[0] == "listen") && len(words) > 1 {
+				cur = map[string]cfgServer{}
+				out[words[1]] = cur
+			}
+			continue
+		}
+		if cur == nil || words[0] != "server" || len(words) < 3 {
+			continue
+		}
+		s := cfgServer{weight: 1}
+		if host, port, err := net.SplitHostPort(words[2]); err == nil && net.ParseIP(host) != nil {
+			if p, err := strconv.Atoi(port); err == nil {
+				s.address, s.port = host, p
+			}
+		}
+		for i := 3; i < len(words); i++ {
+			switch words[i] {
+			case "disabled":
+				s.disabled = true
+			case "enabled":
+				s.disabled = false
+			case "weight":
+				if i+1 < len(words) {
+					if w, err := strconv.Atoi(words[i+1]); err == nil {
+						s.weight, s.weighted = w, true
+					}
+				}
+			}
+		}
+		cur[words[1]] = s
+	}
+	return out
+}
+
+// sectionStart: a section keyword at the start of an unindented line.
+func sectionStart(line, first string) bool {
+	if line == "" || line[0] == ' ' || line[0] == '\t' {
+		return false
+	}
+	switch first {
+	case "global", "defaults", "frontend", "backend", "listen", "userlist", "peers", "resolvers",
+		"http-errors", "ring", "cache", "program", "mailers", "fcgi-app", "log-forward":
+		return true
+	}
+	return false
+}
+
+// divergence is what a read-back found: one line per diverging server and per
+// diverging map.
+type divergence struct {
+	servers []string
+	maps    []string
+}
+
+func (d divergence) empty() bool { return len(d.servers) == 0 && len(d.maps) == 0 }
+
+func (d divergence) String() string {
+	return strings.Join(append(append([]string{}, d.servers...), d.maps...), "; ")
+}
+
+// readBack compares the running worker with set b for what ops touched. Every server
+// an operation touched must run if and only if b's configuration has its server
+// line, with the line's address and port (when the line has an IP address),
+// maintenance state ("disabled" = maint; ready and drain are not maint) and weight
+// (when the line sets it or an operation set it; 1 when not written). Every map an
+// operation touched must hold b's map file entries, compared as multisets
+// (runtime.DiffMap). Callers hold a.mu. An error means the worker could not be read.
+func (a *Agent) readBack(ctx context.Context, ops []runtime.Op, b *bundle.Bundle) (divergence, error) {
+	var d divergence
+	t := touchedBy(ops)
+	if len(t.servers) > 0 {
+		cfg := configServers(configOf(b))
+		for _, be := range sortedKeys(t.servers) {
+			running, err := runtime.ShowServersState(ctx, a.admin, be)
+			if err != nil {
+				return d, fmt.Errorf("read back: %w", err)
+			}
+			byName := make(map[string]runtime.ServerState, len(running))
+			for _, s := range running {
+				byName[s.Server] = s
+			}
+			for _, name := range sortedKeys(t.servers[be]) {
+				want, inCfg := cfg[be][name]
+				got, running := byName[name]
+				if msg := serverDiff(t.servers[be][name], want, inCfg, got, running); msg != "" {
+					d.servers = append(d.servers, "server "+be+"/"+name+": "+msg)
+				}
+			}
+		}
+	}
+	maps := mapFiles(b)
+	for _, name := range sortedKeys(t.maps) {
+		content, ok := maps[name]
+		if !ok {
+			continue // not a file of the set: nothing on disk to compare with
+		}
+		md, err := a.diffMap(ctx, name, content)
+		if err != nil {
+			return d, fmt.Errorf("read back: %w", err)
+		}
+		if !md.Empty() {
+			d.maps = append(d.maps, "map "+name+": "+md.String())
+		}
+	}
+	return d, nil
+}
+
+// serverDiff describes how a running server differs from its configuration line;
+// weight is compared when the line sets it or weightSet; "" when nothing differs.
+func serverDiff(weightSet bool, want cfgServer, inCfg bool, got runtime.ServerState, running bool) string {
+	switch {
+	case !inCfg && running:
+		return "running but not in the configuration"
+	case inCfg && !running:
+		return "in the configuration but not running"
+	case !inCfg:
+		return ""
+	}
+	var diffs []string
+	if want.address != "" && (!sameIP(got.Address, want.address) || got.Port != want.port) {
+		diffs = append(diffs, fmt.Sprintf("address %s, want %s",
+			net.JoinHostPort(got.Address, strconv.Itoa(got.Port)), net.JoinHostPort(want.address, strconv.Itoa(want.port))))
+	}
+	if (weightSet || want.weighted) && got.Weight != want.weight {
+		diffs = append(diffs, fmt.Sprintf("weight %d, want %d", got.Weight, want.weight))
+	}
+	if got.Maint() != want.disabled {
+		state := map[bool]string{true: "maint", false: "ready"}
+		diffs = append(diffs, fmt.Sprintf("state %s, want %s", state[got.Maint()], state[want.disabled]))
+	}
+	return strings.Join(diffs, ", ")
+}
+
+func sameIP(a, b string) bool {
+	ia, ib := net.ParseIP(a), net.ParseIP(b)
+	return ia != nil && ia.Equal(ib)
+}
+
+// diffMap compares a map file's content with what the worker holds for it.
+func (a *Agent) diffMap(ctx context.Context, name, content string) (runtime.MapDiff, error) {
+	running, err := runtime.ShowMap(ctx, a.admin, a.mapPath(name))
+	if err != nil {
+		return runtime.MapDiff{}, err
+	}
+	return runtime.DiffMap(runtime.ParseMapFile(content), running), nil
+}
+
+func (a *Agent) mapPath(name string) string { return filepath.Join(a.opts.Layout.MapsDir, name) }
+
+func configOf(b *bundle.Bundle) string {
+	for _, f := range b.Files {
+		if f.Kind == bundle.KindConfig {
+			return f.Content
+		}
+	}
+	return ""
+}
+
+func mapFiles(b *bundle.Bundle) map[string]string {
+	out := map[string]string{}
+	for _, f := range b.Files {
+		if f.Kind == bundle.KindMap {
+			out[f.Name] = f.Content
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

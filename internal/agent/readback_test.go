@@ -1,0 +1,288 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
+)
+
+// rbCfg is mapCfg with the given server lines in be_dyn.
+func rbCfg(port int, mapsDir, servers string) bundle.File {
+	cfg := mapCfg(port, mapsDir)
+	return configFile(strings.Replace(cfg, "balance roundrobin\n", "balance roundrobin\n"+servers, 1))
+}
+
+// worker sends a command straight to the worker's admin socket, behind the agent's
+// back.
+func worker(t *testing.T, a *Agent, cmd string) string {
+	t.Helper()
+	out, err := a.admin.Do(context.Background(), cmd)
+	if err != nil {
+		t.Fatalf("%s: %v", cmd, err)
+	}
+	return out
+}
+
+// runningMap is the worker's host.map.
+func runningMap(t *testing.T, a *Agent) []runtime.MapEntry {
+	t.Helper()
+	got, err := runtime.ShowMap(context.Background(), a.admin, a.mapPath("host.map"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// assertMapIsDisk: the worker's host.map holds the file's entries.
+func assertMapIsDisk(t *testing.T, a *Agent) {
+	t.Helper()
+	disk := readFile(t, a.mapPath("host.map"))
+	if d := runtime.DiffMap(runtime.ParseMapFile(disk), runningMap(t, a)); !d.Empty() {
+		t.Fatalf("running host.map differs from disk: %s", d)
+	}
+}
+
+func runningServer(t *testing.T, a *Agent, be, name string) (runtime.ServerState, bool) {
+	t.Helper()
+	servers, err := runtime.ShowServersState(context.Background(), a.admin, be)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range servers {
+		if s.Server == name {
+			return s, true
+		}
+	}
+	return runtime.ServerState{}, false
+}
+
+// TestRuntimeReadBack drives runtime operations against a real HAProxy: clean ones
+// read back with zero divergence; divergence injected straight into the worker (or
+// operations that contradict the files) is detected by the read-back, counted and
+// corrected with a verified reload.
+func TestRuntimeReadBack(t *testing.T) {
+	needHAProxy(t)
+	opts := testOptions(t, t.TempDir())
+	a, srv := startAgent(t, opts)
+	port := freePort(t)
+	mapsDir := opts.Layout.MapsDir
+	cfg := rbCfg(port, mapsDir, "")
+	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "a.test be_a\n"}
+	if code, res := putConfig(t, srv, cfg, hostMap); code != http.StatusOK {
+		t.Fatalf("base config: %d %+v", code, res)
+	}
+	cur := []bundle.File{cfg, hostMap}
+	// post applies ops with the resulting files (cur with files replaced).
+	post := func(files []bundle.File, ops ...runtime.Operation) (int, Result) {
+		t.Helper()
+		next := merge(bundle.New(cur), files)
+		req := RuntimeRequest{Files: files, Hash: next.Hash}
+		for _, o := range ops {
+			req.Operations = append(req.Operations, runtime.Op{Operation: o})
+		}
+		code, res := call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, req)
+		if code == http.StatusOK {
+			cur = next.Files
+		}
+		return code, res
+	}
+	before := getState(t, srv)
+
+	t.Run("clean operations read back with zero divergence", func(t *testing.T) {
+		cfg2 := rbCfg(port, mapsDir, "    server s1 127.0.0.1:9 weight 5\n    server s2 127.0.0.1:10 disabled\n")
+		map2 := hostMap
+		map2.Content = "a.test be_a\nb.test be_dyn\n# comment\n  c.test   be_b\n"
+		code, res := post([]bundle.File{cfg2, map2},
+			&runtime.AddServer{Backend: "be_dyn", Server: "s1", Address: "127.0.0.1", Port: 9, Weight: 5},
+			&runtime.AddServer{Backend: "be_dyn", Server: "s2", Address: "127.0.0.1", Port: 10, Disabled: true},
+			&runtime.AddMap{Map: "host.map", Key: "b.test", Value: "be_dyn"},
+			&runtime.AddMap{Map: "host.map", Key: "c.test", Value: "be_b"},
+		)
+		if code != http.StatusOK || res.Result != ResultApplied || res.Reloaded || res.ServerDivergence != 0 || res.MapDivergence != 0 {
+			t.Fatalf("clean ops: %d %+v", code, res)
+		}
+		cfg3 := rbCfg(port, mapsDir, "    server s1 127.0.0.2:19 weight 7\n    server s2 127.0.0.1:10\n")
+		map3 := map2
+		map3.Content = "b.test be_a\nc.test be_b\n"
+		code, res = post([]bundle.File{cfg3, map3},
+			&runtime.SetServerAddr{Backend: "be_dyn", Server: "s1", Address: "127.0.0.2", Port: 19},
+			&runtime.SetServerWeight{Backend: "be_dyn", Server: "s1", Weight: 7},
+			&runtime.SetServerState{Backend: "be_dyn", Server: "s2", State: "ready"},
+			&runtime.DelMap{Map: "host.map", Key: "a.test"},
+			&runtime.SetMap{Map: "host.map", Key: "b.test", Value: "be_a"},
+		)
+		if code != http.StatusOK || res.Result != ResultApplied || res.Reloaded || res.ServerDivergence != 0 || res.MapDivergence != 0 {
+			t.Fatalf("clean ops: %d %+v", code, res)
+		}
+		if got := fetch(t, port, "c.test"); got != "B" {
+			t.Fatalf("c.test: %q", got)
+		}
+		st := getState(t, srv)
+		if st.Reloads != before.Reloads || st.ServerDivergence != 0 || st.MapDivergence != 0 {
+			t.Fatalf("state: %+v", st)
+		}
+		assertMapIsDisk(t, a)
+	})
+
+	t.Run("server changed behind the agent's back is detected and reloaded", func(t *testing.T) {
+		st0 := getState(t, srv)
+		worker(t, a, "set server be_dyn/s1 state maint")
+		cfg4 := rbCfg(port, mapsDir, "    server s1 127.0.0.2:19 weight 8\n    server s2 127.0.0.1:10\n")
+		code, res := post([]bundle.File{cfg4}, &runtime.SetServerWeight{Backend: "be_dyn", Server: "s1", Weight: 8})
+		if code != http.StatusOK || res.Result != ResultRuntimeFallback || !res.Reloaded || res.ServerDivergence != 1 ||
+			res.MapDivergence != 0 || !strings.Contains(res.Error, "server be_dyn/s1: state maint, want ready") {
+			t.Fatalf("maint divergence: %d %+v", code, res)
+		}
+		want := map[string]string{"s1": "127.0.0.2:19 w8 ready", "s2": "127.0.0.1:10 w1 ready"}
+		assertServers := func() {
+			t.Helper()
+			for name, w := range want {
+				s, ok := runningServer(t, a, "be_dyn", name)
+				state := map[bool]string{true: "maint", false: "ready"}[s.Maint()]
+				if got := fmt.Sprintf("%s:%d w%d %s", s.Address, s.Port, s.Weight, state); !ok || got != w {
+					t.Fatalf("%s after reload: %s, want %s", name, got, w)
+				}
+			}
+		}
+		assertServers()
+		st := getState(t, srv)
+		if st.ServerDivergence != st0.ServerDivergence+1 || st.Reloads != st0.Reloads+1 || st.TreeHash != st.Hash || st.Hash != bundle.New(cur).Hash {
+			t.Fatalf("state: %+v", st)
+		}
+
+		// Two servers at once: an address changed behind the agent's back, and an
+		// added server the files do not have.
+		worker(t, a, "set server be_dyn/s2 addr 127.0.0.3 port 11")
+		code, res = post(nil, &runtime.SetServerWeight{Backend: "be_dyn", Server: "s2", Weight: 1},
+			&runtime.AddServer{Backend: "be_dyn", Server: "s3", Address: "127.0.0.1", Port: 12})
+		if code != http.StatusOK || res.Result != ResultRuntimeFallback || res.ServerDivergence != 2 ||
+			!strings.Contains(res.Error, "be_dyn/s2: address 127.0.0.3:11, want 127.0.0.1:10") ||
+			!strings.Contains(res.Error, "be_dyn/s3: running but not in the configuration") {
+			t.Fatalf("two divergences: %d %+v", code, res)
+		}
+		if _, ok := runningServer(t, a, "be_dyn", "s3"); ok {
+			t.Fatal("s3 still runs after the reload")
+		}
+		assertServers()
+
+		// An operation that contradicts the files it comes with.
+		code, res = post(nil, &runtime.SetServerWeight{Backend: "be_dyn", Server: "s1", Weight: 9})
+		if code != http.StatusOK || res.ServerDivergence != 1 || !strings.Contains(res.Error, "weight 9, want 8") {
+			t.Fatalf("contradicting op: %d %+v", code, res)
+		}
+		assertServers()
+		if st := getState(t, srv); st.ServerDivergence != st0.ServerDivergence+4 || st.Reloads != st0.Reloads+3 {
+			t.Fatalf("state: %+v", st)
+		}
+	})
+
+	t.Run("map changed behind the agent's back is detected and reloaded", func(t *testing.T) {
+		st0 := getState(t, srv)
+		worker(t, a, "del map "+a.mapPath("host.map")+" c.test")
+		worker(t, a, "add map "+a.mapPath("host.map")+" z.test be_a")
+		map5 := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "b.test be_a\nc.test be_b\nd.test be_dyn\n"}
+		code, res := post([]bundle.File{map5}, &runtime.AddMap{Map: "host.map", Key: "d.test", Value: "be_dyn"})
+		if code != http.StatusOK || res.Result != ResultRuntimeFallback || !res.Reloaded || res.MapDivergence != 1 || res.ServerDivergence != 0 ||
+			!strings.Contains(res.Error, "1 missing (c.test be_b), 1 extra (z.test be_a)") {
+			t.Fatalf("map divergence: %d %+v", code, res)
+		}
+		assertMapIsDisk(t, a)
+		if got := fetch(t, port, "c.test"); got != "B" {
+			t.Fatalf("c.test after reload: %q", got)
+		}
+		st := getState(t, srv)
+		if st.MapDivergence != st0.MapDivergence+1 || st.Reloads != st0.Reloads+1 || st.TreeHash != st.Hash || st.Hash != bundle.New(cur).Hash {
+			t.Fatalf("state: %+v", st)
+		}
+	})
+}
+
+// TestRuntimeVerify: GET /v1/state?verify=runtime compares every loaded map file
+// with the worker and corrects a diverging map at runtime (no reload); the
+// --verify-interval loop does the same on its own.
+func TestRuntimeVerify(t *testing.T) {
+	needHAProxy(t)
+	opts := testOptions(t, t.TempDir())
+	a, srv := startAgent(t, opts)
+	port := freePort(t)
+	cfg := configFile(mapCfg(port, opts.Layout.MapsDir))
+	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "a.test be_a\nb.test be_b\n"}
+	unused := bundle.File{Kind: bundle.KindMap, Name: "unused.map", Content: "x y\n"} // not loaded by HAProxy
+	if code, res := putConfig(t, srv, cfg, hostMap, unused); code != http.StatusOK {
+		t.Fatalf("config: %d %+v", code, res)
+	}
+	verify := func() State {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/state?verify=runtime", nil)
+		req.SetBasicAuth(testUser, testPass)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("verify: %s", resp.Status)
+		}
+		var st State
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	st0 := verify()
+	if v := st0.LastVerify; v == nil || v.Maps != 1 || v.MapDivergence != 0 || v.Error != "" || st0.MapDivergence != 0 {
+		t.Fatalf("clean verify: %+v", st0.LastVerify)
+	}
+
+	worker(t, a, "del map "+a.mapPath("host.map")+" a.test")
+	worker(t, a, "set map "+a.mapPath("host.map")+" b.test be_a")
+	if got := fetch(t, port, "a.test"); got != "nomatch" {
+		t.Fatalf("injection did not take: %q", got)
+	}
+	if st := getState(t, srv); st.MapDivergence != 0 || st.LastVerify.At != st0.LastVerify.At {
+		t.Fatalf("plain GET /v1/state verified: %+v", st)
+	}
+	st := verify()
+	v := st.LastVerify
+	if v == nil || v.MapDivergence != 1 || v.Corrected != "runtime" || st.MapDivergence != 1 || st.Reloads != st0.Reloads ||
+		len(v.Divergences) != 1 || !strings.Contains(v.Divergences[0], "2 missing") {
+		t.Fatalf("verify after injection: %+v %+v", st, v)
+	}
+	assertMapIsDisk(t, a)
+	if got := fetch(t, port, "a.test") + fetch(t, port, "b.test"); got != "AB" {
+		t.Fatalf("routing after correction: %q", got)
+	}
+
+	// The interval loop finds and corrects the next one.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { a.VerifyLoop(ctx, 50*time.Millisecond); close(done) }()
+	defer func() { cancel(); <-done }()
+	worker(t, a, "add map "+a.mapPath("host.map")+" c.test be_b")
+	deadline := time.Now().Add(5 * time.Second)
+	for getState(t, srv).MapDivergence != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the verify loop did not count the divergence: %+v", getState(t, srv))
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	assertMapIsDisk(t, a)
+
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/state?verify=servers", nil)
+	req.SetBasicAuth(testUser, testPass)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("verify=servers: %s", resp.Status)
+	}
+}
