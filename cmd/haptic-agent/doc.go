@@ -17,6 +17,8 @@
 //	                                      (default: built-in, hard-stop-after 10s + /healthz)
 //	--status-address [all], --status-port [8404]  the built-in bootstrap's /healthz
 //	--stop-timeout [15s]                  graceful HAProxy stop on SIGTERM before SIGTERM/SIGKILL
+//	--verify-interval [1m]                compare every loaded map file on disk with the
+//	                                      worker's `show map`, correct divergence; 0 disables
 //	--log-level [info]
 //
 // API (HTTP basic auth on /v1):
@@ -24,10 +26,12 @@
 //	PUT  /v1/config   {"hash","files":[{kind,name,content}]} → {"hash","result","reloaded","reloadID","durationMs","error","alerts"}
 //	                  200 applied|unchanged, 400 bad request/hash, 401, 422 invalid (HAProxy's alerts),
 //	                  502 rolled_back, 500 rollback_failed
-//	POST /v1/runtime  {"baseHash"?,"operations":[{"op":...}],"files":[...],"hash"} → same shape;
+//	POST /v1/runtime  {"baseHash"?,"operations":[{"op":...}],"files":[...],"hash"} → same shape
+//	                  plus "serverDivergence","mapDivergence" (found by the read-back);
 //	                  200 applied|reloaded-after-runtime-failure, 400, 401, 409 stale baseHash, 422
 //	GET  /v1/state    {"hash","files","haproxyVersion","capabilities","reloads","failedReloads",
-//	                   "lastApply","lastReload","workers","treeHash"}
+//	                   "lastApply","lastReload","workers","treeHash","serverDivergence",
+//	                   "mapDivergence","lastVerify"}; ?verify=runtime verifies the maps first
 //	GET  /healthz     200 while the HAProxy master runs (no auth)
 //
 // Exit codes: 0 after SIGTERM/SIGINT (HAProxy stopped), 1 when HAProxy cannot start or

@@ -27,8 +27,9 @@ func main() {
 
 // config is what the command line and environment say.
 type config struct {
-	listen string
-	opts   agent.Options
+	listen         string
+	verifyInterval time.Duration
+	opts           agent.Options
 }
 
 // parse reads flags and the environment. Errors are usage errors (exit code 2).
@@ -52,9 +53,14 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*config
 	fs.StringVar(&o.StatusAddress, "status-address", "", "address of the built-in bootstrap config's status frontend (default: all)")
 	fs.IntVar(&o.StatusPort, "status-port", 8404, "port of the built-in bootstrap config's /healthz frontend")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", 15*time.Second, "graceful HAProxy stop bound on shutdown")
+	fs.DurationVar(&c.verifyInterval, "verify-interval", time.Minute,
+		"how often map files on disk are compared with the worker's maps (and corrected); 0 disables")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if c.verifyInterval < 0 {
+		return nil, fmt.Errorf("verify interval %s is negative", c.verifyInterval)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
@@ -131,6 +137,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		fmt.Fprintf(stderr, "haptic-agent: start haproxy: %v\n", err)
 		return 1
 	}
+	vctx, stopVerify := context.WithCancel(ctx)
+	verifyDone := make(chan struct{})
+	go func() { a.VerifyLoop(vctx, c.verifyInterval); close(verifyDone) }()
 	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -151,6 +160,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(shutCtx)
+	stopVerify()
+	<-verifyDone
 	if err := a.Close(); err != nil {
 		log.Error("stop haproxy", "error", err)
 		code = 1

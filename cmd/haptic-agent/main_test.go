@@ -66,6 +66,7 @@ func TestStartupErrors(t *testing.T) {
 		{"no credentials", nil, map[string]string{"HAPTIC_AGENT_USERNAME": "u"}, "credentials are required"},
 		{"bad credentials file", []string{"--credentials-file", credFile}, nil, "username:password"},
 		{"bad flag", []string{"--nope"}, creds, "flag provided but not defined"},
+		{"negative verify interval", []string{"--verify-interval", "-1s"}, creds, "verify interval -1s is negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
