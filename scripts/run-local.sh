@@ -31,7 +31,11 @@ k -n haptic create secret generic haptic-agent-credentials --from-literal=userna
 k -n haptic create secret generic haptic-kubeconfig \
   --from-file=kubeconfig=/var/lib/haptic-cluster/admin.kubeconfig --dry-run=client -o yaml | k apply -f - >/dev/null
 k apply -f deploy/local/10-haproxy.yaml -f deploy/local/20-controller.yaml >/dev/null
-sed 's/^  name: haptic-config$/  name: haptic-config\n  namespace: haptic/' examples/ingress/haptic-config.yaml | k apply -f - >/dev/null
+# The chart's default libraries (LIBRARIES, in merge order) plus the deployment's settings.
+libs=""
+for l in ${LIBRARIES:-base ingress}; do libs="$libs -f charts/haptic/libraries/$l.yaml"; done
+# shellcheck disable=SC2086
+bin/haptic merge $libs -f deploy/local/30-haptic-overlay.yaml | k apply -f - >/dev/null
 
 echo ">> deploying the sample application (echo Deployment, Service, Ingress)"
 k apply -f deploy/local/40-echo.yaml >/dev/null

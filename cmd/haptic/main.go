@@ -72,6 +72,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		newRenderCommand(stdout, stderr),
 		newRunCommand(stdout, stderr),
 		newPlanCommand(stdout, stderr),
+		newMergeCommand(stdout, stderr),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print the version",

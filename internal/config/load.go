@@ -32,6 +32,16 @@ func (e *Error) Error() string {
 // LoadFiles reads, merges, decodes, defaults and validates config files. "-" reads
 // standard input.
 func LoadFiles(paths ...string) (*v1alpha1.HAProxyTemplateConfig, error) {
+	merged, err := MergeFiles(paths...)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(strings.Join(paths, "+"), merged)
+}
+
+// MergeFiles reads config files and merges their documents in order, as LoadFiles
+// does, without decoding: the result is the one resource the files describe.
+func MergeFiles(paths ...string) (map[string]any, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no config file given")
 	}
@@ -49,7 +59,7 @@ func LoadFiles(paths ...string) (*v1alpha1.HAProxyTemplateConfig, error) {
 			merged = Merge(merged, d)
 		}
 	}
-	return Decode(strings.Join(paths, "+"), merged)
+	return merged, nil
 }
 
 // Parse decodes one file's content (which may hold several documents).
