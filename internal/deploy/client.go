@@ -35,6 +35,12 @@ type State struct {
 	Capabilities   map[string]bool `json:"capabilities"`
 	Reloads        int             `json:"reloads"`
 	FailedReloads  int             `json:"failedReloads"`
+	// ServerDivergence and MapDivergence are the agent's cumulative divergence
+	// counters (read-backs and runtime verifications).
+	ServerDivergence int `json:"serverDivergence"`
+	MapDivergence    int `json:"mapDivergence"`
+	// LastVerify is the agent's last runtime verification (VerifyState runs one).
+	LastVerify *agent.VerifyRecord `json:"lastVerify,omitempty"`
 }
 
 // StatusError is a non-2xx answer of the agent.
@@ -72,6 +78,14 @@ func (c *AgentClient) Runtime(ctx context.Context, req RuntimeRequest) (ApplyRes
 func (c *AgentClient) State(ctx context.Context) (State, error) {
 	var s State
 	err := c.do(ctx, http.MethodGet, "/v1/state", nil, &s)
+	return s, err
+}
+
+// VerifyState has the agent compare its map files with the running worker (and
+// correct divergence) before it reads the state: LastVerify is that verification.
+func (c *AgentClient) VerifyState(ctx context.Context) (State, error) {
+	var s State
+	err := c.do(ctx, http.MethodGet, "/v1/state?verify=runtime", nil, &s)
 	return s, err
 }
 

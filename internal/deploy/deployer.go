@@ -34,6 +34,11 @@ type Outcome struct {
 	FastPathFailed bool
 	Duration       time.Duration
 	Err            error
+
+	// ServerDivergence and MapDivergence: servers and maps the agent's read-back
+	// after the runtime operations found running differently from the files (it
+	// then reloaded).
+	ServerDivergence, MapDivergence int
 }
 
 // Apply modes.
@@ -312,7 +317,7 @@ func (w *worker) applyRuntime(b *bundle.Bundle, res plan.Result) Outcome {
 	next := res.Running
 	resp, err := w.client.Runtime(ctx, RuntimeRequest{BaseHash: base.Bundle.Hash, Operations: res.Ops, Files: res.Files, Hash: next.Bundle.Hash})
 	out := Outcome{Pod: w.pod.Name, Hash: b.Hash, Mode: ModeRuntime, Duration: time.Since(start), Reloaded: resp.Reloaded,
-		FastPathFailed: resp.Reloaded}
+		FastPathFailed: resp.Reloaded, ServerDivergence: resp.ServerDivergence, MapDivergence: resp.MapDivergence}
 	if err != nil {
 		out.Err = fmt.Errorf("pod %s: runtime apply: %w", w.pod.Name, err)
 		return out
