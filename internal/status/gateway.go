@@ -1,0 +1,156 @@
+package status
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+)
+
+// ControllerName is the GatewayClass spec.controllerName HAPTIC serves.
+const ControllerName gwv1.GatewayController = "haproxy-haptic.org/controller"
+
+// SupportedBundleVersion is the Gateway API release line whose CRDs HAPTIC supports.
+const SupportedBundleVersion = "v1.4."
+
+// Group is the Gateway API group.
+const Group = gwv1.GroupName
+
+// Route kinds.
+const (
+	KindHTTPRoute = "HTTPRoute"
+	KindGRPCRoute = "GRPCRoute"
+	KindGateway   = "Gateway"
+)
+
+// Input is the cluster state the Gateway API status is computed from.
+type Input struct {
+	ControllerName  gwv1.GatewayController
+	GatewayClasses  []*gwv1.GatewayClass
+	Gateways        []*gwv1.Gateway
+	HTTPRoutes      []*gwv1.HTTPRoute
+	GRPCRoutes      []*gwv1.GRPCRoute
+	ReferenceGrants []*gwv1beta1.ReferenceGrant
+	// Services holds the existing Services and their ports.
+	Services map[types.NamespacedName][]int32
+	// Secrets holds the existing TLS Secrets (type kubernetes.io/tls).
+	Secrets map[types.NamespacedName]bool
+	// Namespaces holds every namespace's labels (allowedRoutes selectors).
+	Namespaces map[string]map[string]string
+	// Addresses are the data plane's addresses (HAProxy pod IPs).
+	Addresses []string
+	// Programmed says which Gateways' configuration is live on at least one
+	// HAProxy pod.
+	Programmed map[types.NamespacedName]bool
+	// BundleVersion is the gateway.networking.k8s.io/bundle-version annotation of
+	// the installed CRDs; empty: unknown (no SupportedVersion condition).
+	BundleVersion string
+}
+
+// Result is the desired status of every object HAPTIC owns. Conditions carry no
+// lastTransitionTime: Merge sets it against the current status.
+type Result struct {
+	GatewayClasses map[string]gwv1.GatewayClassStatus
+	Gateways       map[types.NamespacedName]gwv1.GatewayStatus
+	HTTPRoutes     map[types.NamespacedName]gwv1.RouteStatus
+	GRPCRoutes     map[types.NamespacedName]gwv1.RouteStatus
+}
+
+// listener is a Gateway listener with what the computation found out about it.
+type listener struct {
+	spec     gwv1.Listener
+	kinds    []gwv1.RouteGroupKind // supported kinds
+	valid    bool                  // routes may attach
+	attached map[string]bool       // kind/namespace/name of attached routes
+	status   gwv1.ListenerStatus
+}
+
+type gateway struct {
+	gw        *gwv1.Gateway
+	listeners []*listener
+}
+
+// Compute returns the desired status of the input's objects owned by in.ControllerName.
+// Routes appear in the result when one of their parentRefs names one of our Gateways
+// or when their current status holds an entry of ours (that entry is then removed);
+// entries of other controllers are kept as they are.
+func Compute(in Input) Result {
+	if in.ControllerName == "" {
+		in.ControllerName = ControllerName
+	}
+	r := Result{
+		GatewayClasses: map[string]gwv1.GatewayClassStatus{},
+		Gateways:       map[types.NamespacedName]gwv1.GatewayStatus{},
+		HTTPRoutes:     map[types.NamespacedName]gwv1.RouteStatus{},
+		GRPCRoutes:     map[types.NamespacedName]gwv1.RouteStatus{},
+	}
+	classes := map[string]bool{}
+	for _, gc := range in.GatewayClasses {
+		if gc.Spec.ControllerName != in.ControllerName {
+			continue
+		}
+		st := gatewayClassStatus(gc, in.BundleVersion)
+		r.GatewayClasses[gc.Name] = st
+		classes[gc.Name] = st.Conditions[0].Status == metav1.ConditionTrue
+	}
+	grants := newGrants(in.ReferenceGrants)
+	gateways := map[types.NamespacedName]*gateway{}
+	for _, gw := range in.Gateways {
+		if !classes[string(gw.Spec.GatewayClassName)] {
+			continue
+		}
+		gateways[key(gw.Namespace, gw.Name)] = newGateway(gw, in, grants)
+	}
+	for _, rt := range in.HTTPRoutes {
+		if st, ok := routeStatus(route{kind: KindHTTPRoute, meta: rt.ObjectMeta, spec: rt.Spec.CommonRouteSpec,
+			hostnames: rt.Spec.Hostnames, status: rt.Status.RouteStatus, refs: httpBackendRefs(rt), unsupported: httpUnsupported(rt)},
+			in, gateways, grants); ok {
+			r.HTTPRoutes[key(rt.Namespace, rt.Name)] = st
+		}
+	}
+	for _, rt := range in.GRPCRoutes {
+		if st, ok := routeStatus(route{kind: KindGRPCRoute, meta: rt.ObjectMeta, spec: rt.Spec.CommonRouteSpec,
+			hostnames: rt.Spec.Hostnames, status: rt.Status.RouteStatus, refs: grpcBackendRefs(rt), unsupported: grpcUnsupported(rt)},
+			in, gateways, grants); ok {
+			r.GRPCRoutes[key(rt.Namespace, rt.Name)] = st
+		}
+	}
+	for k, g := range gateways {
+		r.Gateways[k] = gatewayStatus(g, in)
+	}
+	return r
+}
+
+func key(ns, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: ns, Name: name}
+}
+
+func cond(typ string, ok bool, reason, msg string, gen int64) metav1.Condition {
+	s := metav1.ConditionFalse
+	if ok {
+		s = metav1.ConditionTrue
+	}
+	return metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen}
+}
+
+func gatewayClassStatus(gc *gwv1.GatewayClass, bundle string) gwv1.GatewayClassStatus {
+	accepted := cond(string(gwv1.GatewayClassConditionStatusAccepted), true, string(gwv1.GatewayClassReasonAccepted),
+		"HAPTIC serves this class", gc.Generation)
+	st := gwv1.GatewayClassStatus{Conditions: []metav1.Condition{accepted}}
+	if bundle == "" {
+		return st
+	}
+	if strings.HasPrefix(bundle, SupportedBundleVersion) {
+		st.Conditions = append(st.Conditions, cond(string(gwv1.GatewayClassConditionStatusSupportedVersion), true,
+			string(gwv1.GatewayClassReasonSupportedVersion), "Gateway API "+bundle+" is supported", gc.Generation))
+		return st
+	}
+	msg := fmt.Sprintf("Gateway API CRDs %s are not supported (supported: %sx)", bundle, SupportedBundleVersion)
+	st.Conditions[0] = cond(string(gwv1.GatewayClassConditionStatusAccepted), false, string(gwv1.GatewayClassReasonUnsupportedVersion), msg, gc.Generation)
+	st.Conditions = append(st.Conditions, cond(string(gwv1.GatewayClassConditionStatusSupportedVersion), false,
+		string(gwv1.GatewayClassReasonUnsupportedVersion), msg, gc.Generation))
+	return st
+}

@@ -1,0 +1,78 @@
+package status
+
+import (
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// MergeConditions gives each desired condition its lastTransitionTime: the current
+// one when a condition of that type had the same status, now otherwise.
+func MergeConditions(desired, current []metav1.Condition, now metav1.Time) []metav1.Condition {
+	out := make([]metav1.Condition, len(desired))
+	for i, d := range desired {
+		d.LastTransitionTime = now
+		for _, c := range current {
+			if c.Type == d.Type && c.Status == d.Status && !c.LastTransitionTime.IsZero() {
+				d.LastTransitionTime = c.LastTransitionTime
+				break
+			}
+		}
+		out[i] = d
+	}
+	return out
+}
+
+// MergeGatewayClass returns desired with transition times taken from current.
+func MergeGatewayClass(desired, current gwv1.GatewayClassStatus, now metav1.Time) gwv1.GatewayClassStatus {
+	desired.Conditions = MergeConditions(desired.Conditions, current.Conditions, now)
+	if desired.SupportedFeatures == nil {
+		desired.SupportedFeatures = current.SupportedFeatures
+	}
+	return desired
+}
+
+// MergeGateway returns desired with transition times taken from current.
+func MergeGateway(desired, current gwv1.GatewayStatus, now metav1.Time) gwv1.GatewayStatus {
+	desired.Conditions = MergeConditions(desired.Conditions, current.Conditions, now)
+	ls := make([]gwv1.ListenerStatus, len(desired.Listeners))
+	for i, l := range desired.Listeners {
+		var cur []metav1.Condition
+		for _, c := range current.Listeners {
+			if c.Name == l.Name {
+				cur = c.Conditions
+				break
+			}
+		}
+		l.Conditions = MergeConditions(l.Conditions, cur, now)
+		ls[i] = l
+	}
+	desired.Listeners = ls
+	return desired
+}
+
+// MergeRoute returns desired with transition times of our parents' conditions taken
+// from current (entries of other controllers are already current's own).
+func MergeRoute(desired, current gwv1.RouteStatus, now metav1.Time) gwv1.RouteStatus {
+	ps := make([]gwv1.RouteParentStatus, len(desired.Parents))
+	for i, p := range desired.Parents {
+		for _, c := range current.Parents {
+			if c.ControllerName == p.ControllerName && equality.Semantic.DeepEqual(c.ParentRef, p.ParentRef) {
+				p.Conditions = MergeConditions(p.Conditions, c.Conditions, now)
+				break
+			}
+		}
+		for j := range p.Conditions {
+			if p.Conditions[j].LastTransitionTime.IsZero() {
+				p.Conditions[j].LastTransitionTime = now
+			}
+		}
+		ps[i] = p
+	}
+	desired.Parents = ps
+	return desired
+}
+
+// Equal reports whether two statuses are semantically equal (nil and empty lists
+// are equal; times compare as instants).
+func Equal(a, b any) bool { return equality.Semantic.DeepEqual(a, b) }
