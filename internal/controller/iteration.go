@@ -168,6 +168,7 @@ func (it *iteration) observeDeploy(o deploy.Outcome) {
 	if o.FastPathFailed {
 		m.FastPathFailures.Inc()
 	}
+	observeDivergence(m, o)
 	if o.Reloaded {
 		m.HAProxyReloads.WithLabelValues(o.Pod, reloadReason(o)).Inc()
 	}

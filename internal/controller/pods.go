@@ -79,7 +79,8 @@ func targetsOf(pods []*corev1.Pod) []deploy.Pod {
 }
 
 // driftLoop asks each pod for the hash of the files on its disk; a pod whose tree no
-// longer matches what it was given is re-applied.
+// longer matches what it was given is re-applied. Each ask also runs the agent's
+// runtime map verification; the maps it found diverging (and corrected) are counted.
 func (it *iteration) driftLoop(ctx context.Context, dep *deploy.Deployer, every time.Duration) {
 	if every <= 0 {
 		return
@@ -102,11 +103,14 @@ func (it *iteration) driftLoop(ctx context.Context, dep *deploy.Deployer, every 
 				continue // nothing accepted yet: the worker is applying
 			}
 			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			st, err := dep.Client(p).State(sctx)
+			// The agent also compares its map files with the running worker and
+			// corrects them (runtime verification) before it answers.
+			st, err := dep.Client(p).VerifyState(sctx)
 			cancel()
 			if err != nil {
 				continue
 			}
+			observeVerify(it.c.metrics, st)
 			if st.Hash != want || st.TreeHash != want {
 				it.c.log.Warn("drift detected; re-applying", "pod", p.Name, "hash", st.Hash, "treeHash", st.TreeHash, "want", want)
 				it.c.metrics.DeploymentRuntimeDivergence.Inc()

@@ -1,0 +1,28 @@
+package controller
+
+import (
+	"github.com/haproxy-haptic/haptic/internal/deploy"
+	"github.com/haproxy-haptic/haptic/internal/metrics"
+)
+
+// observeDivergence counts what the agent's read-back after a runtime apply found:
+// a deployment with diverging servers counts once in
+// haptic_deployment_runtime_divergence_total (it counts deployments), every
+// diverging map once in haptic_runtime_map_divergence_total. The agent has already
+// reloaded the pod back to its files.
+func observeDivergence(m *metrics.Metrics, o deploy.Outcome) {
+	if o.ServerDivergence > 0 {
+		m.DeploymentRuntimeDivergence.Inc()
+	}
+	if o.MapDivergence > 0 {
+		m.RuntimeMapDivergence.Add(float64(o.MapDivergence))
+	}
+}
+
+// observeVerify counts the diverging maps of the runtime verification a drift check
+// ran on a pod (GET /v1/state?verify=runtime; the agent corrected them).
+func observeVerify(m *metrics.Metrics, st deploy.State) {
+	if st.LastVerify != nil && st.LastVerify.MapDivergence > 0 {
+		m.RuntimeMapDivergence.Add(float64(st.LastVerify.MapDivergence))
+	}
+}

@@ -1,0 +1,39 @@
+package controller
+
+import (
+	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/agent"
+	"github.com/haproxy-haptic/haptic/internal/deploy"
+	"github.com/haproxy-haptic/haptic/internal/metrics"
+)
+
+func TestObserveDivergence(t *testing.T) {
+	m := metrics.New()
+	observeDivergence(m, deploy.Outcome{Mode: deploy.ModeRuntime})
+	observeDivergence(m, deploy.Outcome{Mode: deploy.ModeRuntime, Reloaded: true, ServerDivergence: 3, MapDivergence: 2})
+	observeDivergence(m, deploy.Outcome{Mode: deploy.ModeRuntime, Reloaded: true, MapDivergence: 1})
+	observeVerify(m, deploy.State{})
+	observeVerify(m, deploy.State{LastVerify: &agent.VerifyRecord{Maps: 4, MapDivergence: 2}})
+	if got := counter(t, m, "haptic_deployment_runtime_divergence_total"); got != 1 {
+		t.Errorf("deployment/runtime divergence %v, want 1 (one deployment)", got)
+	}
+	if got := counter(t, m, "haptic_runtime_map_divergence_total"); got != 5 {
+		t.Errorf("runtime-map divergence %v, want 5 maps", got)
+	}
+}
+
+func counter(t *testing.T, m *metrics.Metrics, name string) float64 {
+	t.Helper()
+	families, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no counter %s", name)
+	return 0
+}
