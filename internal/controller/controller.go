@@ -26,8 +26,10 @@ import (
 
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/config"
+	"github.com/haproxy-haptic/haptic/internal/deploy"
 	"github.com/haproxy-haptic/haptic/internal/events"
 	"github.com/haproxy-haptic/haptic/internal/metrics"
+	"github.com/haproxy-haptic/haptic/internal/publish"
 )
 
 // ConfigGVR is the HAProxyTemplateConfig resource.
@@ -214,4 +216,27 @@ func decodeConfig(u *unstructured.Unstructured) (*v1alpha1.HAProxyTemplateConfig
 		return nil, fmt.Errorf("decode config: %w", err)
 	}
 	return cfg, nil
+}
+
+// startPublisher publishes what an iteration renders, and what its pods run, as the
+// HAProxyCfg named after the config: at most once per configPublishInterval, off the
+// delivery path (its inputs never block). It stops with ctx.
+func (c *Controller) startPublisher(ctx context.Context, cfg *v1alpha1.HAProxyTemplateConfig, dep *deploy.Deployer) *publish.Publisher {
+	threshold := 0
+	if t := cfg.Spec.Controller.ConfigPublishing.CompressionThreshold; t != nil {
+		threshold = int(*t)
+	}
+	p := publish.New(publish.Options{
+		Client: c.dyn, Namespace: c.opts.Namespace, Name: c.opts.ConfigName, Log: c.log,
+		Interval: cfg.Spec.Dataplane.ParsedDurations().ConfigPublish, Threshold: threshold,
+		Pods: func() []string {
+			var names []string
+			for _, p := range dep.Pods() {
+				names = append(names, p.Name)
+			}
+			return names
+		},
+	})
+	go p.Run(ctx)
+	return p
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/events"
 	"github.com/haproxy-haptic/haptic/internal/fieldpath"
 	"github.com/haproxy-haptic/haptic/internal/pipeline"
+	"github.com/haproxy-haptic/haptic/internal/publish"
 	"github.com/haproxy-haptic/haptic/internal/render"
 	"github.com/haproxy-haptic/haptic/internal/store"
 	"github.com/haproxy-haptic/haptic/internal/validate"
@@ -28,6 +29,7 @@ type iteration struct {
 	live       *store.Live
 	ignore     []fieldpath.Path
 	checker    *validate.Checker
+	pub        *publish.Publisher // the HAProxyCfg resource (controller.go: startPublisher)
 	stop       func()
 }
 
@@ -74,8 +76,9 @@ func (it *iteration) run(ctx context.Context) error {
 	dep := deploy.New(ctx, deploy.Options{
 		Port: int(it.cfg.Spec.Dataplane.Port), Username: creds.username, Password: creds.password,
 		SyncTimeout: durations.Sync, MinInterval: durations.MinDeployment, Log: c.log,
-		OnOutcome: it.observeDeploy, HTTP: c.opts.AgentHTTP,
+		OnOutcome: func(o deploy.Outcome) { it.observeDeploy(o); it.pub.OnOutcome(o) }, HTTP: c.opts.AgentHTTP,
 	})
+	it.pub = c.startPublisher(ctx, it.cfg, dep)
 	sub := c.bus.Subscribe("reconciler", 100, EventResourceChanged)
 	defer sub.Unsubscribe()
 
@@ -152,6 +155,7 @@ func (it *iteration) reconcile(ctx context.Context, dep *deploy.Deployer) {
 		return
 	}
 	dep.SetDesired(res.Bundle)
+	it.pub.SetDesired(res.Bundle)
 	c.metrics.ObserveReconciliation(time.Since(start), "success")
 	it.reportSuccess(ctx, res.Bundle.Hash)
 	c.bus.Publish(reconciled{hash: res.Bundle.Hash})

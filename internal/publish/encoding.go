@@ -14,7 +14,7 @@ import (
 func compress(content string) string {
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression) // a valid level never fails
-	_, _ = io.WriteString(zw, content)                       // writes to a bytes.Buffer never fail
+	_, _ = io.WriteString(zw, content)                          // writes to a bytes.Buffer never fail
 	_ = zw.Close()
 	return base64.StdEncoding.EncodeToString(buf.Bytes())
 }
