@@ -2,12 +2,16 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // BenchmarkIngressApplyToFirst200 measures the time from creating an Ingress to its
@@ -68,4 +72,107 @@ func BenchmarkIngressApplyToFirst200(b *testing.B) {
 	b.ReportMetric(float64(samples[len(samples)-1].Milliseconds()), "max-ms-to-200")
 	b.Logf("apply → first 200 over %d Ingresses: min %s median %s max %s", len(samples),
 		samples[0].Round(time.Millisecond), samples[len(samples)/2].Round(time.Millisecond), samples[len(samples)-1].Round(time.Millisecond))
+}
+
+// BenchmarkRouteAtScale measures, with the default libraries on a config of 1,000
+// and 5,000 routes, the time from creating one route (a new Service and Ingress:
+// a new backend, placed in a pool backend at runtime) to its first 200, and
+// counts the reloads that took (want 0):
+//
+//	make bench-reloadfree
+func BenchmarkRouteAtScale(b *testing.B) {
+	for _, routes := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("routes=%d", routes), func(b *testing.B) {
+			e := setupLibraries(b, 1, "", "base", "ingress")
+			var ip string
+			e.eventually("the sample route", 120*time.Second, func() (bool, string) {
+				for _, addr := range e.haproxyPods() {
+					ip = addr
+				}
+				code, _, err := e.get(ip, echoHost, "/")
+				return code == 200, fmt.Sprint(code, err)
+			})
+			e.createIngresses(routes)
+			last := fmt.Sprintf("scale-%d.localhost", routes-1)
+			e.eventually("all routes", 10*time.Minute, func() (bool, string) {
+				code, _, err := e.get(ip, last, "/")
+				return code == 200, fmt.Sprint(code, err)
+			})
+			e.settle(ip)
+			before := e.reloadCounts(ip)
+			var samples []time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				name := fmt.Sprintf("probe-%d", i)
+				host := name + ".localhost"
+				start := time.Now()
+				e.createRoute(name, host, "/")
+				for {
+					if code, _, _ := e.get(ip, host, "/"); code == 200 {
+						break
+					}
+					if time.Since(start) > 60*time.Second {
+						b.Fatalf("no 200 for %s after 60s", host)
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				samples = append(samples, time.Since(start))
+				b.StopTimer()
+				e.deleteRoute(name)
+				time.Sleep(500 * time.Millisecond)
+				b.StartTimer()
+			}
+			b.StopTimer()
+			after := e.reloadCounts(ip)
+			slices.Sort(samples)
+			b.ReportMetric(float64(samples[len(samples)/2].Milliseconds()), "median-ms-to-200")
+			b.ReportMetric(float64(samples[len(samples)-1].Milliseconds()), "max-ms-to-200")
+			b.ReportMetric(float64(after.agent-before.agent), "reloads")
+			b.Logf("%d routes: new route → first 200 over %d samples: min %s median %s max %s; reloads %d",
+				routes, len(samples), samples[0].Round(time.Millisecond), samples[len(samples)/2].Round(time.Millisecond),
+				samples[len(samples)-1].Round(time.Millisecond), after.agent-before.agent)
+		})
+	}
+}
+
+// createIngresses creates n Ingresses scale-<i>.localhost → echo, 8 at a time.
+func (e *env) createIngresses(n int) {
+	e.t.Helper()
+	cfg := rest.CopyConfig(e.c.REST)
+	cfg.QPS, cfg.Burst = 1000, 2000
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	pathType := networkingv1.PathTypePrefix
+	class := e.ns
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += 8 {
+				ing := &networkingv1.Ingress{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("scale-%d", i)},
+					Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
+						Host: fmt.Sprintf("scale-%d.localhost", i),
+						IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+							Path: "/", PathType: &pathType,
+							Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "echo", Port: networkingv1.ServiceBackendPort{Name: "http"}}},
+						}}}},
+					}}},
+				}
+				if _, err := client.NetworkingV1().Ingresses(e.ns).Create(e.ctx, ing, metav1.CreateOptions{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		e.t.Fatalf("create ingresses: %v", err)
+	}
 }

@@ -21,6 +21,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"sigs.k8s.io/yaml"
+
+	"github.com/haproxy-haptic/haptic/internal/config"
 	"github.com/haproxy-haptic/haptic/internal/controller"
 	"github.com/haproxy-haptic/haptic/localcluster/clustertest"
 )
@@ -68,6 +71,49 @@ type env struct {
 
 func setup(t testing.TB, haproxyReplicas int) *env {
 	t.Helper()
+	return setupWith(t, haproxyReplicas, func(e *env) { e.applyFile("../../examples/ingress/haptic-config.yaml") })
+}
+
+// setupLibraries deploys with the chart's default libraries (base, ingress, …) and
+// deploy/local's overlay, as make run does; overlay (YAML, may be empty) is merged
+// last — dataplane intervals, extraContext.
+func setupLibraries(t testing.TB, haproxyReplicas int, overlay string, libraries ...string) *env {
+	t.Helper()
+	return setupWith(t, haproxyReplicas, func(e *env) {
+		files := []string{}
+		for _, l := range libraries {
+			files = append(files, "../../charts/haptic/libraries/"+l+".yaml")
+		}
+		files = append(files, "../../deploy/local/30-haptic-overlay.yaml")
+		if overlay != "" {
+			f := filepath.Join(t.TempDir(), "overlay.yaml")
+			if err := os.WriteFile(f, []byte("apiVersion: haproxy-haptic.org/v1alpha1\nkind: HAProxyTemplateConfig\n"+overlay), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+		merged, err := config.MergeFiles(files...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		delete(merged["spec"].(map[string]any), "validationTests")
+		if _, err := config.Decode("libraries", merged); err != nil {
+			t.Fatal(err)
+		}
+		data, err := yaml.Marshal(merged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(t.TempDir(), "haptic-config.yaml")
+		if err := os.WriteFile(f, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e.applyFile(f)
+	})
+}
+
+func setupWith(t testing.TB, haproxyReplicas int, applyConfig func(*env)) *env {
+	t.Helper()
 	c := clustertest.Start(t)
 	ns := c.NewNamespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -83,7 +129,7 @@ func setup(t testing.TB, haproxyReplicas int) *env {
 	}
 	e.applyFile("../../deploy/local/10-haproxy.yaml")
 	e.kubectl("scale", "deployment/haproxy", fmt.Sprintf("--replicas=%d", haproxyReplicas))
-	e.applyFile("../../examples/ingress/haptic-config.yaml")
+	applyConfig(e)
 	e.applyFile("../../deploy/local/40-echo.yaml")
 	e.startController(cancel)
 	return e
@@ -193,6 +239,22 @@ func ready(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// getWith sends one request through HAProxy at ip with client, discarding the body.
+func getWith(ctx context.Context, client *http.Client, ip, host, path string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(ip, "8080")+path, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Host = host
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, err
 }
 
 // get sends one request through HAProxy at ip.

@@ -15,7 +15,7 @@ import (
 
 // startHAProxy runs a master-worker HAProxy with a map and a backend; it is stopped
 // by PID at cleanup.
-func startHAProxy(t *testing.T) (master, admin *Client, mapFile string) {
+func startHAProxy(t testing.TB) (master, admin *Client, mapFile string) {
 	t.Helper()
 	if _, err := exec.LookPath("haproxy"); err != nil {
 		t.Fatal("haproxy not installed: make test installs it (apt-get install -y haproxy)")
