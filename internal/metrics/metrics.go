@@ -68,6 +68,9 @@ type Metrics struct {
 	EventsDroppedCritical     prometheus.Counter     // haptic_events_dropped_critical_total
 	EventsDroppedBySubscriber *prometheus.CounterVec // haptic_events_dropped_by_subscriber_total{subscriber}
 	EventSubscribers          prometheus.Gauge       // haptic_event_subscribers
+
+	// Status: writes of Gateway API and Ingress status (unchanged statuses are not written).
+	StatusWrites *prometheus.CounterVec // haptic_status_writes_total{kind}
 }
 
 // Bucket boundaries, in seconds.
@@ -130,6 +133,9 @@ func New() *Metrics {
 			"Events dropped, by subscriber.", "subscriber"),
 		EventSubscribers: f.gauge("haptic_event_subscribers",
 			"Current subscriptions on the in-process event bus."),
+
+		StatusWrites: f.counterVec("haptic_status_writes_total",
+			"Status subresource writes by kind (GatewayClass, Gateway, HTTPRoute, GRPCRoute, Ingress).", "kind"),
 	}
 	r.MustRegister(
 		collectors.NewGoCollector(),

@@ -1,0 +1,136 @@
+package writer
+
+import (
+	"time"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/haproxy-haptic/haptic/internal/status"
+)
+
+// plan computes the desired statuses and returns the writes that change something.
+func (m *Manager) plan() ([]job, error) {
+	seen := map[types.UID]bool{}
+	raw := map[types.UID]*unstructured.Unstructured{}
+	in := status.Input{ControllerName: m.opts.ControllerName, Services: map[types.NamespacedName][]int32{},
+		Secrets: map[types.NamespacedName]bool{}, Namespaces: map[string]map[string]string{},
+		Programmed: map[types.NamespacedName]bool{}}
+	var err error
+	if in.GatewayClasses, err = objects[gwv1.GatewayClass](m, GatewayClasses, seen, raw); err != nil {
+		return nil, err
+	}
+	if in.Gateways, err = objects[gwv1.Gateway](m, Gateways, seen, raw); err != nil {
+		return nil, err
+	}
+	if in.HTTPRoutes, err = objects[gwv1.HTTPRoute](m, HTTPRoutes, seen, raw); err != nil {
+		return nil, err
+	}
+	if in.GRPCRoutes, err = objects[gwv1.GRPCRoute](m, GRPCRoutes, seen, raw); err != nil {
+		return nil, err
+	}
+	if in.ReferenceGrants, err = objects[gwv1beta1.ReferenceGrant](m, ReferenceGrants, seen, nil); err != nil {
+		return nil, err
+	}
+	for _, o := range m.src.list(Services) {
+		u := o.(*unstructured.Unstructured)
+		var ports []int32
+		list, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
+		for _, p := range list {
+			if pm, ok := p.(map[string]any); ok {
+				if v, ok := pm["port"].(int64); ok {
+					ports = append(ports, int32(v))
+				}
+			}
+		}
+		in.Services[types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}] = ports
+	}
+	for _, o := range m.src.list(Secrets) {
+		if a, ok := o.(metav1.Object); ok {
+			in.Secrets[types.NamespacedName{Namespace: a.GetNamespace(), Name: a.GetName()}] = true
+		}
+	}
+	for _, o := range m.src.list(Namespaces) {
+		if a, ok := o.(metav1.Object); ok {
+			in.Namespaces[a.GetName()] = a.GetLabels()
+		}
+	}
+	m.mu.Lock()
+	in.Addresses = append([]string(nil), m.addresses...)
+	programmed := m.programmed
+	class := m.ingressClass
+	m.mu.Unlock()
+	for _, g := range in.Gateways {
+		if gen, ok := programmed[types.NamespacedName{Namespace: g.Namespace, Name: g.Name}]; ok && gen >= g.Generation {
+			in.Programmed[types.NamespacedName{Namespace: g.Namespace, Name: g.Name}] = true
+		}
+	}
+
+	res := status.Compute(in)
+	now := metav1.NewTime(time.Now().Truncate(time.Second))
+	var jobs []job
+	for _, gc := range in.GatewayClasses {
+		if want, ok := res.GatewayClasses[gc.Name]; ok {
+			if want = status.MergeGatewayClass(want, gc.Status, now); !status.Equal(want, gc.Status) {
+				jobs = append(jobs, job{gvr: GatewayClasses, kind: "GatewayClass", obj: raw[gc.UID], status: &want})
+			}
+		}
+	}
+	for _, g := range in.Gateways {
+		if want, ok := res.Gateways[types.NamespacedName{Namespace: g.Namespace, Name: g.Name}]; ok {
+			if want = status.MergeGateway(want, g.Status, now); !status.Equal(want, g.Status) {
+				jobs = append(jobs, job{gvr: Gateways, kind: "Gateway", obj: raw[g.UID], status: &want})
+			}
+		}
+	}
+	for _, r := range in.HTTPRoutes {
+		if want, ok := res.HTTPRoutes[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}]; ok {
+			if want = status.MergeRoute(want, r.Status.RouteStatus, now); !status.Equal(want, r.Status.RouteStatus) {
+				jobs = append(jobs, job{gvr: HTTPRoutes, kind: "HTTPRoute", obj: raw[r.UID], status: &gwv1.HTTPRouteStatus{RouteStatus: want}})
+			}
+		}
+	}
+	for _, r := range in.GRPCRoutes {
+		if want, ok := res.GRPCRoutes[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}]; ok {
+			if want = status.MergeRoute(want, r.Status.RouteStatus, now); !status.Equal(want, r.Status.RouteStatus) {
+				jobs = append(jobs, job{gvr: GRPCRoutes, kind: "GRPCRoute", obj: raw[r.UID], status: &gwv1.GRPCRouteStatus{RouteStatus: want}})
+			}
+		}
+	}
+	ingJobs, err := m.planIngresses(class, in.Addresses, seen)
+	if err != nil {
+		return nil, err
+	}
+	jobs = append(jobs, ingJobs...)
+	m.typed.prune(seen)
+	return jobs, nil
+}
+
+func (m *Manager) planIngresses(class string, addresses []string, seen map[types.UID]bool) ([]job, error) {
+	isDefault := false
+	for _, o := range m.src.list(IngressClasses) {
+		u := o.(*unstructured.Unstructured)
+		if u.GetName() == class && u.GetAnnotations()[status.DefaultClassAnnotation] == "true" {
+			isDefault = true
+		}
+	}
+	raw := map[types.UID]*unstructured.Unstructured{}
+	ings, err := objects[networkingv1.Ingress](m, Ingresses, seen, raw)
+	if err != nil {
+		return nil, err
+	}
+	lb := status.IngressLoadBalancer(addresses)
+	var jobs []job
+	for _, ing := range ings {
+		if !status.OwnsIngress(ing, class, isDefault) || status.Equal(lb, ing.Status.LoadBalancer) {
+			continue
+		}
+		jobs = append(jobs, job{gvr: Ingresses, kind: "Ingress", obj: raw[ing.UID],
+			status: &networkingv1.IngressStatus{LoadBalancer: lb}})
+	}
+	return jobs, nil
+}

@@ -1,0 +1,314 @@
+package writer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/cache"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/haproxy-haptic/haptic/internal/status"
+)
+
+// Options configure a Manager.
+type Options struct {
+	Dynamic  dynamic.Interface
+	Metadata metadata.Interface
+	// Discovery tells which Gateway API resources are served (nil: assume all).
+	Discovery      discovery.DiscoveryInterface
+	ControllerName gwv1.GatewayController // default status.ControllerName
+	// Workers bounds concurrent writes (default 8).
+	Workers int
+	// Debounce collects changes before a recompute (default 100ms).
+	Debounce time.Duration
+	Log      *slog.Logger
+	// OnWrite is called after each successful status write, with the kind.
+	OnWrite func(kind string)
+}
+
+// Manager keeps statuses up to date. Create it with New and start it with Run.
+type Manager struct {
+	opts    Options
+	trigger chan struct{}
+	src     *sources
+	typed   typedCache
+	writes  atomic.Int64
+
+	mu           sync.Mutex
+	addresses    []string
+	programmed   map[types.NamespacedName]int64 // Gateway → generation live on a pod
+	ingressClass string
+	written      map[types.UID]written
+}
+
+// written remembers an object as our last write returned it, until the informer
+// catches up: a recompute in between must not see the old status and write again.
+type written struct {
+	before string // resourceVersion the write replaced
+	obj    *unstructured.Unstructured
+}
+
+// New returns a Manager.
+func New(opts Options) *Manager {
+	if opts.ControllerName == "" {
+		opts.ControllerName = status.ControllerName
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 8
+	}
+	if opts.Debounce <= 0 {
+		opts.Debounce = 100 * time.Millisecond
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	return &Manager{opts: opts, trigger: make(chan struct{}, 1), typed: typedCache{m: map[types.UID]typedEntry{}},
+		programmed: map[types.NamespacedName]int64{}, ingressClass: status.DefaultIngressClass, written: map[types.UID]written{}}
+}
+
+// Trigger asks for a recompute.
+func (m *Manager) Trigger() {
+	select {
+	case m.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// SetAddresses sets the data plane's addresses (HAProxy pod IPs).
+func (m *Manager) SetAddresses(addrs []string) {
+	a := append([]string(nil), addrs...)
+	sort.Strings(a)
+	m.mu.Lock()
+	changed := fmt.Sprint(a) != fmt.Sprint(m.addresses)
+	m.addresses = a
+	m.mu.Unlock()
+	if changed {
+		m.Trigger()
+	}
+}
+
+// SetProgrammed sets the Gateways (with the generation) whose configuration is live
+// on at least one HAProxy pod.
+func (m *Manager) SetProgrammed(p map[types.NamespacedName]int64) {
+	m.mu.Lock()
+	changed := fmt.Sprint(p) != fmt.Sprint(m.programmed)
+	m.programmed = p
+	m.mu.Unlock()
+	if changed {
+		m.Trigger()
+	}
+}
+
+// SetIngressClass sets the IngressClass whose Ingresses get the data plane's addresses.
+func (m *Manager) SetIngressClass(name string) {
+	if name == "" {
+		name = status.DefaultIngressClass
+	}
+	m.mu.Lock()
+	changed := name != m.ingressClass
+	m.ingressClass = name
+	m.mu.Unlock()
+	if changed {
+		m.Trigger()
+	}
+}
+
+// Gateways returns the Gateways of our classes and their generations as the
+// Manager currently sees them (for the caller to record what a rendered
+// configuration contained).
+func (m *Manager) Gateways() map[types.NamespacedName]int64 {
+	out := map[types.NamespacedName]int64{}
+	if m.src == nil {
+		return out
+	}
+	ours := map[string]bool{}
+	for _, o := range m.src.list(GatewayClasses) {
+		u := o.(*unstructured.Unstructured)
+		if ctrl, _, _ := unstructured.NestedString(u.Object, "spec", "controllerName"); ctrl == string(m.opts.ControllerName) {
+			ours[u.GetName()] = true
+		}
+	}
+	for _, o := range m.src.list(Gateways) {
+		u := o.(*unstructured.Unstructured)
+		if cls, _, _ := unstructured.NestedString(u.Object, "spec", "gatewayClassName"); ours[cls] {
+			out[types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}] = u.GetGeneration()
+		}
+	}
+	return out
+}
+
+// Writes is the number of successful status writes so far.
+func (m *Manager) Writes() int64 { return m.writes.Load() }
+
+// Run watches and writes until ctx ends.
+func (m *Manager) Run(ctx context.Context) error {
+	m.src = m.startSources(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), m.src.synced...) {
+		return nil
+	}
+	m.Trigger()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-m.trigger:
+		}
+		select { // collect a burst of changes into one pass
+		case <-ctx.Done():
+			return nil
+		case <-time.After(m.opts.Debounce):
+		}
+		select {
+		case <-m.trigger:
+		default:
+		}
+		if _, err := m.Pass(ctx); err != nil {
+			m.opts.Log.Warn("status pass", "error", err)
+		}
+	}
+}
+
+// Synced reports whether the informers have synced (Run started them).
+func (m *Manager) Synced() bool {
+	if m.src == nil {
+		return false
+	}
+	for _, s := range m.src.synced {
+		if !s() {
+			return false
+		}
+	}
+	return true
+}
+
+// job is one status write.
+type job struct {
+	gvr    schema.GroupVersionResource
+	kind   string
+	obj    *unstructured.Unstructured // the current object
+	status any
+}
+
+// Pass recomputes every status once and writes those that changed; it returns the
+// number of writes.
+func (m *Manager) Pass(ctx context.Context) (int, error) {
+	jobs, err := m.plan()
+	if err != nil {
+		return 0, err
+	}
+	if len(jobs) == 0 {
+		return 0, nil
+	}
+	work := make(chan job)
+	var wg sync.WaitGroup
+	var n atomic.Int64
+	var firstErr error
+	var errMu sync.Mutex
+	for range min(m.opts.Workers, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				if err := m.write(ctx, j); err != nil {
+					errMu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					errMu.Unlock()
+					continue
+				}
+				n.Add(1)
+			}
+		}()
+	}
+	for _, j := range jobs {
+		select {
+		case work <- j:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	return int(n.Load()), firstErr
+}
+
+func (m *Manager) write(ctx context.Context, j job) error {
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(j.status)
+	if err != nil {
+		return err
+	}
+	obj := j.obj.DeepCopy()
+	obj.Object["status"] = raw
+	var client dynamic.ResourceInterface = m.opts.Dynamic.Resource(j.gvr)
+	if ns := obj.GetNamespace(); ns != "" {
+		client = m.opts.Dynamic.Resource(j.gvr).Namespace(ns)
+	}
+	out, err := client.UpdateStatus(ctx, obj, metav1.UpdateOptions{})
+	if err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			m.Trigger() // the informer brings the newer object; the next pass redoes it
+			return nil
+		}
+		return fmt.Errorf("update %s %s/%s status: %w", j.kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	out.SetManagedFields(nil)
+	m.mu.Lock()
+	m.written[obj.GetUID()] = written{before: j.obj.GetResourceVersion(), obj: out}
+	m.mu.Unlock()
+	m.writes.Add(1)
+	if m.opts.OnWrite != nil {
+		m.opts.OnWrite(j.kind)
+	}
+	return nil
+}
+
+// current returns the freshest known version of a cached object: our last write's
+// result while the informer has not caught up with it.
+func (m *Manager) current(o any) *unstructured.Unstructured {
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w, ok := m.written[u.GetUID()]; ok {
+		if u.GetResourceVersion() == w.before {
+			return w.obj
+		}
+		delete(m.written, u.GetUID())
+	}
+	return u
+}
+
+func objects[T any](m *Manager, gvr schema.GroupVersionResource, seen map[types.UID]bool, raw map[types.UID]*unstructured.Unstructured) ([]*T, error) {
+	var out []*T
+	for _, o := range m.src.list(gvr) {
+		u := m.current(o)
+		if u == nil {
+			continue
+		}
+		t, err := convert[T](&m.typed, u, seen)
+		if err != nil {
+			return nil, fmt.Errorf("decode %s %s/%s: %w", gvr.Resource, u.GetNamespace(), u.GetName(), err)
+		}
+		if raw != nil {
+			raw[u.GetUID()] = u
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
