@@ -39,6 +39,13 @@ var configGVR = v1alpha1.GroupVersion.WithResource("haproxytemplateconfigs")
 // and returns a dynamic client and the config's UID.
 func setup(t *testing.T) (context.Context, dynamic.Interface, string, string) {
 	t.Helper()
+	ctx, dyn, ns, uid, _ := setupSpec(t, map[string]any{"haproxyConfig": map[string]any{"template": "global\n"}})
+	return ctx, dyn, ns, uid
+}
+
+// setupSpec is setup with the config's spec.
+func setupSpec(t *testing.T, spec map[string]any) (context.Context, dynamic.Interface, string, string, *clustertest.Namespace) {
+	t.Helper()
 	c := clustertest.Start(t)
 	ns := c.NewNamespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -50,9 +57,7 @@ func setup(t *testing.T) (context.Context, dynamic.Interface, string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
-		"haproxyConfig": map[string]any{"template": "global\n"},
-	}}}
+	cfg := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	cfg.SetAPIVersion(v1alpha1.GroupVersion.String())
 	cfg.SetKind(v1alpha1.KindHAProxyTemplateConfig)
 	cfg.SetName(configName)
@@ -66,7 +71,7 @@ func setup(t *testing.T) (context.Context, dynamic.Interface, string, string) {
 		_, err := dyn.Resource(publish.GVR).Namespace(ns.Name).List(ctx, metav1.ListOptions{})
 		return err
 	})
-	return ctx, dyn, ns.Name, string(created.GetUID())
+	return ctx, dyn, ns.Name, string(created.GetUID()), ns
 }
 
 func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
