@@ -30,6 +30,7 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/events"
 	"github.com/haproxy-haptic/haptic/internal/metrics"
 	"github.com/haproxy-haptic/haptic/internal/publish"
+	"github.com/haproxy-haptic/haptic/internal/status/writer"
 )
 
 // ConfigGVR is the HAProxyTemplateConfig resource.
@@ -58,6 +59,7 @@ type Controller struct {
 	bus      *events.Bus
 	recorder record.EventRecorder
 	log      *slog.Logger
+	status   *writer.Manager // Gateway API and Ingress status (gatewaystatus.go)
 }
 
 // Run runs the controller until ctx ends.
@@ -106,6 +108,9 @@ func (c *Controller) run(ctx context.Context) error {
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 		c.log.Info("metrics listening", "addr", ln.Addr().String())
+	}
+	if err := c.startGatewayStatus(ctx); err != nil {
+		return fmt.Errorf("status writer: %w", err)
 	}
 	configs := make(chan *unstructured.Unstructured, 1)
 	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.dyn, 0, c.opts.Namespace, func(o *metav1.ListOptions) {

@@ -30,6 +30,7 @@ type iteration struct {
 	ignore     []fieldpath.Path
 	checker    *validate.Checker
 	pub        *publish.Publisher // the HAProxyCfg resource (controller.go: startPublisher)
+	rendered   rendered           // Gateways each bundle was rendered from (gatewaystatus.go)
 	stop       func()
 }
 
@@ -79,6 +80,7 @@ func (it *iteration) run(ctx context.Context) error {
 		OnOutcome: func(o deploy.Outcome) { it.observeDeploy(o); it.pub.OnOutcome(o) }, HTTP: c.opts.AgentHTTP,
 	})
 	it.pub = c.startPublisher(ctx, it.cfg, dep)
+	it.statusConfig()
 	sub := c.bus.Subscribe("reconciler", 100, EventResourceChanged)
 	defer sub.Unsubscribe()
 
@@ -154,6 +156,7 @@ func (it *iteration) reconcile(ctx context.Context, dep *deploy.Deployer) {
 		c.bus.Publish(reconciled{err: err})
 		return
 	}
+	it.statusRendered(res.Bundle.Hash)
 	dep.SetDesired(res.Bundle)
 	it.pub.SetDesired(res.Bundle)
 	c.metrics.ObserveReconciliation(time.Since(start), "success")
@@ -180,6 +183,7 @@ func (it *iteration) observeDeploy(o deploy.Outcome) {
 		it.c.log.Warn("deploy failed", "pod", o.Pod, "mode", o.Mode, "error", o.Err)
 		return
 	}
+	it.statusDeployed(o)
 	attrs := []any{"pod", o.Pod, "hash", o.Hash[:12], "mode", o.Mode, "reloaded", o.Reloaded, "took", o.Duration.Round(time.Millisecond)}
 	if len(o.Reasons) > 0 {
 		r := o.Reasons[0]

@@ -53,6 +53,7 @@ func (it *iteration) discoverPods(ctx context.Context, dep *deploy.Deployer) err
 		if key := fmt.Sprint(targets); key != last {
 			last = key
 			dep.SetPods(targets)
+			it.statusPods(targets)
 			c.metrics.HAProxyPods.Set(float64(len(targets)))
 			c.bus.Publish(podsChanged{count: len(targets)})
 			c.log.Info("HAProxy pods", "count", len(targets), "pods", key)

@@ -15,6 +15,10 @@ import (
 
 // plan computes the desired statuses and returns the writes that change something.
 func (m *Manager) plan() ([]job, error) {
+	src := m.src.Load()
+	if src == nil {
+		return nil, nil
+	}
 	seen := map[types.UID]bool{}
 	raw := map[types.UID]*unstructured.Unstructured{}
 	in := status.Input{ControllerName: m.opts.ControllerName, Services: map[types.NamespacedName][]int32{},
@@ -36,7 +40,7 @@ func (m *Manager) plan() ([]job, error) {
 	if in.ReferenceGrants, err = objects[gwv1beta1.ReferenceGrant](m, ReferenceGrants, seen, nil); err != nil {
 		return nil, err
 	}
-	for _, o := range m.src.list(Services) {
+	for _, o := range src.list(Services) {
 		u := o.(*unstructured.Unstructured)
 		var ports []int32
 		list, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
@@ -49,12 +53,12 @@ func (m *Manager) plan() ([]job, error) {
 		}
 		in.Services[types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}] = ports
 	}
-	for _, o := range m.src.list(Secrets) {
+	for _, o := range src.list(Secrets) {
 		if a, ok := o.(metav1.Object); ok {
 			in.Secrets[types.NamespacedName{Namespace: a.GetNamespace(), Name: a.GetName()}] = true
 		}
 	}
-	for _, o := range m.src.list(Namespaces) {
+	for _, o := range src.list(Namespaces) {
 		if a, ok := o.(metav1.Object); ok {
 			in.Namespaces[a.GetName()] = a.GetLabels()
 		}
@@ -101,7 +105,7 @@ func (m *Manager) plan() ([]job, error) {
 			}
 		}
 	}
-	ingJobs, err := m.planIngresses(class, in.Addresses, seen)
+	ingJobs, err := m.planIngresses(src, class, in.Addresses, seen)
 	if err != nil {
 		return nil, err
 	}
@@ -110,9 +114,9 @@ func (m *Manager) plan() ([]job, error) {
 	return jobs, nil
 }
 
-func (m *Manager) planIngresses(class string, addresses []string, seen map[types.UID]bool) ([]job, error) {
+func (m *Manager) planIngresses(src *sources, class string, addresses []string, seen map[types.UID]bool) ([]job, error) {
 	isDefault := false
-	for _, o := range m.src.list(IngressClasses) {
+	for _, o := range src.list(IngressClasses) {
 		u := o.(*unstructured.Unstructured)
 		if u.GetName() == class && u.GetAnnotations()[status.DefaultClassAnnotation] == "true" {
 			isDefault = true

@@ -44,7 +44,7 @@ type Options struct {
 type Manager struct {
 	opts    Options
 	trigger chan struct{}
-	src     *sources
+	src     atomic.Pointer[sources]
 	typed   typedCache
 	writes  atomic.Int64
 
@@ -132,17 +132,18 @@ func (m *Manager) SetIngressClass(name string) {
 // configuration contained).
 func (m *Manager) Gateways() map[types.NamespacedName]int64 {
 	out := map[types.NamespacedName]int64{}
-	if m.src == nil {
+	src := m.src.Load()
+	if src == nil {
 		return out
 	}
 	ours := map[string]bool{}
-	for _, o := range m.src.list(GatewayClasses) {
+	for _, o := range src.list(GatewayClasses) {
 		u := o.(*unstructured.Unstructured)
 		if ctrl, _, _ := unstructured.NestedString(u.Object, "spec", "controllerName"); ctrl == string(m.opts.ControllerName) {
 			ours[u.GetName()] = true
 		}
 	}
-	for _, o := range m.src.list(Gateways) {
+	for _, o := range src.list(Gateways) {
 		u := o.(*unstructured.Unstructured)
 		if cls, _, _ := unstructured.NestedString(u.Object, "spec", "gatewayClassName"); ours[cls] {
 			out[types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}] = u.GetGeneration()
@@ -156,8 +157,9 @@ func (m *Manager) Writes() int64 { return m.writes.Load() }
 
 // Run watches and writes until ctx ends.
 func (m *Manager) Run(ctx context.Context) error {
-	m.src = m.startSources(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), m.src.synced...) {
+	src := m.startSources(ctx)
+	m.src.Store(src)
+	if !cache.WaitForCacheSync(ctx.Done(), src.synced...) {
 		return nil
 	}
 	m.Trigger()
@@ -184,10 +186,11 @@ func (m *Manager) Run(ctx context.Context) error {
 
 // Synced reports whether the informers have synced (Run started them).
 func (m *Manager) Synced() bool {
-	if m.src == nil {
+	src := m.src.Load()
+	if src == nil {
 		return false
 	}
-	for _, s := range m.src.synced {
+	for _, s := range src.synced {
 		if !s() {
 			return false
 		}
@@ -296,7 +299,7 @@ func (m *Manager) current(o any) *unstructured.Unstructured {
 
 func objects[T any](m *Manager, gvr schema.GroupVersionResource, seen map[types.UID]bool, raw map[types.UID]*unstructured.Unstructured) ([]*T, error) {
 	var out []*T
-	for _, o := range m.src.list(gvr) {
+	for _, o := range m.src.Load().list(gvr) {
 		u := m.current(o)
 		if u == nil {
 			continue

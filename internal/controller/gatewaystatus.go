@@ -1,0 +1,124 @@
+package controller
+
+import (
+	"context"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+
+	"github.com/haproxy-haptic/haptic/internal/deploy"
+	"github.com/haproxy-haptic/haptic/internal/status"
+	"github.com/haproxy-haptic/haptic/internal/status/writer"
+)
+
+// Status writes: a client of its own so that they do not queue behind the
+// controller's reads; client-go's rate limiter paces them.
+const (
+	statusQPS   = 50
+	statusBurst = 100
+)
+
+// startGatewayStatus starts the writer of Gateway API and Ingress status. It runs
+// for the controller's lifetime; iterations feed it the data plane's addresses, the
+// IngressClass and which Gateways are live.
+func (c *Controller) startGatewayStatus(ctx context.Context) error {
+	cfg := rest.CopyConfig(c.opts.Rest)
+	if cfg.QPS < statusQPS {
+		cfg.QPS, cfg.Burst = statusQPS, statusBurst
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	c.status = writer.New(writer.Options{
+		Dynamic: dyn, Metadata: md, Discovery: c.kube.Discovery(), Log: c.log,
+		OnWrite: func(kind string) { c.metrics.StatusWrites.WithLabelValues(kind).Inc() },
+	})
+	go func() {
+		if err := c.status.Run(ctx); err != nil {
+			c.log.Error("status writer stopped", "error", err)
+		}
+	}()
+	return nil
+}
+
+// rendered remembers which Gateways (and generations) a bundle was rendered from,
+// so that a deploy of that bundle can mark them Programmed.
+type rendered struct {
+	mu     sync.Mutex
+	hashes map[string]map[types.NamespacedName]int64
+	order  []string
+}
+
+const renderedKept = 16 // bundles in flight at most (pacing keeps it far lower)
+
+// statusRendered is called with every bundle handed to the deployer.
+func (it *iteration) statusRendered(hash string) {
+	s := it.c.status
+	if s == nil {
+		return
+	}
+	gws := s.Gateways()
+	r := &it.rendered
+	r.mu.Lock()
+	if r.hashes == nil {
+		r.hashes = map[string]map[types.NamespacedName]int64{}
+	}
+	if _, ok := r.hashes[hash]; !ok {
+		r.order = append(r.order, hash)
+	}
+	r.hashes[hash] = gws
+	for len(r.order) > renderedKept {
+		delete(r.hashes, r.order[0])
+		r.order = r.order[1:]
+	}
+	r.mu.Unlock()
+	s.Trigger()
+}
+
+// statusDeployed is called with every deploy outcome: a bundle live on a pod makes
+// the Gateways it was rendered from Programmed.
+func (it *iteration) statusDeployed(o deploy.Outcome) {
+	s := it.c.status
+	if s == nil || o.Err != nil {
+		return
+	}
+	r := &it.rendered
+	r.mu.Lock()
+	gws, ok := r.hashes[o.Hash]
+	r.mu.Unlock()
+	if ok {
+		s.SetProgrammed(gws)
+	}
+}
+
+// statusPods passes the HAProxy pods' IPs on as the data plane's addresses.
+func (it *iteration) statusPods(targets []deploy.Pod) {
+	if it.c.status == nil {
+		return
+	}
+	ips := make([]string, 0, len(targets))
+	for _, p := range targets {
+		ips = append(ips, p.IP)
+	}
+	it.c.status.SetAddresses(ips)
+}
+
+// statusConfig passes the config's IngressClass (extraContext.ingressClass).
+func (it *iteration) statusConfig() {
+	if it.c.status == nil {
+		return
+	}
+	var raw []byte
+	if ec := it.cfg.Spec.TemplatingSettings.ExtraContext; ec != nil {
+		raw = ec.Raw
+	}
+	it.c.status.SetIngressClass(status.IngressClassOf(raw))
+}
