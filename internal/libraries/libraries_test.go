@@ -19,6 +19,7 @@ import (
 var libraries = []string{
 	"../../charts/haptic/libraries/base.yaml",
 	"../../charts/haptic/libraries/ingress.yaml",
+	"../../charts/haptic/libraries/gateway.yaml",
 }
 
 func load(t *testing.T) *pipeline.Pipeline {
