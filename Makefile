@@ -63,6 +63,12 @@ bench-render: build
 	$(BIN)/haptic benchmark -f examples/ingress/haptic-config.yaml -f $(CURDIR)/out/bench-fixtures.yaml \
 	  --test benchmark-ingress-100 --test benchmark-ingress-1000 --test benchmark-ingress-5000 --iterations 3
 
+## bench-status: 1,000 HTTPRoutes on one Gateway in the local cluster: status writes per route, time until all are Accepted
+.PHONY: bench-status
+bench-status: cluster-binaries cluster-tool
+	HAPTIC_CLUSTER_TESTS=1 $(GO) test -count=1 -timeout 10m -run '^(TestStatusCluster|TestStatusBench1000)$$' -v ./internal/status/writer/ 2>&1 \
+	  | grep -E '^(bench-status|=== RUN|--- |PASS|FAIL|ok|\s+cluster_test)'; exit $${PIPESTATUS[0]}
+
 clean:
 	rm -rf $(BIN) $(CURDIR)/out
 

@@ -41,6 +41,11 @@ func TestLayering(t *testing.T) {
 			forbidden: []string{"github.com/open2b/scriggo", module + "/internal/render"},
 			why:       "validation judges bundles; it does not render",
 		},
+		{
+			pkgs:      []string{"internal/status"},
+			forbidden: []string{"k8s.io/client-go/", module + "/internal/status/writer"},
+			why:       "status is computed as a pure function; only internal/status/writer talks to the API server",
+		},
 	}
 	for _, r := range rules {
 		for _, pkg := range r.pkgs {

@@ -280,6 +280,15 @@ func TestStatusCluster(t *testing.T) {
 	}
 	e.quiesce()
 
+	gcu, err := e.dyn.Resource(writer.GatewayClasses).Get(ctx, e.class, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gc gwv1.GatewayClass
+	_ = runtime.DefaultUnstructuredConverter.FromUnstructured(gcu.Object, &gc)
+	if !isTrue(gc.Status.Conditions, "Accepted") || !isTrue(gc.Status.Conditions, "SupportedVersion") {
+		t.Errorf("GatewayClass conditions = %+v", gc.Status.Conditions)
+	}
 	g := e.getGateway("gw")
 	if !isTrue(g.Status.Conditions, "Accepted") || condition(g.Status.Conditions, "Accepted").Reason != "ListenersNotValid" {
 		t.Errorf("Gateway Accepted = %+v", condition(g.Status.Conditions, "Accepted"))

@@ -67,6 +67,7 @@ func (m *Manager) plan() ([]job, error) {
 	in.Addresses = append([]string(nil), m.addresses...)
 	programmed := m.programmed
 	class := m.ingressClass
+	in.BundleVersion = m.bundle
 	m.mu.Unlock()
 	for _, g := range in.Gateways {
 		if gen, ok := programmed[types.NamespacedName{Namespace: g.Namespace, Name: g.Name}]; ok && gen >= g.Generation {

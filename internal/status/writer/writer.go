@@ -52,6 +52,7 @@ type Manager struct {
 	addresses    []string
 	programmed   map[types.NamespacedName]int64 // Gateway → generation live on a pod
 	ingressClass string
+	bundle       string // the Gateway API CRDs' bundle-version
 	written      map[types.UID]written
 }
 
@@ -157,6 +158,7 @@ func (m *Manager) Writes() int64 { return m.writes.Load() }
 
 // Run watches and writes until ctx ends.
 func (m *Manager) Run(ctx context.Context) error {
+	m.readBundleVersion(ctx)
 	src := m.startSources(ctx)
 	m.src.Store(src)
 	if !cache.WaitForCacheSync(ctx.Done(), src.synced...) {
@@ -314,4 +316,22 @@ func objects[T any](m *Manager, gvr schema.GroupVersionResource, seen map[types.
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// CRDs is the CustomResourceDefinition resource; the Gateway CRD's
+// gateway.networking.k8s.io/bundle-version annotation says which Gateway API
+// release is installed.
+var CRDs = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// readBundleVersion reads the installed Gateway API release once; without it (no
+// CRD, no permission) GatewayClasses get no SupportedVersion condition.
+func (m *Manager) readBundleVersion(ctx context.Context) {
+	crd, err := m.opts.Dynamic.Resource(CRDs).Get(ctx, "gateways.gateway.networking.k8s.io", metav1.GetOptions{})
+	if err != nil {
+		m.opts.Log.Debug("Gateway API bundle version unknown", "error", err)
+		return
+	}
+	m.mu.Lock()
+	m.bundle = crd.GetAnnotations()["gateway.networking.k8s.io/bundle-version"]
+	m.mu.Unlock()
 }
