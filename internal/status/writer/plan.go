@@ -112,6 +112,13 @@ func (m *Manager) plan() ([]job, error) {
 	}
 	jobs = append(jobs, ingJobs...)
 	m.typed.prune(seen)
+	m.mu.Lock()
+	for uid := range m.written {
+		if !seen[uid] {
+			delete(m.written, uid) // deleted since
+		}
+	}
+	m.mu.Unlock()
 	return jobs, nil
 }
 

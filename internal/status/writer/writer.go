@@ -36,7 +36,8 @@ type Options struct {
 	// Debounce collects changes before a recompute (default 100ms).
 	Debounce time.Duration
 	Log      *slog.Logger
-	// OnWrite is called after each successful status write, with the kind.
+	// OnWrite is called after each successful status write, with the kind (from
+	// several workers at once).
 	OnWrite func(kind string)
 }
 
