@@ -1,0 +1,62 @@
+package libraries
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/plan"
+)
+
+// withAnnotations sets annotations on the last Ingress of raw.
+func withAnnotations(raw map[string][]map[string]any, ann map[string]any) map[string][]map[string]any {
+	ings := raw["ingresses"]
+	ings[len(ings)-1]["metadata"].(map[string]any)["annotations"] = ann
+	return raw
+}
+
+// TestPlainRoutesAreReloadFree renders a running state and a desired state with one
+// more Ingress (to a new Service) and asks plan how to get there: an Ingress without
+// structural annotations must fit a pool slot (no reload), annotations that live in
+// frontend maps must too, and backend-level ones must reload.
+func TestPlainRoutesAreReloadFree(t *testing.T) {
+	p := load(t)
+	caps, err := plan.CapabilitiesFor("2.6.12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := renderFixture(t, p, ingresses(5)).Bundle
+	for _, tc := range []struct {
+		name   string
+		ann    map[string]any
+		reload bool
+	}{
+		{"plain", nil, false},
+		{"map-driven annotations", map[string]any{
+			"haproxy-haptic.org/compress-enable": "false",
+			"haproxy-haptic.org/ssl-redirect":    "true",
+			"haproxy-haptic.org/rate-limit-rps":  "10",
+			"haproxy-haptic.org/cors-enable":     "true",
+		}, false},
+		{"backend directive", map[string]any{"haproxy-haptic.org/timeout-server": "2m"}, true},
+		{"server option", map[string]any{"haproxy-haptic.org/backend-protocol": "h2"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			desired := renderFixture(t, p, withAnnotations(ingresses(6), tc.ann)).Bundle
+			res := plan.Plan(plan.Running{Bundle: running}, desired, caps)
+			if res.Reload != tc.reload {
+				t.Fatalf("reload = %v, want %v; reasons: %v", res.Reload, tc.reload, res.Reasons)
+			}
+			if tc.reload {
+				return
+			}
+			var ops []string
+			for _, op := range res.Ops {
+				b, _ := op.MarshalJSON()
+				ops = append(ops, string(b))
+			}
+			if all := strings.Join(ops, "\n"); !strings.Contains(all, "haptic_pool_") {
+				t.Errorf("the new backends should run in pool slots; ops:\n%s", all)
+			}
+		})
+	}
+}
