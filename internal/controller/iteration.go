@@ -174,6 +174,7 @@ func (it *iteration) observeDeploy(o deploy.Outcome) {
 	m.ObserveDeployment(o.Duration, o.Mode, result)
 	if o.FastPathFailed {
 		m.FastPathFailures.Inc()
+		it.c.log.Warn("runtime operations failed; the agent reloaded instead", "pod", o.Pod, "error", o.FastPathError)
 	}
 	observeDivergence(m, o)
 	if o.Reloaded {

@@ -112,7 +112,9 @@ func (it *iteration) driftLoop(ctx context.Context, dep *deploy.Deployer, every 
 				continue
 			}
 			observeVerify(it.c.metrics, st)
-			if st.Hash != want || st.TreeHash != want {
+			// A runtime apply may have landed between the two reads: the pod is
+			// off only if it matches neither what was expected before nor after.
+			if st.TreeHash != st.Hash || (st.Hash != want && st.Hash != dep.RunningHashes()[p.Name]) {
 				it.c.log.Warn("drift detected; re-applying", "pod", p.Name, "hash", st.Hash, "treeHash", st.TreeHash, "want", want)
 				it.c.metrics.DeploymentRuntimeDivergence.Inc()
 				dep.Forget(p.Name)

@@ -30,8 +30,10 @@ type Outcome struct {
 	Mode string
 	// Reasons say why a reload was needed (empty for runtime applies).
 	Reasons []plan.Reason
-	// FastPathFailed: runtime operations failed and the agent reloaded instead.
+	// FastPathFailed: runtime operations failed and the agent reloaded instead;
+	// FastPathError is what the agent said.
 	FastPathFailed bool
+	FastPathError  string
 	Duration       time.Duration
 	Err            error
 
@@ -317,7 +319,7 @@ func (w *worker) applyRuntime(b *bundle.Bundle, res plan.Result) Outcome {
 	next := res.Running
 	resp, err := w.client.Runtime(ctx, RuntimeRequest{BaseHash: base.Bundle.Hash, Operations: res.Ops, Files: res.Files, Hash: next.Bundle.Hash})
 	out := Outcome{Pod: w.pod.Name, Hash: b.Hash, Mode: ModeRuntime, Duration: time.Since(start), Reloaded: resp.Reloaded,
-		FastPathFailed: resp.Reloaded, ServerDivergence: resp.ServerDivergence, MapDivergence: resp.MapDivergence}
+		FastPathFailed: resp.Reloaded, FastPathError: resp.Error, ServerDivergence: resp.ServerDivergence, MapDivergence: resp.MapDivergence}
 	if err != nil {
 		out.Err = fmt.Errorf("pod %s: runtime apply: %w", w.pod.Name, err)
 		return out

@@ -46,7 +46,7 @@ func TestReloadFreeIngress(t *testing.T) {
 	})
 	e.settle(ip)
 
-	t.Run("50 route add/remove cycles, each to a new Service, do not reload", func(t *testing.T) {
+	phase(t, "50 route add/remove cycles, each to a new Service, do not reload", func() {
 		before := e.reloadCounts(ip)
 		start := time.Now()
 		var firstOK []time.Duration
@@ -70,7 +70,7 @@ func TestReloadFreeIngress(t *testing.T) {
 			time.Since(start).Round(time.Millisecond), median(firstOK), maxDuration(firstOK))
 	})
 
-	t.Run("endpoint churn 1 → 10 → 1 does not reload", func(t *testing.T) {
+	phase(t, "endpoint churn 1 → 10 → 1 does not reload", func() {
 		before := e.reloadCounts(ip)
 		for _, n := range []int{1, 10, 1} {
 			e.kubectl("scale", "deployment/echo", fmt.Sprintf("--replicas=%d", n))
@@ -87,7 +87,7 @@ func TestReloadFreeIngress(t *testing.T) {
 		e.requireNoReload(ip, before, "scaling 1 → 10 → 1")
 	})
 
-	t.Run("keep-alive load during 20 route changes 200 ms apart loses nothing", func(t *testing.T) {
+	phase(t, "keep-alive load during 20 route changes 200 ms apart loses nothing", func() {
 		before := e.reloadCounts(ip)
 		client := e.c.HTTPClient(5 * time.Second) // one client: its connection is kept alive
 		var sent, failed atomic.Int64
@@ -135,7 +135,7 @@ func TestReloadFreeIngress(t *testing.T) {
 		t.Logf("%d keep-alive requests, 0 failed, during 20 route changes 200 ms apart", sent.Load())
 	})
 
-	t.Run("drift on the pod is corrected within driftPreventionInterval", func(t *testing.T) {
+	phase(t, "drift on the pod is corrected within driftPreventionInterval", func() {
 		e.podExec(pod, "sh", "-c", "echo 'drift.localhost haptic_default_404' >> /etc/haproxy/maps/host.map")
 		drifted := time.Now()
 		e.eventually("the pod's files equal what was deployed again", 15*time.Second, func() (bool, string) {
@@ -146,7 +146,7 @@ func TestReloadFreeIngress(t *testing.T) {
 		t.Logf("drift corrected after %s (driftPreventionInterval 3s)", time.Since(drifted).Round(time.Millisecond))
 	})
 
-	t.Run("a burst of 100 structural changes reloads at most once per window and ends on the latest", func(t *testing.T) {
+	phase(t, "a burst of 100 structural changes reloads at most once per window and ends on the latest", func() {
 		e.settle(ip)
 		before := e.reloadCounts(ip)
 		start := time.Now()
@@ -172,6 +172,14 @@ func TestReloadFreeIngress(t *testing.T) {
 			return code == 200, fmt.Sprint(code, err)
 		})
 	})
+}
+
+// phase runs one step of a long test on the parent test (env helpers fail the
+// parent, which a subtest must not do).
+func phase(t *testing.T, name string, step func()) {
+	t.Helper()
+	t.Logf("--- %s", name)
+	step()
 }
 
 // reloads counts reloads as the controller (metric) and the pod's agent see them.

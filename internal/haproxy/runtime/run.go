@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // MaxLine is the largest command line sent in one batch. HAProxy's CLI buffer is
@@ -116,9 +117,24 @@ func (o *DelServer) Run(ctx context.Context, x Execer, _ MapPath) error {
 	if _, err := expect(ctx, x, "set server "+name+" state maint", empty); err != nil {
 		return wrap(o, name, err)
 	}
-	_, err := expect(ctx, x, "del server "+name, func(r string) bool { return r == "Server deleted." })
-	return wrap(o, name, err)
+	// Requests still in flight hold the server: in maintenance it gets no new ones,
+	// so retry for a bounded time while they finish.
+	deadline := time.Now().Add(DelServerDrain)
+	for {
+		reply, err := expect(ctx, x, "del server "+name, func(r string) bool { return r == "Server deleted." })
+		if err == nil || !strings.Contains(reply, "still has connections") || time.Now().After(deadline) {
+			return wrap(o, name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return wrap(o, name, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
+
+// DelServerDrain is how long del-server waits for a server's in-flight requests.
+var DelServerDrain = 5 * time.Second
 
 func (o *SetServerAddr) Run(ctx context.Context, x Execer, _ MapPath) error {
 	name := srv(o.Backend, o.Server)
