@@ -1,0 +1,145 @@
+package libraries
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// gatewayFixture is one Gateway of our class (port 80, routes from all namespaces)
+// and n HTTPRoutes, each with its own host, an Exact and a PathPrefix match, and its
+// own Service with an EndpointSlice. extra routes are appended as given.
+func gatewayFixture(n int, extra ...map[string]any) map[string][]map[string]any {
+	raw := map[string][]map[string]any{
+		"gateway-classes": {{
+			"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+			"metadata": map[string]any{"name": "haptic"},
+			"spec":     map[string]any{"controllerName": "haproxy-haptic.org/controller"},
+		}},
+		"gateways": {{
+			"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+			"metadata": map[string]any{"namespace": "infra", "name": "gw"},
+			"spec": map[string]any{"gatewayClassName": "haptic", "listeners": []any{map[string]any{
+				"name": "http", "port": 80, "protocol": "HTTP",
+				"allowedRoutes": map[string]any{"namespaces": map[string]any{"from": "All"}},
+			}}},
+		}},
+	}
+	for i := range n {
+		ns, name := "ns"+fmt.Sprint(i%10), fmt.Sprintf("app-%d", i)
+		raw["http-routes"] = append(raw["http-routes"], gatewayRoute(ns, name, name+".example.com", name, nil))
+		raw["services"] = append(raw["services"], map[string]any{
+			"apiVersion": "v1", "kind": "Service",
+			"metadata": map[string]any{"namespace": ns, "name": name},
+			"spec":     map[string]any{"ports": []any{map[string]any{"name": "http", "port": 80, "targetPort": "http"}}},
+		})
+		raw["endpoints"] = append(raw["endpoints"], map[string]any{
+			"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+			"metadata": map[string]any{"namespace": ns, "name": name + "-abcde",
+				"labels": map[string]any{"kubernetes.io/service-name": name}},
+			"addressType": "IPv4",
+			"ports":       []any{map[string]any{"name": "http", "port": 8080}},
+			"endpoints": []any{map[string]any{
+				"addresses":  []any{fmt.Sprintf("10.%d.%d.%d", i/65536%256, i/256%256, i%256)},
+				"conditions": map[string]any{"ready": true},
+			}},
+		})
+	}
+	raw["http-routes"] = append(raw["http-routes"], extra...)
+	return raw
+}
+
+// gatewayRoute is an HTTPRoute on infra/gw with an Exact /health and a PathPrefix /api
+// match to service:80; headers, when set, are added to both matches.
+func gatewayRoute(ns, name, host, service string, headers []any) map[string]any {
+	match := func(typ, value string) map[string]any {
+		m := map[string]any{"path": map[string]any{"type": typ, "value": value}}
+		if headers != nil {
+			m["headers"] = headers
+		}
+		return m
+	}
+	return map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+		"metadata": map[string]any{"namespace": ns, "name": name},
+		"spec": map[string]any{
+			"parentRefs": []any{map[string]any{"name": "gw", "namespace": "infra"}},
+			"hostnames":  []any{host},
+			"rules": []any{map[string]any{
+				"matches":     []any{match("Exact", "/health"), match("PathPrefix", "/api")},
+				"backendRefs": []any{map[string]any{"name": service, "port": 80, "weight": 1}},
+			}},
+		},
+	}
+}
+
+func content(t *testing.T, raw map[string][]map[string]any, target string) string {
+	t.Helper()
+	res := renderFixture(t, load(t), raw)
+	for _, f := range res.Bundle.Files {
+		if f.Target() == target {
+			return f.Content
+		}
+	}
+	t.Fatalf("no %s in the bundle", target)
+	return ""
+}
+
+// TestGatewayMapsLinear: n HTTPRoutes give one map line per route and match (the
+// PathPrefix match is one prefix-exact and one prefix line), one plain backend per
+// Service, and no route-specific line in haproxy.cfg.
+func TestGatewayMapsLinear(t *testing.T) {
+	p := load(t)
+	for _, n := range []int{200, 1000} {
+		start := time.Now()
+		res := renderFixture(t, p, gatewayFixture(n))
+		t.Logf("%d HTTPRoutes rendered in %v", n, time.Since(start))
+		want := map[string]int{
+			"map:host.map":              n,
+			"map:path-exact.map":        n,
+			"map:path-prefix-exact.map": n,
+			"map:path-prefix.map":       n,
+			"map:path-regex.map":        0,
+			"map:weighted.map":          0,
+		}
+		for target, w := range want {
+			if got := lines(res, target); got != w {
+				t.Errorf("%d HTTPRoutes: %s has %d lines, want %d", n, target, got, w)
+			}
+		}
+		var cfg string
+		for _, f := range res.Bundle.Files {
+			if f.Target() == "haproxy.cfg" {
+				cfg = f.Content
+			}
+		}
+		if got := strings.Count(cfg, "\nbackend gw_"); got != n {
+			t.Errorf("%d HTTPRoutes: %d gateway backends, want %d", n, got, n)
+		}
+		if strings.Contains(cfg, ".example.com") || strings.Contains(cfg, "/api") {
+			t.Errorf("%d HTTPRoutes: a path-only route reached haproxy.cfg", n)
+		}
+	}
+}
+
+// TestGatewayPlainRouteKeepsConfig: adding a path-only HTTPRoute to an existing
+// backend changes maps only; adding one with a header match changes haproxy.cfg.
+func TestGatewayPlainRouteKeepsConfig(t *testing.T) {
+	before := content(t, gatewayFixture(3), "haproxy.cfg")
+	plain := content(t, gatewayFixture(3, gatewayRoute("ns0", "extra", "extra.example.com", "app-0", nil)), "haproxy.cfg")
+	if before != plain {
+		t.Errorf("a path-only HTTPRoute changed haproxy.cfg")
+	}
+	if maps := content(t, gatewayFixture(3, gatewayRoute("ns0", "extra", "extra.example.com", "app-0", nil)), "map:path-exact.map"); !strings.Contains(maps, "@infra/gw:80/extra.example.com/health gw_ns0_app-0_80\n") {
+		t.Errorf("the path-only HTTPRoute is not in path-exact.map:\n%s", maps)
+	}
+	headers := []any{map[string]any{"name": "x-canary", "value": "1"}}
+	structural := content(t, gatewayFixture(3, gatewayRoute("ns0", "extra", "extra.example.com", "app-0", headers)), "haproxy.cfg")
+	if before == structural {
+		t.Errorf("an HTTPRoute with a header match left haproxy.cfg unchanged")
+	}
+	if !strings.Contains(structural, "{ req.hdr(x-canary) -m str '1' }") {
+		t.Errorf("the header match is not a frontend rule")
+	}
+}
