@@ -258,6 +258,13 @@ func TestStatusCluster(t *testing.T) {
 	}
 	e.route("missing-backend", gwv1.ParentReference{Name: "gw"}, "nope", 80)
 	e.route("missing-section", gwv1.ParentReference{Name: "gw", SectionName: ptr(gwv1.SectionName("https"))}, "echo", 8080)
+	e.create(writer.GRPCRoutes, &gwv1.GRPCRoute{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1", Kind: "GRPCRoute"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "grpc"},
+		Spec: gwv1.GRPCRouteSpec{CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "gw"}}},
+			Rules: []gwv1.GRPCRouteRule{{BackendRefs: []gwv1.GRPCBackendRef{{BackendRef: gwv1.BackendRef{
+				BackendObjectReference: gwv1.BackendObjectReference{Name: "echo", Port: ptr(gwv1.PortNumber(8080))}}}}}}},
+	})
 	e.create(writer.Ingresses, map[string]any{
 		"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
 		"metadata": map[string]any{"namespace": e.ns, "name": "ing"},
@@ -299,7 +306,7 @@ func TestStatusCluster(t *testing.T) {
 	if len(g.Status.Listeners) != 2 {
 		t.Fatalf("listeners = %+v", g.Status.Listeners)
 	}
-	if l := g.Status.Listeners[0]; l.AttachedRoutes != n+1 || !isTrue(l.Conditions, "Programmed") || len(l.SupportedKinds) != 2 {
+	if l := g.Status.Listeners[0]; l.AttachedRoutes != n+2 || !isTrue(l.Conditions, "Programmed") || len(l.SupportedKinds) != 2 {
 		t.Errorf("http listener = %+v", l)
 	}
 	if c := condition(g.Status.Listeners[1].Conditions, "Accepted"); c == nil || c.Reason != "UnsupportedProtocol" {
@@ -322,6 +329,15 @@ func TestStatusCluster(t *testing.T) {
 		if acc == nil || res == nil || acc.Reason != want[0] || res.Reason != want[1] || acc.ObservedGeneration != r.Generation {
 			t.Errorf("route %s: Accepted %+v ResolvedRefs %+v, want reasons %v", r.Name, acc, res, want)
 		}
+	}
+	gu, err := e.dyn.Resource(writer.GRPCRoutes).Namespace(e.ns).Get(ctx, "grpc", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gr gwv1.GRPCRoute
+	_ = runtime.DefaultUnstructuredConverter.FromUnstructured(gu.Object, &gr)
+	if len(gr.Status.Parents) != 1 || !isTrue(gr.Status.Parents[0].Conditions, "Accepted") || !isTrue(gr.Status.Parents[0].Conditions, "ResolvedRefs") {
+		t.Errorf("GRPCRoute status = %+v", gr.Status)
 	}
 	ing, err := e.dyn.Resource(writer.Ingresses).Namespace(e.ns).Get(ctx, "ing", metav1.GetOptions{})
 	if err != nil {

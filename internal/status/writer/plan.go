@@ -16,7 +16,10 @@ import (
 // plan computes the desired statuses and returns the writes that change something.
 func (m *Manager) plan() ([]job, error) {
 	src := m.src.Load()
-	if src == nil {
+	m.mu.Lock()
+	known := m.addrsKnown
+	m.mu.Unlock()
+	if src == nil || !known {
 		return nil, nil
 	}
 	seen := map[types.UID]bool{}

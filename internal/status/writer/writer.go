@@ -51,6 +51,7 @@ type Manager struct {
 
 	mu           sync.Mutex
 	addresses    []string
+	addrsKnown   bool // SetAddresses was called: no pass before (it would clear every address)
 	programmed   map[types.NamespacedName]int64 // Gateway → generation live on a pod
 	ingressClass string
 	bundle       string // the Gateway API CRDs' bundle-version
@@ -90,13 +91,15 @@ func (m *Manager) Trigger() {
 	}
 }
 
-// SetAddresses sets the data plane's addresses (HAProxy pod IPs).
+// SetAddresses sets the data plane's addresses (HAProxy pod IPs). Nothing is
+// written before the first call: a controller that just started does not know them
+// yet and must not clear the addresses the statuses already carry.
 func (m *Manager) SetAddresses(addrs []string) {
 	a := append([]string(nil), addrs...)
 	sort.Strings(a)
 	m.mu.Lock()
-	changed := fmt.Sprint(a) != fmt.Sprint(m.addresses)
-	m.addresses = a
+	changed := fmt.Sprint(a) != fmt.Sprint(m.addresses) || !m.addrsKnown
+	m.addresses, m.addrsKnown = a, true
 	m.mu.Unlock()
 	if changed {
 		m.Trigger()
