@@ -51,7 +51,7 @@ type Manager struct {
 
 	mu           sync.Mutex
 	addresses    []string
-	addrsKnown   bool // SetAddresses was called: no pass before (it would clear every address)
+	addrsKnown   bool                           // SetAddresses was called: no pass before (it would clear every address)
 	programmed   map[types.NamespacedName]int64 // Gateway → generation live on a pod
 	ingressClass string
 	bundle       string // the Gateway API CRDs' bundle-version
