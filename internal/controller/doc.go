@@ -8,6 +8,8 @@
 //	discover       HAProxy pods (podSelector, controller namespace) → deploy targets
 //	deploy         desired bundle → every pod's agent (paced, latest wins)
 //	status         HAProxyTemplateConfig status and Kubernetes Events
+//	route status   Gateway API and Ingress status (internal/status/writer): addresses
+//	               from discover, Programmed from deploy outcomes (gatewaystatus.go)
 //
 // A change of the config starts a new iteration: templates recompiled, watchers
 // rebuilt. The event bus connects watch to reconcile; a dropped critical event makes
