@@ -277,7 +277,7 @@ func (e *env) podExec(pod string, argv ...string) string {
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, tool, append([]string{"pod-exec", e.ns + "/" + pod}, argv...)...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, tool, append([]string{"pod-exec", e.ns + "/" + pod + "/haproxy"}, argv...)...).CombinedOutput()
 	if err != nil {
 		e.t.Fatalf("pod-exec %s %v: %v\n%s", pod, argv, err, out)
 	}
