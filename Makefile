@@ -66,7 +66,7 @@ bench-render: build
 ## bench-status: 1,000 HTTPRoutes on one Gateway in the local cluster: status writes per route, time until all are Accepted
 .PHONY: bench-status
 bench-status: cluster-binaries cluster-tool
-	HAPTIC_CLUSTER_TESTS=1 $(GO) test -count=1 -timeout 10m -run '^(TestStatusCluster|TestStatusBench1000)$$' -v ./internal/status/writer/ 2>&1 \
+	$(GO) test -count=1 -timeout 10m -run '^(TestStatusCluster|TestStatusBench1000)$$' -v ./test/status/ 2>&1 \
 	  | grep -E '^(bench-status|=== RUN|--- |PASS|FAIL|ok|\s+cluster_test)'; exit $${PIPESTATUS[0]}
 
 clean:

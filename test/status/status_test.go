@@ -1,4 +1,5 @@
-package writer_test
+// Package status_test runs the status writer against the local cluster.
+package status_test
 
 import (
 	"context"
@@ -23,15 +24,12 @@ import (
 	"github.com/haproxy-haptic/haptic/localcluster/clustertest"
 )
 
-// The tests here need the local cluster (root, cached binaries); they run when
-// HAPTIC_CLUSTER_TESTS=1 (make bench-status sets it).
+// The tests here need the local cluster (root, cached binaries): make test runs
+// them in its cluster phase; make bench-status runs the 1,000-route measurement.
 func TestMain(m *testing.M) { os.Exit(clustertest.Main(m)) }
 
 func needCluster(t *testing.T) *clustertest.Namespace {
 	t.Helper()
-	if os.Getenv("HAPTIC_CLUSTER_TESTS") != "1" {
-		t.Skip("set HAPTIC_CLUSTER_TESTS=1 to run against the local cluster")
-	}
 	return clustertest.Start(t).NewNamespace(t)
 }
 
