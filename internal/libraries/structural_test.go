@@ -14,6 +14,14 @@ func withAnnotations(raw map[string][]map[string]any, ann map[string]any) map[st
 	return raw
 }
 
+// headerSet annotates the first Ingress of raw with request-set-header.
+func headerSet(raw map[string][]map[string]any, value string) map[string][]map[string]any {
+	raw["ingresses"][0]["metadata"].(map[string]any)["annotations"] = map[string]any{
+		"haproxy-haptic.org/request-set-header": value,
+	}
+	return raw
+}
+
 // TestPlainRoutesAreReloadFree renders a running state and a desired state with one
 // more Ingress (to a new Service) and asks plan how to get there: an Ingress without
 // structural annotations must fit a pool slot (no reload), annotations that live in
@@ -24,7 +32,8 @@ func TestPlainRoutesAreReloadFree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	running := renderFixture(t, p, ingresses(5)).Bundle
+	// The first Ingress sets X-Team, so the frontend already has the rule for that name.
+	running := renderFixture(t, p, headerSet(ingresses(5), "X-Team a")).Bundle
 	for _, tc := range []struct {
 		name   string
 		ann    map[string]any
@@ -37,11 +46,13 @@ func TestPlainRoutesAreReloadFree(t *testing.T) {
 			"haproxy-haptic.org/rate-limit-rps":  "10",
 			"haproxy-haptic.org/cors-enable":     "true",
 		}, false},
+		{"header value, known header name", map[string]any{"haproxy-haptic.org/request-set-header": "X-Team b"}, false},
+		{"new header name (one frontend rule)", map[string]any{"haproxy-haptic.org/request-set-header": "X-Other b"}, true},
 		{"backend directive", map[string]any{"haproxy-haptic.org/timeout-server": "2m"}, true},
 		{"server option", map[string]any{"haproxy-haptic.org/backend-protocol": "h2"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			desired := renderFixture(t, p, withAnnotations(ingresses(6), tc.ann)).Bundle
+			desired := renderFixture(t, p, withAnnotations(headerSet(ingresses(6), "X-Team a"), tc.ann)).Bundle
 			res := plan.Plan(plan.Running{Bundle: running}, desired, caps)
 			if res.Reload != tc.reload {
 				t.Fatalf("reload = %v, want %v; reasons: %v", res.Reload, tc.reload, res.Reasons)
