@@ -56,6 +56,10 @@ type HAProxyTemplateConfigSpec struct {
 	// +optional
 	Dataplane DataplaneSettings `json:"dataplane,omitempty"`
 
+	// Gateways chooses how Gateway API Gateways reach the data plane.
+	// +optional
+	Gateways GatewaySettings `json:"gateways,omitempty"`
+
 	// TemplatingSettings holds extra values exposed to every template.
 	// +optional
 	TemplatingSettings TemplatingSettings `json:"templatingSettings,omitempty"`
@@ -96,6 +100,32 @@ type HAProxyTemplateConfigSpec struct {
 	// A test named `_global` contributes its fixtures to every other test.
 	// +optional
 	ValidationTests map[string]ValidationTest `json:"validationTests,omitempty"`
+}
+
+// Gateway provisioning modes.
+const (
+	// GatewaysShared renders every Gateway into the podSelector's pods.
+	GatewaysShared = "Shared"
+	// GatewaysPerGateway runs HAProxy pods for each Gateway of the class: Gateways
+	// are isolated (each has its own addresses), as the Gateway API expects.
+	GatewaysPerGateway = "PerGateway"
+)
+
+// GatewaySettings configures the data plane of Gateway API Gateways.
+type GatewaySettings struct {
+	// Provisioning is Shared (the default: Gateways render into the podSelector's
+	// pods, with templatingSettings.extraContext.gateway unset) or PerGateway: the
+	// controller runs a copy of DeploymentName's Deployment for each Gateway of
+	// its class, renders one config per Gateway (extraContext.gateway is
+	// "namespace/name"; the podSelector's pods get "-", no Gateway) and publishes
+	// the Gateway's pods' IPs in its status.
+	// +kubebuilder:validation:Enum=Shared;PerGateway
+	// +optional
+	Provisioning string `json:"provisioning,omitempty"`
+	// DeploymentName is the HAProxy Deployment, in the controller's namespace, that
+	// per-Gateway Deployments copy (default "haproxy").
+	// +optional
+	DeploymentName string `json:"deploymentName,omitempty"`
 }
 
 // PodSelector selects pods by label equality.

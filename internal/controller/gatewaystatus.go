@@ -40,6 +40,8 @@ func (c *Controller) startGatewayStatus(ctx context.Context) error {
 	c.status = writer.New(writer.Options{
 		Dynamic: dyn, Metadata: md, Discovery: c.kube.Discovery(), Log: c.log,
 		OnWrite: func(kind string) { c.metrics.StatusWrites.WithLabelValues(kind).Inc() },
+		// With per-Gateway pods, a new or deleted Gateway changes the fleets.
+		OnGateways: func(map[types.NamespacedName]int64) { c.bus.Publish(resourceChanged{}) },
 	})
 	go func() {
 		if err := c.status.Run(ctx); err != nil {
@@ -59,13 +61,13 @@ type rendered struct {
 
 const renderedKept = 16 // bundles in flight at most (pacing keeps it far lower)
 
-// statusRendered is called with every bundle handed to the deployer.
-func (it *iteration) statusRendered(hash string) {
+// statusRendered is called with every bundle handed to a deployer and the
+// Gateways it was rendered from.
+func (it *iteration) statusRendered(hash string, gws map[types.NamespacedName]int64) {
 	s := it.c.status
 	if s == nil {
 		return
 	}
-	gws := s.Gateways()
 	r := &it.rendered
 	r.mu.Lock()
 	if r.hashes == nil {
@@ -83,19 +85,18 @@ func (it *iteration) statusRendered(hash string) {
 	s.Trigger()
 }
 
-// statusDeployed is called with every deploy outcome: a bundle live on a pod makes
-// the Gateways it was rendered from Programmed.
+// statusDeployed is called with every successful deploy outcome: a bundle live on
+// a pod makes the Gateways it was rendered from Programmed.
 func (it *iteration) statusDeployed(o deploy.Outcome) {
-	s := it.c.status
-	if s == nil || o.Err != nil {
+	if it.c.status == nil {
 		return
 	}
 	r := &it.rendered
 	r.mu.Lock()
 	gws, ok := r.hashes[o.Hash]
 	r.mu.Unlock()
-	if ok {
-		s.SetProgrammed(gws)
+	if ok && len(gws) > 0 {
+		it.markProgrammed(gws)
 	}
 }
 

@@ -2,7 +2,9 @@ package controller
 
 import (
 	"context"
+
 	"fmt"
+	"k8s.io/apimachinery/pkg/types"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/pipeline"
 	"github.com/haproxy-haptic/haptic/internal/publish"
 	"github.com/haproxy-haptic/haptic/internal/render"
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
 	"github.com/haproxy-haptic/haptic/internal/store"
 	"github.com/haproxy-haptic/haptic/internal/validate"
 	"github.com/haproxy-haptic/haptic/internal/watch"
@@ -31,6 +34,8 @@ type iteration struct {
 	checker    *validate.Checker
 	pub        *publish.Publisher // the HAProxyCfg resource (controller.go: startPublisher)
 	rendered   rendered           // Gateways each bundle was rendered from (gatewaystatus.go)
+	creds      credentials
+	fleets     fleets // the pods that receive configs (fleets.go)
 	stop       func()
 }
 
@@ -73,13 +78,16 @@ func (it *iteration) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	durations := it.cfg.Spec.Dataplane.ParsedDurations()
-	dep := deploy.New(ctx, deploy.Options{
-		Port: int(it.cfg.Spec.Dataplane.Port), Username: creds.username, Password: creds.password,
-		SyncTimeout: durations.Sync, MinInterval: durations.MinDeployment, Log: c.log,
-		OnOutcome: func(o deploy.Outcome) { it.observeDeploy(o); it.pub.OnOutcome(o) }, HTTP: c.opts.AgentHTTP,
-	})
-	it.pub = c.startPublisher(ctx, it.cfg, dep)
+	it.creds = creds
+	if len(it.cfg.Spec.PodSelector.MatchLabels) == 0 {
+		return fmt.Errorf("spec.podSelector.matchLabels is empty: no HAProxy pods to deliver to")
+	}
+	var extra map[string]any
+	if it.perGateway() {
+		extra = map[string]any{"gateway": noGateway}
+	}
+	def := it.startFleet(ctx, types.NamespacedName{}, it.cfg.Spec.PodSelector.MatchLabels, extra)
+	it.pub = c.startPublisher(ctx, it.cfg, def.dep)
 	it.statusConfig()
 	sub := c.bus.Subscribe("reconciler", 100, EventResourceChanged)
 	defer sub.Unsubscribe()
@@ -98,9 +106,8 @@ func (it *iteration) run(ctx context.Context) error {
 	errs := make(chan error, 3)
 	wg.Add(2)
 	go func() { defer wg.Done(); errs <- w.Run(ctx) }()
-	go func() { defer wg.Done(); errs <- it.discoverPods(ctx, dep) }()
+	go func() { defer wg.Done(); errs <- it.discoverPods(ctx, def) }()
 	defer wg.Wait()
-	go it.driftLoop(ctx, dep, durations.DriftPrevention)
 
 	for {
 		select {
@@ -114,10 +121,10 @@ func (it *iteration) run(ctx context.Context) error {
 			// A change notification was dropped: the stores are still right, so a
 			// full reconcile from them loses nothing.
 			c.log.Warn("reconciler lost a critical event; reconciling from the stores")
-			it.reconcile(ctx, dep)
+			it.reconcile(ctx)
 		case <-sub.C():
 			drain(sub)
-			it.reconcile(ctx, dep)
+			it.reconcile(ctx)
 		}
 	}
 }
@@ -133,36 +140,64 @@ func drain(sub *events.Subscription) {
 	}
 }
 
-// reconcile renders the current snapshot, validates it and hands it to the deployer.
-func (it *iteration) reconcile(ctx context.Context, dep *deploy.Deployer) {
+// reconcile renders the current snapshot for every fleet, validates each bundle
+// and hands it to the fleet's deployer.
+func (it *iteration) reconcile(ctx context.Context) {
 	c := it.c
-	start := time.Now()
 	snap := it.live.Snapshot()
 	for _, n := range snap.Names() {
 		c.metrics.WatchedObjects.WithLabelValues(n).Set(float64(snap.Stores[n].Len()))
 	}
-	res, err := it.engine.Render(ctx, render.Input{Snapshot: snap})
+	if it.perGateway() && c.status != nil && c.status.Synced() {
+		it.syncGatewayFleets(ctx, c.status.Gateways())
+	}
+	for _, f := range it.fleets.list() {
+		it.reconcileFleet(ctx, f, snap)
+	}
+}
+
+func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapshot.Snapshot) {
+	c := it.c
+	start := time.Now()
+	gws := it.fleetGateways(f) // before the render: a Gateway it saw is at least this new
+	res, err := it.engine.Render(ctx, render.Input{Snapshot: snap, ExtraContext: f.extra})
 	c.metrics.ObserveRender(time.Since(start))
+	scope := "" // errors of a Gateway's render name the Gateway
+	if !f.isDefault() {
+		scope = "gateway " + f.gateway.String()
+	}
 	if err != nil {
+		err = wrapIf(err, scope)
 		c.metrics.ObserveReconciliation(time.Since(start), "render_error")
 		it.reportFailure(ctx, "RenderFailed", err)
 		c.bus.Publish(reconciled{err: err})
 		return
 	}
 	if err := it.checker.Check(ctx, res.Bundle); err != nil {
+		err = wrapIf(err, scope)
 		c.metrics.ValidationErrors.Inc()
 		c.metrics.ObserveReconciliation(time.Since(start), "validation_error")
 		it.reportFailure(ctx, "ValidationFailed", err)
 		c.bus.Publish(reconciled{err: err})
 		return
 	}
-	it.statusRendered(res.Bundle.Hash)
-	dep.SetDesired(res.Bundle)
-	it.pub.SetDesired(res.Bundle)
+	it.statusRendered(res.Bundle.Hash, gws)
+	f.dep.SetDesired(res.Bundle)
 	c.metrics.ObserveReconciliation(time.Since(start), "success")
-	it.reportSuccess(ctx, res.Bundle.Hash)
-	c.bus.Publish(reconciled{hash: res.Bundle.Hash})
-	c.log.Info("reconciled", "hash", res.Bundle.Hash[:12], "files", len(res.Bundle.Files), "took", time.Since(start).Round(time.Millisecond))
+	if f.isDefault() {
+		it.pub.SetDesired(res.Bundle)
+		it.reportSuccess(ctx, res.Bundle.Hash)
+		c.bus.Publish(reconciled{hash: res.Bundle.Hash})
+	}
+	c.log.Info("reconciled", "gateway", scope, "hash", res.Bundle.Hash[:12], "files", len(res.Bundle.Files), "took", time.Since(start).Round(time.Millisecond))
+}
+
+// wrapIf prefixes err with what, when both are set.
+func wrapIf(err error, what string) error {
+	if err == nil || what == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 func (it *iteration) observeDeploy(o deploy.Outcome) {
@@ -184,7 +219,6 @@ func (it *iteration) observeDeploy(o deploy.Outcome) {
 		it.c.log.Warn("deploy failed", "pod", o.Pod, "mode", o.Mode, "error", o.Err)
 		return
 	}
-	it.statusDeployed(o)
 	attrs := []any{"pod", o.Pod, "hash", o.Hash[:12], "mode", o.Mode, "reloaded", o.Reloaded, "took", o.Duration.Round(time.Millisecond)}
 	if len(o.Reasons) > 0 {
 		r := o.Reasons[0]

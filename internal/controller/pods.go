@@ -15,18 +15,15 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/deploy"
 )
 
-// discoverPods keeps the deployer's targets equal to the running HAProxy pods that
-// match podSelector in the controller's namespace.
-func (it *iteration) discoverPods(ctx context.Context, dep *deploy.Deployer) error {
+// discoverPods keeps a fleet's targets equal to the running HAProxy pods that match
+// its selector in the controller's namespace.
+func (it *iteration) discoverPods(ctx context.Context, f *fleet) error {
 	c := it.c
-	sel := labels.SelectorFromSet(it.cfg.Spec.PodSelector.MatchLabels).String()
-	if len(it.cfg.Spec.PodSelector.MatchLabels) == 0 {
-		return fmt.Errorf("spec.podSelector.matchLabels is empty: no HAProxy pods to deliver to")
-	}
-	f := informers.NewSharedInformerFactoryWithOptions(c.kube, 0, informers.WithNamespace(c.opts.Namespace),
+	sel := labels.SelectorFromSet(f.selector).String()
+	factory := informers.NewSharedInformerFactoryWithOptions(c.kube, 0, informers.WithNamespace(c.opts.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
-	inf := f.Core().V1().Pods().Informer()
-	lister := f.Core().V1().Pods().Lister()
+	inf := factory.Core().V1().Pods().Informer()
+	lister := factory.Core().V1().Pods().Lister()
 	changed := make(chan struct{}, 1)
 	poke := func(any) {
 		select {
@@ -52,11 +49,9 @@ func (it *iteration) discoverPods(ctx context.Context, dep *deploy.Deployer) err
 		targets := targetsOf(pods)
 		if key := fmt.Sprint(targets); key != last {
 			last = key
-			dep.SetPods(targets)
-			it.statusPods(targets)
-			c.metrics.HAProxyPods.Set(float64(len(targets)))
+			it.setFleetPods(f, targets)
 			c.bus.Publish(podsChanged{count: len(targets)})
-			c.log.Info("HAProxy pods", "count", len(targets), "pods", key)
+			c.log.Info("HAProxy pods", "gateway", f.gateway.String(), "count", len(targets), "pods", key)
 		}
 		select {
 		case <-ctx.Done():

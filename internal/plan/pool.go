@@ -182,7 +182,9 @@ func sectionSpan(c *Config, s *Section, lineCount int) (int, int) {
 	return s.Line, end
 }
 
-// translateMap rewrites entries whose value names a renamed backend.
+// translateMap rewrites entries that name a renamed backend: a value that is the
+// backend's name, and a key that is its name or starts with "<name>/" (per-backend
+// settings maps).
 func translateMap(text string, aliases map[string]string) string {
 	if len(aliases) == 0 {
 		return text
@@ -193,12 +195,23 @@ func translateMap(text string, aliases map[string]string) string {
 		if trimmed == "" || trimmed[0] == '#' {
 			continue
 		}
-		j := strings.IndexAny(trimmed, " \t")
-		if j < 0 {
-			continue
+		key, value := trimmed, ""
+		if j := strings.IndexAny(trimmed, " \t"); j >= 0 {
+			key, value = trimmed[:j], strings.TrimLeft(trimmed[j:], " \t")
 		}
-		if r, ok := aliases[strings.TrimLeft(trimmed[j:], " \t")]; ok {
-			lines[i] = trimmed[:j] + " " + r
+		newKey, newValue := key, value
+		if r, ok := aliases[value]; ok {
+			newValue = r
+		}
+		name, rest, _ := strings.Cut(key, "/")
+		if r, ok := aliases[name]; ok {
+			newKey = r
+			if rest != "" || strings.HasSuffix(key, "/") {
+				newKey += "/" + rest
+			}
+		}
+		if newKey != key || newValue != value {
+			lines[i] = newKey + " " + newValue
 		}
 	}
 	return strings.Join(lines, "\n")

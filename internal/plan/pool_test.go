@@ -110,3 +110,12 @@ func TestPoolAliasesAfterReload(t *testing.T) {
 		t.Fatalf("stale aliases must not apply to a pod that runs the desired names: %+v", res)
 	}
 }
+
+func TestTranslateMap(t *testing.T) {
+	aliases := map[string]string{"be_c": "haptic_pool_000"}
+	in := "a.test be_c\nbe_c no-compress\nbe_c/x-hdr v\nbe_cc/x keep\n# be_c\nother be_a\n"
+	want := "a.test haptic_pool_000\nhaptic_pool_000 no-compress\nhaptic_pool_000/x-hdr v\nbe_cc/x keep\n# be_c\nother be_a\n"
+	if got := translateMap(in, aliases); got != want {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+}

@@ -42,6 +42,9 @@ type Input struct {
 	Namespaces map[string]map[string]string
 	// Addresses are the data plane's addresses (HAProxy pod IPs).
 	Addresses []string
+	// GatewayAddresses are the addresses of Gateways that have pods of their own
+	// (per-Gateway provisioning); other Gateways get Addresses.
+	GatewayAddresses map[types.NamespacedName][]string
 	// Programmed says which Gateways' configuration is live on at least one
 	// HAProxy pod.
 	Programmed map[types.NamespacedName]bool

@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"k8s.io/apimachinery/pkg/types"
 	"net"
 	"strings"
 
@@ -176,6 +177,9 @@ func gatewayStatus(g *gateway, in Input) gwv1.GatewayStatus {
 	var st gwv1.GatewayStatus
 	ipType := gwv1.IPAddressType
 	addrs := sortedAddresses(in.Addresses)
+	if own, ok := in.GatewayAddresses[types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}]; ok {
+		addrs = sortedAddresses(own)
+	}
 	have := map[string]bool{}
 	for _, a := range addrs {
 		have[a] = true

@@ -68,6 +68,7 @@ func (m *Manager) plan() ([]job, error) {
 	}
 	m.mu.Lock()
 	in.Addresses = append([]string(nil), m.addresses...)
+	in.GatewayAddresses = m.gwAddresses
 	programmed := m.programmed
 	class := m.ingressClass
 	in.BundleVersion = m.bundle

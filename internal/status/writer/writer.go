@@ -39,6 +39,9 @@ type Options struct {
 	// OnWrite is called after each successful status write, with the kind (from
 	// several workers at once).
 	OnWrite func(kind string)
+	// OnGateways is called when the set of Gateways of the controller's classes (or
+	// a generation) changes, with the new set.
+	OnGateways func(map[types.NamespacedName]int64)
 }
 
 // Manager keeps statuses up to date. Create it with New and start it with Run.
@@ -53,6 +56,7 @@ type Manager struct {
 	addresses    []string
 	addrsKnown   bool                           // SetAddresses was called: no pass before (it would clear every address)
 	programmed   map[types.NamespacedName]int64 // Gateway → generation live on a pod
+	gwAddresses  map[types.NamespacedName][]string
 	ingressClass string
 	bundle       string // the Gateway API CRDs' bundle-version
 	written      map[types.UID]written
@@ -118,6 +122,17 @@ func (m *Manager) SetProgrammed(p map[types.NamespacedName]int64) {
 	}
 }
 
+// SetGatewayAddresses sets the addresses of Gateways that have pods of their own.
+func (m *Manager) SetGatewayAddresses(addrs map[types.NamespacedName][]string) {
+	m.mu.Lock()
+	changed := fmt.Sprint(addrs) != fmt.Sprint(m.gwAddresses)
+	m.gwAddresses = addrs
+	m.mu.Unlock()
+	if changed {
+		m.Trigger()
+	}
+}
+
 // SetIngressClass sets the IngressClass whose Ingresses get the data plane's addresses.
 func (m *Manager) SetIngressClass(name string) {
 	if name == "" {
@@ -169,6 +184,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		return nil
 	}
 	m.Trigger()
+	lastGateways := ""
 	for {
 		select {
 		case <-ctx.Done():
@@ -186,6 +202,12 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 		if _, err := m.Pass(ctx); err != nil {
 			m.opts.Log.Warn("status pass", "error", err)
+		}
+		if m.opts.OnGateways != nil {
+			if gws := m.Gateways(); fmt.Sprint(gws) != lastGateways {
+				lastGateways = fmt.Sprint(gws)
+				m.opts.OnGateways(gws)
+			}
 		}
 	}
 }

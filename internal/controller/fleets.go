@@ -1,0 +1,202 @@
+package controller
+
+import (
+	"context"
+	"maps"
+	"sort"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/haproxy-haptic/haptic/api/v1alpha1"
+	"github.com/haproxy-haptic/haptic/internal/deploy"
+)
+
+// A fleet is a set of HAProxy pods that run one rendering of the config: the
+// podSelector's pods, or — with PerGateway provisioning — one Gateway's pods,
+// rendered with extraContext.gateway set to that Gateway.
+type fleet struct {
+	gateway  types.NamespacedName // zero for the podSelector's fleet
+	selector map[string]string
+	extra    map[string]any // extraContext overrides for its render
+	dep      *deploy.Deployer
+	cancel   context.CancelFunc
+}
+
+func (f *fleet) isDefault() bool { return f.gateway == types.NamespacedName{} }
+
+// noGateway is extraContext.gateway for the podSelector's fleet when every Gateway
+// has pods of its own: it names no Gateway.
+const noGateway = "-"
+
+// fleets holds an iteration's fleets.
+type fleets struct {
+	mu         sync.Mutex
+	byKey      map[types.NamespacedName]*fleet
+	programmed map[types.NamespacedName]int64    // Gateway → generation live on one of its pods
+	addresses  map[types.NamespacedName][]string // Gateway → its pods' IPs
+}
+
+// perGateway reports whether Gateways get pods of their own.
+func (it *iteration) perGateway() bool {
+	return it.cfg.Spec.Gateways.Provisioning == v1alpha1.GatewaysPerGateway
+}
+
+// startFleet starts a fleet's deployer, pod discovery and drift loop; they stop
+// with ctx or the fleet's cancel.
+func (it *iteration) startFleet(ctx context.Context, gw types.NamespacedName, selector map[string]string, extra map[string]any) *fleet {
+	ctx, cancel := context.WithCancel(ctx)
+	f := &fleet{gateway: gw, selector: selector, extra: extra, cancel: cancel}
+	durations := it.cfg.Spec.Dataplane.ParsedDurations()
+	f.dep = deploy.New(ctx, deploy.Options{
+		Port: int(it.cfg.Spec.Dataplane.Port), Username: it.creds.username, Password: it.creds.password,
+		SyncTimeout: durations.Sync, MinInterval: durations.MinDeployment, Log: it.c.log, HTTP: it.c.opts.AgentHTTP,
+		OnOutcome: func(o deploy.Outcome) {
+			it.observeDeploy(o)
+			if o.Err == nil {
+				it.statusDeployed(o)
+			}
+			if f.isDefault() {
+				it.pub.OnOutcome(o)
+			}
+		},
+	})
+	it.fleets.mu.Lock()
+	if it.fleets.byKey == nil {
+		it.fleets.byKey = map[types.NamespacedName]*fleet{}
+	}
+	it.fleets.byKey[gw] = f
+	it.fleets.mu.Unlock()
+	go it.driftLoop(ctx, f.dep, durations.DriftPrevention)
+	if !f.isDefault() {
+		go func() {
+			if err := it.discoverPods(ctx, f); err != nil {
+				it.c.log.Warn("gateway pod discovery stopped", "gateway", gw, "error", err)
+			}
+		}()
+	}
+	return f
+}
+
+// list returns the fleets, the podSelector's first, then by Gateway.
+func (fs *fleets) list() []*fleet {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	out := make([]*fleet, 0, len(fs.byKey))
+	for _, f := range fs.byKey {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].gateway.String() < out[j].gateway.String() })
+	return out
+}
+
+// syncGatewayFleets makes the Gateway fleets those of gws: new Gateways get a
+// Deployment and a fleet, gone ones lose both.
+func (it *iteration) syncGatewayFleets(ctx context.Context, gws map[types.NamespacedName]int64) {
+	for gw := range gws {
+		it.fleets.mu.Lock()
+		_, ok := it.fleets.byKey[gw]
+		it.fleets.mu.Unlock()
+		if ok {
+			continue
+		}
+		sel, err := it.ensureGatewayDeployment(ctx, gw)
+		if err != nil {
+			it.c.log.Warn("provision gateway pods; retrying", "gateway", gw, "error", err, "in", gatewayRetry)
+			time.AfterFunc(gatewayRetry, func() { it.c.bus.Publish(resourceChanged{}) })
+			continue
+		}
+		it.c.log.Info("gateway fleet started", "gateway", gw)
+		it.startFleet(ctx, gw, sel, map[string]any{"gateway": gw.Namespace + "/" + gw.Name})
+	}
+	for _, f := range it.fleets.list() {
+		if _, ok := gws[f.gateway]; ok || f.isDefault() {
+			continue
+		}
+		f.cancel()
+		it.fleets.mu.Lock()
+		delete(it.fleets.byKey, f.gateway)
+		delete(it.fleets.addresses, f.gateway)
+		it.fleets.mu.Unlock()
+		it.c.log.Info("gateway fleet stopped", "gateway", f.gateway)
+	}
+	if err := it.deleteStaleGatewayDeployments(ctx, gws); err != nil {
+		it.c.log.Warn("remove pods of deleted gateways", "error", err)
+	}
+	it.publishGatewayAddresses()
+}
+
+// fleetGateways are the Gateways (with generations) a fleet's bundle renders.
+func (it *iteration) fleetGateways(f *fleet) map[types.NamespacedName]int64 {
+	s := it.c.status
+	if s == nil {
+		return nil
+	}
+	all := s.Gateways()
+	switch {
+	case !f.isDefault():
+		if gen, ok := all[f.gateway]; ok {
+			return map[types.NamespacedName]int64{f.gateway: gen}
+		}
+		return nil
+	case it.perGateway():
+		return nil
+	}
+	return all
+}
+
+// markProgrammed records that gws are live on a pod and tells the status writer.
+func (it *iteration) markProgrammed(gws map[types.NamespacedName]int64) {
+	fs := &it.fleets
+	fs.mu.Lock()
+	if fs.programmed == nil {
+		fs.programmed = map[types.NamespacedName]int64{}
+	}
+	for gw, gen := range gws {
+		fs.programmed[gw] = max(fs.programmed[gw], gen)
+	}
+	all := maps.Clone(fs.programmed)
+	fs.mu.Unlock()
+	it.c.status.SetProgrammed(all)
+}
+
+// setFleetPods records a fleet's pods: the podSelector's are the data plane's
+// addresses; a Gateway's are that Gateway's.
+func (it *iteration) setFleetPods(f *fleet, targets []deploy.Pod) {
+	f.dep.SetPods(targets)
+	if f.isDefault() {
+		it.statusPods(targets)
+		it.c.metrics.HAProxyPods.Set(float64(len(targets)))
+		return
+	}
+	ips := make([]string, 0, len(targets))
+	for _, p := range targets {
+		ips = append(ips, p.IP)
+	}
+	fs := &it.fleets
+	fs.mu.Lock()
+	if fs.addresses == nil {
+		fs.addresses = map[types.NamespacedName][]string{}
+	}
+	fs.addresses[f.gateway] = ips
+	fs.mu.Unlock()
+	it.publishGatewayAddresses()
+}
+
+func (it *iteration) publishGatewayAddresses() {
+	if it.c.status == nil || !it.perGateway() {
+		return
+	}
+	fs := &it.fleets
+	fs.mu.Lock()
+	all := maps.Clone(fs.addresses)
+	fs.mu.Unlock()
+	if all == nil {
+		all = map[types.NamespacedName][]string{}
+	}
+	it.c.status.SetGatewayAddresses(all)
+}
+
+// gatewayRetry is how soon a Gateway whose pods could not be provisioned is tried again.
+const gatewayRetry = 5 * time.Second

@@ -1,0 +1,103 @@
+package controller
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Labels and annotations of per-Gateway HAProxy Deployments and their pods.
+const (
+	gatewayLabel      = "haproxy-haptic.org/gateway"  // a hash of namespace/name (label values are short)
+	gatewayAnnotation = "haproxy-haptic.org/gateway"  // namespace/name
+	componentLabel    = "app.kubernetes.io/component" // "gateway" on per-Gateway pods
+)
+
+// gatewayID is a label-safe, stable identity of a Gateway.
+func gatewayID(gw types.NamespacedName) string {
+	sum := sha256.Sum256([]byte(gw.Namespace + "/" + gw.Name))
+	return hex.EncodeToString(sum[:])[:12]
+}
+
+// ensureGatewayDeployment makes sure a Gateway has its HAProxy Deployment — a copy
+// of spec.gateways.deploymentName's, relabelled so that the podSelector does not
+// match its pods — and returns the selector of those pods.
+func (it *iteration) ensureGatewayDeployment(ctx context.Context, gw types.NamespacedName) (map[string]string, error) {
+	id := gatewayID(gw)
+	sel := map[string]string{gatewayLabel: id}
+	deployments := it.c.kube.AppsV1().Deployments(it.c.opts.Namespace)
+	name := "haproxy-gw-" + id
+	if _, err := deployments.Get(ctx, name, metav1.GetOptions{}); err == nil {
+		return sel, nil
+	} else if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("get deployment %s: %w", name, err)
+	}
+	src := it.cfg.Spec.Gateways.DeploymentName
+	if src == "" {
+		src = "haproxy"
+	}
+	tmpl, err := deployments.Get(ctx, src, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("spec.gateways.deploymentName: deployment %s/%s: %w", it.c.opts.Namespace, src, err)
+	}
+	relabel := func(in map[string]string) map[string]string {
+		out := maps.Clone(in)
+		if out == nil {
+			out = map[string]string{}
+		}
+		for k := range it.cfg.Spec.PodSelector.MatchLabels {
+			delete(out, k)
+		}
+		out[componentLabel] = "gateway"
+		out[gatewayLabel] = id
+		return out
+	}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: it.c.opts.Namespace, Labels: relabel(tmpl.Labels),
+			Annotations: map[string]string{gatewayAnnotation: gw.Namespace + "/" + gw.Name},
+		},
+		Spec: *tmpl.Spec.DeepCopy(),
+	}
+	d.Spec.Selector = &metav1.LabelSelector{MatchLabels: sel}
+	d.Spec.Template.Labels = relabel(tmpl.Spec.Template.Labels)
+	if d.Spec.Template.Annotations == nil {
+		d.Spec.Template.Annotations = map[string]string{}
+	}
+	d.Spec.Template.Annotations[gatewayAnnotation] = gw.Namespace + "/" + gw.Name
+	if _, err := deployments.Create(ctx, d, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("create deployment %s for gateway %s: %w", name, gw, err)
+	}
+	it.c.log.Info("provisioned gateway pods", "gateway", gw, "deployment", name)
+	return sel, nil
+}
+
+// deleteStaleGatewayDeployments removes the Deployments of Gateways not in gws.
+func (it *iteration) deleteStaleGatewayDeployments(ctx context.Context, gws map[types.NamespacedName]int64) error {
+	deployments := it.c.kube.AppsV1().Deployments(it.c.opts.Namespace)
+	list, err := deployments.List(ctx, metav1.ListOptions{LabelSelector: gatewayLabel})
+	if err != nil {
+		return fmt.Errorf("list gateway deployments: %w", err)
+	}
+	want := map[string]bool{}
+	for gw := range gws {
+		want[gatewayID(gw)] = true
+	}
+	for _, d := range list.Items {
+		if want[d.Labels[gatewayLabel]] {
+			continue
+		}
+		if err := deployments.Delete(ctx, d.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete deployment %s: %w", d.Name, err)
+		}
+		it.c.log.Info("removed pods of a deleted gateway", "deployment", d.Name, "gateway", d.Annotations[gatewayAnnotation])
+	}
+	return nil
+}
