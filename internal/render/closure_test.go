@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // Globals must be visible inside function literals, including ones that native code
@@ -53,5 +54,23 @@ func TestConcurrentRendersKeepTheirInputs(t *testing.T) {
 		if msg := <-done; msg != "" {
 			t.Error(msg)
 		}
+	}
+}
+
+// TestRenderCancelledDoesNotPanic: cancelling a render in flight returns an error;
+// Scriggo's VM would otherwise panic ("fatal error: context canceled") and take the
+// process down.
+func TestRenderCancelledDoesNotPanic(t *testing.T) {
+	// The loop runs inside a closure called from Go (shared.ComputeIfAbsent), which
+	// is where the VM turns the cancellation into a panic.
+	spec := testSpec(`{% var v, _ = shared.ComputeIfAbsent("k", func() any { s := 0; for i := 0; i < 50000000; i++ { s++ }; return s }) %}{{ v }}`)
+	eng, err := Compile(spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	if _, err := eng.Render(ctx, Input{Snapshot: testSnapshot()}); err == nil {
+		t.Fatal("a cancelled render must fail")
 	}
 }

@@ -392,7 +392,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	}
 	start := time.Now()
 	var buf bytes.Buffer
-	err := m.tmpl.Run(&buf, nil, &scriggo.RunOptions{Context: ctx})
+	err := runTemplate(ctx, m.tmpl, &buf)
 	took := time.Since(start)
 	timing := Timing{Target: m.file.Target(), Duration: took}
 	if err != nil {
@@ -418,4 +418,20 @@ func (e *Engine) Targets() []string {
 		out[i] = m.file.Target()
 	}
 	return out
+}
+
+// runTemplate runs a template, turning the panic Scriggo's VM raises for some
+// internal errors (a context cancelled inside a nested call surfaces as a "fatal
+// error" panic) into an error: a render must never take the controller down.
+func runTemplate(ctx context.Context, tmpl *scriggo.Template, buf *bytes.Buffer) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if ctx.Err() != nil {
+				err = ctx.Err()
+				return
+			}
+			err = fmt.Errorf("template engine: %v", r)
+		}
+	}()
+	return tmpl.Run(buf, nil, &scriggo.RunOptions{Context: ctx})
 }
