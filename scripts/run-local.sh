@@ -33,7 +33,7 @@ k -n haptic create secret generic haptic-kubeconfig \
 k apply -f deploy/local/10-haproxy.yaml -f deploy/local/20-controller.yaml >/dev/null
 # The chart's default libraries (LIBRARIES, in merge order) plus the deployment's settings.
 libs=""
-for l in ${LIBRARIES:-base ingress}; do libs="$libs -f charts/haptic/libraries/$l.yaml"; done
+for l in ${LIBRARIES:-base ingress gateway}; do libs="$libs -f charts/haptic/libraries/$l.yaml"; done
 # shellcheck disable=SC2086
 bin/haptic merge $libs -f deploy/local/30-haptic-overlay.yaml | k apply -f - >/dev/null
 

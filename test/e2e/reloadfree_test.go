@@ -12,11 +12,9 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // reloadFreeOverlay makes drift visible within seconds; reloads keep the default
@@ -232,17 +230,10 @@ func (e *env) settle(ip string) {
 // host+path to it: each route has its own backend.
 func (e *env) createRoute(name, host, path string) {
 	e.t.Helper()
-	_, err := e.c.Client.CoreV1().Services(e.ns).Create(e.ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "echo"},
-			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		e.t.Fatalf("create service %s: %v", name, err)
-	}
+	e.createService(name)
 	prefix := networkingv1.PathTypePrefix
 	class := e.ns
-	_, err = e.c.Client.NetworkingV1().Ingresses(e.ns).Create(e.ctx, &networkingv1.Ingress{
+	_, err := e.c.Client.NetworkingV1().Ingresses(e.ns).Create(e.ctx, &networkingv1.Ingress{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
 			Host: host,

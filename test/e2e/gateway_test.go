@@ -1,0 +1,189 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+)
+
+// TestGatewayPerGateway runs the default libraries (base, ingress, gateway) with
+// HAProxy pods provisioned per Gateway: two Gateways on port 80 without hostnames
+// get pods and addresses of their own, a route attached to one is not reachable
+// through the other, a backendRef-level response header is served, and 50
+// HTTPRoute add/remove cycles (each to a new Service) never reload HAProxy.
+func TestGatewayPerGateway(t *testing.T) {
+	e := setupLibraries(t, 1, "", "base", "ingress", "gateway") // deploy/local provisions per Gateway
+	gw, err := gwclient.NewForConfig(e.c.REST)
+	if err != nil {
+		t.Fatal(err)
+	}
+	class := e.ns // a class of its own: other tests' Gateways stay out
+	if _, err := gw.GatewayV1().GatewayClasses().Create(e.ctx, &gwv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: class},
+		Spec:       gwv1.GatewayClassSpec{ControllerName: "haproxy-haptic.org/controller"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = gw.GatewayV1().GatewayClasses().Delete(context.Background(), class, metav1.DeleteOptions{})
+	})
+	for _, name := range []string{"gw-a", "gw-b"} {
+		if _, err := gw.GatewayV1().Gateways(e.ns).Create(e.ctx, &gwv1.Gateway{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: gwv1.GatewaySpec{GatewayClassName: gwv1.ObjectName(class), Listeners: []gwv1.Listener{{
+				Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
+			}}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addrOf := map[string]string{}
+	for _, name := range []string{"gw-a", "gw-b"} {
+		e.eventually(name+" Programmed with an address", 120*time.Second, func() (bool, string) {
+			g, err := gw.GatewayV1().Gateways(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			programmed := false
+			for _, c := range g.Status.Conditions {
+				if c.Type == string(gwv1.GatewayConditionProgrammed) && c.Status == metav1.ConditionTrue && c.ObservedGeneration == g.Generation {
+					programmed = true
+				}
+			}
+			if programmed && len(g.Status.Addresses) == 1 {
+				addrOf[name] = g.Status.Addresses[0].Value
+				return true, ""
+			}
+			return false, fmt.Sprintf("%+v", g.Status)
+		})
+	}
+	if addrOf["gw-a"] == addrOf["gw-b"] {
+		t.Fatalf("both Gateways have address %s: they are not isolated", addrOf["gw-a"])
+	}
+	for _, ip := range addrOf {
+		for _, def := range e.haproxyPods() {
+			if ip == def {
+				t.Fatalf("a Gateway's address %s is one of the podSelector's pods", ip)
+			}
+		}
+	}
+
+	route := func(name, gateway, host, svc string, responseHeader string) *gwv1.HTTPRoute {
+		hostname := gwv1.Hostname(host)
+		port := gwv1.PortNumber(80)
+		ref := gwv1.HTTPBackendRef{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{
+			Name: gwv1.ObjectName(svc), Port: &port}}}
+		if responseHeader != "" {
+			ref.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier,
+				ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{{Name: "X-Backend-Header", Value: responseHeader}}}}}
+		}
+		return &gwv1.HTTPRoute{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: gwv1.HTTPRouteSpec{
+				CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: gwv1.ObjectName(gateway)}}},
+				Hostnames:       []gwv1.Hostname{hostname},
+				Rules:           []gwv1.HTTPRouteRule{{BackendRefs: []gwv1.HTTPBackendRef{ref}}},
+			},
+		}
+	}
+	create := func(r *gwv1.HTTPRoute) {
+		t.Helper()
+		if _, err := gw.GatewayV1().HTTPRoutes(e.ns).Create(e.ctx, r, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create route %s: %v", r.Name, err)
+		}
+	}
+	create(route("route-a", "gw-a", "a.example.com", "echo", "from-backend-ref"))
+	create(route("route-b", "gw-b", "b.example.com", "echo", ""))
+
+	e.eventually("route-a through gw-a with its backendRef header", 60*time.Second, func() (bool, string) {
+		code, hdr, err := e.getGateway(addrOf["gw-a"], "a.example.com", "/")
+		return code == 200 && hdr.Get("X-Backend-Header") == "from-backend-ref", fmt.Sprint(code, err, hdr)
+	})
+	e.eventually("route-b through gw-b", 60*time.Second, func() (bool, string) {
+		code, _, err := e.getGateway(addrOf["gw-b"], "b.example.com", "/")
+		return code == 200, fmt.Sprint(code, err)
+	})
+	for _, c := range []struct{ gw, host string }{{"gw-a", "b.example.com"}, {"gw-b", "a.example.com"}} {
+		if code, _, err := e.getGateway(addrOf[c.gw], c.host, "/"); code != 404 {
+			t.Fatalf("%s is reachable through %s: %d %v (Gateways must be isolated)", c.host, c.gw, code, err)
+		}
+	}
+
+	agentIP := addrOf["gw-a"]
+	e.settle(agentIP)
+	before := e.reloadCounts(agentIP)
+	var firstOK []time.Duration
+	for i := range 50 {
+		name, host := fmt.Sprintf("hr-%d", i), fmt.Sprintf("hr-%d.example.com", i)
+		created := time.Now()
+		e.createService(name)
+		create(route(name, "gw-a", host, name, ""))
+		e.eventually(host+" answers 200", 30*time.Second, func() (bool, string) {
+			code, _, err := e.getGateway(agentIP, host, "/")
+			return code == 200, fmt.Sprint(code, err)
+		})
+		firstOK = append(firstOK, time.Since(created))
+		if err := gw.GatewayV1().HTTPRoutes(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.c.Client.CoreV1().Services(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.eventually(host+" answers 404", 30*time.Second, func() (bool, string) {
+			code, _, err := e.getGateway(agentIP, host, "/")
+			return code == 404, fmt.Sprint(code, err)
+		})
+	}
+	e.requireNoReload(agentIP, before, "50 HTTPRoute add/remove cycles")
+	sort.Slice(firstOK, func(i, j int) bool { return firstOK[i] < firstOK[j] })
+	t.Logf("50 HTTPRoute cycles through gw-a: route created → first 200 median %s, max %s",
+		firstOK[len(firstOK)/2].Round(time.Millisecond), firstOK[len(firstOK)-1].Round(time.Millisecond))
+
+	// Deleting a Gateway removes its pods.
+	if err := gw.GatewayV1().Gateways(e.ns).Delete(e.ctx, "gw-b", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("gw-b's Deployment is gone", 60*time.Second, func() (bool, string) {
+		out := e.kubectl("get", "deployments", "-o", "jsonpath={.items[*].metadata.annotations.haproxy-haptic\\.org/gateway}")
+		return !strings.Contains(out, e.ns+"/gw-b") && strings.Contains(out, e.ns+"/gw-a"), out
+	})
+}
+
+// createService creates a Service selecting the echo pods.
+func (e *env) createService(name string) {
+	e.t.Helper()
+	_, err := e.c.Client.CoreV1().Services(e.ns).Create(e.ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "echo"},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatalf("create service %s: %v", name, err)
+	}
+}
+
+// getGateway sends one request to a Gateway's address on port 80.
+func (e *env) getGateway(ip, host, path string) (int, http.Header, error) {
+	req, err := http.NewRequestWithContext(e.ctx, http.MethodGet, "http://"+net.JoinHostPort(ip, "80")+path, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Host = host
+	resp, err := e.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, resp.Header, nil
+}
