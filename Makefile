@@ -85,3 +85,14 @@ bench-reloadfree: build cluster-binaries
 ## bench-e2e: time from creating an Ingress to its first 200 through HAProxy (20 samples)
 bench-e2e: build cluster-binaries
 	$(GO) test -run '^$$' -bench IngressApplyToFirst200 -benchtime 20x -timeout 20m ./test/e2e/
+
+## conformance: the upstream Gateway API v1.4.1 conformance suite (GATEWAY-HTTP profile) against HAPTIC on
+## the local cluster; a full run writes docs/conformance/haptic-gateway-http-report.yaml (see docs/conformance/README.md).
+## One test: make conformance CONFORMANCE_ARGS=-run-test=HTTPRouteSimpleSameNamespace
+.PHONY: conformance
+CONFORMANCE_ARGS ?=
+conformance: haproxy cluster-binaries cluster-tool
+	@mkdir -p $(CURDIR)/out/conformance
+	cd test/conformance && $(GO) test -tags conformance -count=1 -timeout 60m -v -ldflags '$(LDFLAGS)' \
+	  -run '^TestGatewayHTTPConformance$$' . -args $(CONFORMANCE_ARGS) 2>&1 | tee $(CURDIR)/out/conformance/test.log; \
+	  exit $${PIPESTATUS[0]}

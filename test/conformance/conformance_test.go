@@ -1,0 +1,391 @@
+//go:build conformance
+
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/gateway-api/apis/v1alpha2"
+	"sigs.k8s.io/gateway-api/apis/v1alpha3"
+	"sigs.k8s.io/gateway-api/apis/v1beta1"
+	gwconformance "sigs.k8s.io/gateway-api/conformance"
+	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
+	"sigs.k8s.io/gateway-api/conformance/tests"
+	"sigs.k8s.io/gateway-api/conformance/utils/config"
+	"sigs.k8s.io/gateway-api/conformance/utils/flags"
+	"sigs.k8s.io/gateway-api/conformance/utils/roundtripper"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	"sigs.k8s.io/gateway-api/pkg/features"
+	"sigs.k8s.io/yaml"
+
+	"github.com/haproxy-haptic/haptic/api/v1alpha1"
+	hapticconfig "github.com/haproxy-haptic/haptic/internal/config"
+	"github.com/haproxy-haptic/haptic/internal/controller"
+	"github.com/haproxy-haptic/haptic/internal/status"
+	"github.com/haproxy-haptic/haptic/internal/version"
+	"github.com/haproxy-haptic/haptic/localcluster/clustertest"
+	"github.com/haproxy-haptic/haptic/localcluster/netns"
+)
+
+// The GatewayClass the suite runs against. Cluster-scoped: run one conformance
+// run at a time on a cluster.
+const gatewayClassName = "haptic"
+
+// claimedExtended is what HAPTIC claims beyond the GATEWAY-HTTP profile's core
+// features (Gateway, ReferenceGrant, HTTPRoute), which the profile always tests.
+// The one place to extend: add a feature here once its tests pass, e.g.
+// features.SupportHTTPRouteQueryParamMatching. Tests of unclaimed features are
+// reported as skipped.
+var claimedExtended = []features.FeatureName{}
+
+// reportPath is where a full run writes the ConformanceReport (relative to this
+// directory); `-args -report-output=FILE` overrides it.
+const reportPath = "../../docs/conformance/haptic-gateway-http-report.yaml"
+
+func supportedFeatures() suite.FeaturesSet {
+	// Non-empty, so the suite does not infer the features from the GatewayClass'
+	// status (which HAPTIC does not fill in).
+	s := features.SetsToNamesSet(features.GatewayCoreFeatures, features.ReferenceGrantCoreFeatures,
+		features.HTTPRouteCoreFeatures)
+	return s.Insert(claimedExtended...)
+}
+
+// timeouts are the suite's defaults, stretched for a loaded 2-core machine and a
+// data plane that starts pods per Gateway.
+func timeouts() config.TimeoutConfig {
+	tc := config.DefaultTimeoutConfig()
+	tc.GatewayMustHaveAddress = 240 * time.Second
+	tc.GatewayMustHaveCondition = 240 * time.Second
+	tc.GatewayStatusMustHaveListeners = 90 * time.Second
+	tc.GatewayListenersMustHaveConditions = 90 * time.Second
+	tc.HTTPRouteMustHaveCondition = 90 * time.Second
+	tc.HTTPRouteMustNotHaveParents = 90 * time.Second
+	tc.RouteMustHaveParents = 90 * time.Second
+	tc.LatestObservedGenerationSet = 90 * time.Second
+	tc.MaxTimeToConsistency = 45 * time.Second
+	tc.NamespacesMustBeReady = 420 * time.Second
+	tc.DeleteTimeout = 30 * time.Second
+	tc.DefaultTestTimeout = 120 * time.Second
+	return tc
+}
+
+func implementation() confv1.Implementation {
+	return confv1.Implementation{
+		Organization: "haproxy-haptic",
+		Project:      "haptic",
+		URL:          "https://github.com/haproxy-haptic/haptic",
+		Version:      version.Version,
+		Contact:      []string{"https://github.com/haproxy-haptic/haptic/issues"},
+	}
+}
+
+const (
+	agentUser = "haptic"
+	agentPass = "conformance-secret-password"
+)
+
+// TestGatewayHTTPConformance deploys HAPTIC like make run does — the HAProxy
+// fleet of deploy/local, the chart's libraries, the controller in this process —
+// with per-Gateway provisioning, and runs the upstream suite's GATEWAY-HTTP
+// profile against GatewayClass "haptic".
+func TestGatewayHTTPConformance(t *testing.T) {
+	c := clustertest.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ns := c.NewNamespace(t) // the controller's namespace; per-Gateway HAProxy Deployments go here
+	t.Logf("controller namespace %s", ns.Name)
+
+	kubectl(t, c, ctx, "apply", "--server-side", "--force-conflicts", "-f", c.Config.CRDDir())
+	kubectl(t, c, ctx, "apply", "--server-side", "--force-conflicts", "-f", "../../charts/haptic/crds/")
+	kubectl(t, c, ctx, "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+	if _, err := c.Client.CoreV1().Secrets(ns.Name).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "haptic-agent-credentials"},
+		StringData: map[string]string{"username": agentUser, "password": agentPass, "credentials": agentUser + ":" + agentPass},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create credentials: %v", err)
+	}
+	applyFile(t, c, ctx, ns.Name, "../../deploy/local/10-haproxy.yaml")
+	applyText(t, c, ctx, ns.Name, controllerConfig(t, ns.Name))
+	ensureGatewayClass(t, ctx, c.REST)
+
+	logPath := startController(t, ctx, c, ns.Name)
+	t.Logf("controller log: %s", logPath)
+
+	runSuite(t, c)
+}
+
+// controllerConfig merges the chart's libraries and deploy/local's overlay as
+// `haptic merge` does, plus this run's overlay.
+func controllerConfig(t *testing.T, ns string) string {
+	t.Helper()
+	var files []string
+	for _, l := range []string{"base", "ingress", "gateway"} {
+		f := "../../charts/haptic/libraries/" + l + ".yaml"
+		if _, err := os.Stat(f); err == nil {
+			files = append(files, f)
+		} else {
+			t.Logf("library %s: %v (left out)", f, err)
+		}
+	}
+	files = append(files, "../../deploy/local/30-haptic-overlay.yaml")
+	// PerGateway: every Gateway of the class gets HAProxy pods of its own (a copy
+	// of the haproxy Deployment) and their IPs as its status.addresses — the suite's
+	// Gateways share ports (80, 443), which one shared fleet cannot serve.
+	// ingressClass: the namespace, so that the base library ignores other Ingresses.
+	overlay := fmt.Sprintf(`apiVersion: haproxy-haptic.org/v1alpha1
+kind: HAProxyTemplateConfig
+spec:
+  gateways:
+    provisioning: %s
+  templatingSettings:
+    extraContext:
+      ingressClass: %s
+`, v1alpha1.GatewaysPerGateway, ns)
+	f := filepath.Join(t.TempDir(), "overlay.yaml")
+	if err := os.WriteFile(f, []byte(overlay), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, f)
+	merged, err := hapticconfig.MergeFiles(files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := merged["spec"].(map[string]any)
+	delete(spec, "validationTests") // test fixtures: not needed in the cluster
+	meta, _ := merged["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		merged["metadata"] = meta
+	}
+	meta["name"], meta["namespace"] = "haptic-config", ns
+	if _, err := hapticconfig.Decode("conformance config", merged); err != nil {
+		t.Fatal(err)
+	}
+	data, err := yaml.Marshal(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// ensureGatewayClass creates (or takes over) GatewayClass "haptic" for HAPTIC's
+// controller name; it is deleted at the end.
+func ensureGatewayClass(t *testing.T, ctx context.Context, restConfig *rest.Config) {
+	t.Helper()
+	cl := newClient(t, restConfig)
+	gc := &gwv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: gatewayClassName},
+		Spec:       gwv1.GatewayClassSpec{ControllerName: status.ControllerName},
+	}
+	existing := &gwv1.GatewayClass{}
+	err := cl.Get(ctx, client.ObjectKey{Name: gatewayClassName}, existing)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := cl.Create(ctx, gc); err != nil {
+			t.Fatalf("create GatewayClass: %v", err)
+		}
+	case err != nil:
+		t.Fatalf("get GatewayClass: %v", err)
+	case existing.Spec.ControllerName != status.ControllerName:
+		// controllerName is immutable: replace the class.
+		if err := cl.Delete(ctx, existing); err != nil {
+			t.Fatalf("delete GatewayClass: %v", err)
+		}
+		if err := cl.Create(ctx, gc); err != nil {
+			t.Fatalf("create GatewayClass: %v", err)
+		}
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := cl.Delete(ctx, gc); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete GatewayClass: %v", err)
+		}
+	})
+}
+
+// newClient is a controller-runtime client that knows the Gateway API types.
+func newClient(t *testing.T, restConfig *rest.Config) client.Client {
+	t.Helper()
+	cl, err := client.New(rest.CopyConfig(restConfig), client.Options{})
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	for _, install := range []func(*runtime.Scheme) error{v1alpha3.Install, v1alpha2.Install, v1beta1.Install,
+		gwv1.Install, apiextensionsv1.AddToScheme} {
+		if err := install(cl.Scheme()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cl
+}
+
+// startController runs `haptic run` in this process, as test/e2e does; its log
+// goes to a file (out/conformance/controller.log), which the test names.
+func startController(t *testing.T, ctx context.Context, c *clustertest.Cluster, ns string) string {
+	t.Helper()
+	logDir := filepath.Join(repoRoot(), "out", "conformance")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(logDir, "controller.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	log := slog.New(slog.NewTextHandler(&syncWriter{w: logFile}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	go func() {
+		done <- controller.Run(ctx, controller.Options{
+			Rest: c.REST, Namespace: ns, ConfigName: "haptic-config",
+			HAProxyBinary: "haproxy", Log: log, AgentHTTP: c.HTTPClient(2 * time.Minute),
+		})
+	}()
+	// Cleanups run in reverse order: this one runs after the suite removed its
+	// resources (registered later), so the controller sees those deletions.
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("controller: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("controller did not stop")
+		}
+		logFile.Close()
+	})
+	go func() { // a controller that stops early is worth knowing at once
+		select {
+		case err := <-done:
+			done <- err
+			if ctx.Err() == nil {
+				t.Logf("controller stopped early: %v", err)
+			}
+		case <-ctx.Done():
+		}
+	}()
+	return logPath
+}
+
+// runSuite runs the upstream suite (as conformance.RunConformanceWithOptions
+// does) and writes the report.
+func runSuite(t *testing.T, c *clustertest.Cluster) {
+	crlog.SetLogger(zap.New(zap.WriteTo(os.Stdout), zap.UseDevMode(true)))
+	restConfig := rest.CopyConfig(c.REST) // the suite sets its UserAgent per test
+	cl := newClient(t, restConfig)
+	cs, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := timeouts()
+	dialer := netns.Dialer{Name: c.Config.Netns, Timeout: tc.RequestTimeout}
+	opts := suite.ConformanceOptions{
+		Client:               cl,
+		Clientset:            cs,
+		RestConfig:           restConfig,
+		GatewayClassName:     gatewayClassName,
+		Debug:                *flags.ShowDebug,
+		RoundTripper:         &roundtripper.DefaultRoundTripper{Debug: *flags.ShowDebug, TimeoutConfig: tc, CustomDialContext: dialer.DialContext},
+		CleanupBaseResources: true,
+		SupportedFeatures:    supportedFeatures(),
+		TimeoutConfig:        tc,
+		SkipTests:            suite.ParseSkipTests(*flags.SkipTests),
+		RunTest:              *flags.RunTest,
+		ManifestFS:           []fs.FS{&gwconformance.Manifests},
+		Implementation:       implementation(),
+		ConformanceProfiles:  sets.New(suite.GatewayHTTPConformanceProfileName),
+	}
+	t.Logf("GatewayClass %s; supported features: %v; profiles: %v", opts.GatewayClassName,
+		sets.List(opts.SupportedFeatures), sets.List(opts.ConformanceProfiles))
+	cSuite, err := suite.NewConformanceTestSuite(opts)
+	if err != nil {
+		t.Fatalf("conformance suite: %v", err)
+	}
+	cSuite.Setup(t, tests.ConformanceTests)
+	if err := cSuite.Run(t, tests.ConformanceTests); err != nil {
+		t.Fatal(err)
+	}
+	report, err := cSuite.Report()
+	if err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	out := *flags.ReportOutput
+	if out == "" && *flags.RunTest == "" {
+		out = reportPath
+	}
+	data, err := yaml.Marshal(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("conformance report:\n%s", data)
+	if out == "" {
+		return // one test: not a report to keep
+	}
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatalf("write report: %v", err)
+	}
+	t.Logf("report written to %s", out)
+}
+
+func kubectl(t *testing.T, c *clustertest.Cluster, ctx context.Context, args ...string) string {
+	t.Helper()
+	out, err := c.Kubectl(ctx, args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// applyFile applies a deploy/local manifest with its namespace moved to ns.
+func applyFile(t *testing.T, c *clustertest.Cluster, ctx context.Context, ns, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applyText(t, c, ctx, ns, strings.ReplaceAll(string(data), "namespace: haptic", "namespace: "+ns))
+}
+
+func applyText(t *testing.T, c *clustertest.Cluster, ctx context.Context, ns, text string) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "manifest.yaml")
+	if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, c, ctx, "apply", "-n", ns, "-f", f)
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
