@@ -46,8 +46,15 @@
 //     order-sensitive match (map_beg, map_reg, an ACL -f, …) become one replace-map
 //     (prepare, add @ver, commit). A map that is added or removed reloads: HAProxy
 //     resolves map paths when it parses the configuration.
-//   - Certificates and crt-lists reload ("certificate content changed"): the runtime
-//     package has no SSL operations yet. Other files (error pages, …) reload.
+//   - Certificates (HAProxy 2.2+): a changed or new certificate that a crt-list line
+//     or a bind `crt` references is set in HAProxy's store (new ssl cert, set ssl
+//     cert, commit) — by the path HAProxy knows it by — before any crt-list line
+//     points at it; one nothing references is only written. A removed certificate
+//     stays in the store and on disk until the next reload (its crt-list line goes).
+//   - crt-lists: lines are compared per certificate: new lines are added (`add ssl
+//     crt-list`), removed ones deleted after map entries, changed ones replaced.
+//     The first line (the bind's default certificate), a certificate on two lines,
+//     and a crt-list added or removed reload. Other files (error pages, …) reload.
 //
 // # Result
 //

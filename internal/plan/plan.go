@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
@@ -100,6 +101,7 @@ type planner struct {
 	ops     []plannedOp
 	reasons []Reason
 	files   []bundle.File
+	ssl     func() sslPaths // certificate and crt-list paths, collected on first use
 }
 
 func (p *planner) reload(section, directive, detail string) {
@@ -176,13 +178,31 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 		}
 		return wantCfg, wantErr
 	}
+	p.ssl = sync.OnceValue(func() sslPaths {
+		runCfg, _ := Parse(runFiles["haproxy.cfg"].Content)
+		want, _ := desiredConfig()
+		var lists []string
+		for _, fs := range []map[string]bundle.File{runFiles, wantFiles} {
+			for _, f := range fs {
+				if f.Kind == bundle.KindCrtList {
+					lists = append(lists, f.Content)
+				}
+			}
+		}
+		return collectSSLPaths([]*Config{want, runCfg}, lists)
+	})
+	var kept []bundle.File // removed certificates stay in HAProxy's store until a reload
 	for _, t := range targets {
 		old, hadOld := runFiles[t]
 		cur, hasNew := wantFiles[t]
 		switch {
 		case hadOld && hasNew && old.Content == cur.Content:
+		case !hasNew && old.Kind == bundle.KindCert && p.caps.SSLRuntime:
+			kept = append(kept, old)
 		case !hasNew:
 			p.reload(t, "", "file removed"+fileKindNote(old.Kind))
+		case !hadOld && cur.Kind == bundle.KindCert:
+			p.certChanged(cur, true)
 		case !hadOld:
 			p.reload(t, "", "file added"+fileKindNote(cur.Kind))
 		default:
@@ -191,10 +211,11 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	}
 	res := p.result()
 	if !res.Reload {
-		files := make([]bundle.File, 0, len(wantFiles))
+		files := make([]bundle.File, 0, len(wantFiles)+len(kept))
 		for _, t := range sortedKeys(wantFiles) {
 			files = append(files, wantFiles[t])
 		}
+		files = append(files, kept...)
 		if len(aliases) == 0 {
 			aliases = nil
 		}
@@ -221,9 +242,10 @@ func (p *planner) diffFile(old, cur bundle.File, desiredConfig func() (*Config, 
 	case bundle.KindMap:
 		p.diffMap(cur.Name, old.Content, cur.Content, desiredConfig)
 		p.files = append(p.files, cur)
-	case bundle.KindCert, bundle.KindCrtList:
-		// The runtime package has no SSL operations yet; SSLRuntime alone is not enough.
-		p.reload(cur.Target(), "", "certificate content changed")
+	case bundle.KindCert:
+		p.certChanged(cur, false)
+	case bundle.KindCrtList:
+		p.diffCrtList(old, cur)
 	default:
 		p.reload(cur.Target(), "", "file content changed")
 	}

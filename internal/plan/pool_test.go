@@ -119,3 +119,62 @@ func TestTranslateMap(t *testing.T) {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}
 }
+
+const sslCfg = `frontend fe
+    bind :443 ssl crt-list /etc/haproxy/ssl/ingress.crt-list
+    use_backend %[req.hdr(host),lower,map(/etc/haproxy/maps/host.map)]
+`
+
+// TestPlanSSL: certificates and crt-list lines change at runtime; the default
+// certificate (first line) and a certificate on two lines reload.
+func TestPlanSSL(t *testing.T) {
+	const a, b = "-----BEGIN CERTIFICATE-----\na\n", "-----BEGIN CERTIFICATE-----\nb\n"
+	running := Running{Bundle: bundleOf(sslCfg, "cert:a.pem", a, "crtlist:ingress.crt-list", "/etc/haproxy/ssl/a.pem a.test\n")}
+	tests := []struct {
+		name    string
+		files   []string
+		ops     []string
+		reasons []string
+	}{
+		{name: "new certificate and SNI line",
+			files: []string{"cert:a.pem", a, "cert:b.pem", b, "crtlist:ingress.crt-list", "/etc/haproxy/ssl/a.pem a.test\n/etc/haproxy/ssl/b.pem b.test\n"},
+			ops: []string{
+				`{"op":"set-ssl-cert","path":"/etc/haproxy/ssl/b.pem","pem":"-----BEGIN CERTIFICATE-----\nb\n","new":true}`,
+				`{"op":"add-crt-list-entry","crtList":"/etc/haproxy/ssl/ingress.crt-list","line":"/etc/haproxy/ssl/b.pem b.test"}`,
+			}},
+		{name: "renewed certificate",
+			files: []string{"cert:a.pem", b, "crtlist:ingress.crt-list", "/etc/haproxy/ssl/a.pem a.test\n"},
+			ops:   []string{`{"op":"set-ssl-cert","path":"/etc/haproxy/ssl/a.pem","pem":"-----BEGIN CERTIFICATE-----\nb\n"}`}},
+		{name: "default certificate changes",
+			files:   []string{"cert:a.pem", a, "crtlist:ingress.crt-list", "/etc/haproxy/ssl/a.pem a.test www.a.test\n"},
+			reasons: []string{"crtlist:ingress.crt-list: the first line (the default certificate) changed"}},
+		{name: "certificate on two lines",
+			files:   []string{"cert:a.pem", a, "crtlist:ingress.crt-list", "/etc/haproxy/ssl/a.pem a.test\n/etc/haproxy/ssl/a.pem www.a.test\n"},
+			reasons: []string{"crtlist:ingress.crt-list: a certificate is on several lines"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Plan(running, bundleOf(sslCfg, tt.files...), caps26)
+			if got := opsJSON(t, res.Ops); !reflect.DeepEqual(got, tt.ops) {
+				t.Errorf("ops:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(tt.ops, "\n     "))
+			}
+			if got := reasonStrings(res.Reasons); !reflect.DeepEqual(got, tt.reasons) {
+				t.Errorf("reasons: got %q want %q", got, tt.reasons)
+			}
+		})
+	}
+	// A removed route's line goes; its certificate stays in the store (and on disk)
+	// until the next reload, so planning the same state again is a no-op.
+	two := Running{Bundle: bundleOf(sslCfg, "cert:a.pem", a, "cert:b.pem", b, "crtlist:ingress.crt-list", "/etc/haproxy/ssl/a.pem a.test\n/etc/haproxy/ssl/b.pem b.test\n")}
+	desired := bundleOf(sslCfg, "cert:a.pem", a, "crtlist:ingress.crt-list", "/etc/haproxy/ssl/a.pem a.test\n")
+	res := Plan(two, desired, caps26)
+	if got := opsJSON(t, res.Ops); res.Reload || !reflect.DeepEqual(got, []string{`{"op":"del-crt-list-entry","crtList":"/etc/haproxy/ssl/ingress.crt-list","cert":"/etc/haproxy/ssl/b.pem"}`}) {
+		t.Fatalf("removal: %v %q", got, reasonStrings(res.Reasons))
+	}
+	if _, ok := res.Running.Bundle.Get("cert:b.pem"); !ok {
+		t.Fatal("the removed certificate must stay in what runs")
+	}
+	if again := Plan(*res.Running, desired, caps26); again.Reload || len(again.Ops) != 0 {
+		t.Fatalf("again: %+v", again)
+	}
+}

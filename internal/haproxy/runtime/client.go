@@ -35,6 +35,14 @@ func (c *Client) Do(ctx context.Context, command string) (string, error) {
 	if strings.ContainsAny(command, "\n\r") {
 		return "", fmt.Errorf("cli %q: command contains a newline", firstWord(command))
 	}
+	return c.do(ctx, command, func(w io.Writer) error {
+		_, err := io.WriteString(w, command+"\n")
+		return err
+	})
+}
+
+// do sends what write writes on a new connection and reads the reply.
+func (c *Client) do(ctx context.Context, command string, write func(io.Writer) error) (string, error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -55,7 +63,7 @@ func (c *Client) Do(ctx context.Context, command string) (string, error) {
 	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
 	defer stop()
-	if _, err := io.WriteString(conn, command+"\n"); err != nil {
+	if err := write(conn); err != nil {
 		return "", fmt.Errorf("cli %q: write: %w", firstWord(command), err)
 	}
 	// The master CLI only closes the connection once it sees our end closed.
