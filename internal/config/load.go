@@ -98,7 +98,7 @@ func configDocuments(source string, data []byte) ([]map[string]any, error) {
 			continue
 		}
 		var m map[string]any
-		if err := yaml.Unmarshal(doc, &m); err != nil {
+		if err := yaml.UnmarshalStrict(doc, &m); err != nil {
 			return nil, &Error{Source: source, Problems: []string{fmt.Sprintf("document %d: malformed YAML: %v", i+1, err)}}
 		}
 		if m == nil {

@@ -116,3 +116,11 @@ func TestMergeLaterWins(t *testing.T) {
 		t.Fatalf("merged %+v", s)
 	}
 }
+
+func TestDuplicateKeysRejected(t *testing.T) {
+	doc := "apiVersion: haproxy-haptic.org/v1alpha1\nkind: HAProxyTemplateConfig\nspec:\n  validationTests:\n    a: {description: one}\n    a: {description: two}\n"
+	_, err := Parse("dup.yaml", []byte(doc))
+	if err == nil || !strings.Contains(err.Error(), "already set") && !strings.Contains(err.Error(), "duplicate") {
+		t.Fatalf("a duplicate key must be an error, got %v", err)
+	}
+}
