@@ -108,6 +108,12 @@ func (it *iteration) syncGatewayFleets(ctx context.Context, gws map[types.Namesp
 			continue
 		}
 		it.c.log.Info("gateway fleet started", "gateway", gw)
+		it.fleets.mu.Lock()
+		if it.fleets.addresses == nil {
+			it.fleets.addresses = map[types.NamespacedName][]string{}
+		}
+		it.fleets.addresses[gw] = []string{} // its own pods, none yet: never the podSelector's
+		it.fleets.mu.Unlock()
 		it.startFleet(ctx, gw, sel, map[string]any{"gateway": gw.Namespace + "/" + gw.Name})
 	}
 	for _, f := range it.fleets.list() {
