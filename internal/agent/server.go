@@ -14,6 +14,8 @@ const MaxBodyBytes = 256 << 20
 // Handler is the agent's HTTP API:
 //
 //	PUT  /v1/config   apply a file set (ConfigRequest → Result)
+//	GET  /v1/config   the set the agent runs and its HAProxy version (CurrentConfig;
+//	                  holds certificate keys)
 //	POST /v1/runtime  apply runtime operations (RuntimeRequest → Result)
 //	GET  /v1/state    State; ?verify=runtime first runs VerifyRuntime (map files
 //	                  on disk against the worker's `show map`, corrected on divergence)
@@ -37,6 +39,7 @@ func (a *Agent) Handler() http.Handler {
 		res, status := a.ApplyConfig(r.Context(), req)
 		writeResponse(w, status, res)
 	}))
+	mux.Handle("GET /v1/config", a.auth(a.serveCurrent))
 	mux.Handle("POST /v1/runtime", a.auth(func(w http.ResponseWriter, r *http.Request) {
 		var req RuntimeRequest
 		if !decode(w, r, &req) {

@@ -89,7 +89,29 @@ func (c *AgentClient) VerifyState(ctx context.Context) (State, error) {
 	return s, err
 }
 
+// CurrentConfig is the agent's answer to GET /v1/config.
+type CurrentConfig = agent.CurrentConfig
+
+// Config reads the file set the agent runs and its HAProxy version. The answer
+// holds certificate private keys: callers must not print or log the contents.
+func (c *AgentClient) Config(ctx context.Context) (*bundle.Bundle, string, error) {
+	var cur CurrentConfig
+	if err := c.doLimit(ctx, http.MethodGet, "/v1/config", nil, &cur, agent.MaxBodyBytes); err != nil {
+		return nil, "", err
+	}
+	b := bundle.New(cur.Files)
+	if b.Hash != cur.Hash {
+		return nil, "", fmt.Errorf("GET /v1/config: hash %s does not match the files (%s)", cur.Hash, b.Hash)
+	}
+	return b, cur.HAProxyVersion, nil
+}
+
 func (c *AgentClient) do(ctx context.Context, method, path string, body []byte, out any) error {
+	return c.doLimit(ctx, method, path, body, out, 1<<20)
+}
+
+// doLimit is do with a bound on the answer's size.
+func (c *AgentClient) doLimit(ctx context.Context, method, path string, body []byte, out any, limit int64) error {
 	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, bytes.NewReader(body))
 	if err != nil {
 		return err
@@ -105,7 +127,7 @@ func (c *AgentClient) do(ctx context.Context, method, path string, body []byte, 
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}

@@ -41,6 +41,8 @@ type Outcome struct {
 	// after the runtime operations found running differently from the files (it
 	// then reloaded).
 	ServerDivergence, MapDivergence int
+	// Ops is the number of runtime operations sent (runtime applies only).
+	Ops int
 }
 
 // Apply modes.
@@ -319,7 +321,8 @@ func (w *worker) applyRuntime(b *bundle.Bundle, res plan.Result) Outcome {
 	next := res.Running
 	resp, err := w.client.Runtime(ctx, RuntimeRequest{BaseHash: base.Bundle.Hash, Operations: res.Ops, Files: res.Files, Hash: next.Bundle.Hash})
 	out := Outcome{Pod: w.pod.Name, Hash: b.Hash, Mode: ModeRuntime, Duration: time.Since(start), Reloaded: resp.Reloaded,
-		FastPathFailed: resp.Reloaded, FastPathError: resp.Error, ServerDivergence: resp.ServerDivergence, MapDivergence: resp.MapDivergence}
+		FastPathFailed: resp.Reloaded, FastPathError: resp.Error, ServerDivergence: resp.ServerDivergence, MapDivergence: resp.MapDivergence,
+		Ops: len(res.Ops)}
 	if err != nil {
 		out.Err = fmt.Errorf("pod %s: runtime apply: %w", w.pod.Name, err)
 		return out

@@ -14,12 +14,17 @@ import (
 // maxErrorLen bounds an error message kept in the status.
 const maxErrorLen = 512
 
-// Summary describes an apply in a few words: "runtime", "reload: backend be_x:
-// added (+2 more)", "reload: full apply", "reload: runtime operations failed".
+// Summary describes an apply in a few words: "runtime: 3 operations", "reload:
+// backend be_x: added (+2 more)", "reload: full apply", "reload: runtime
+// operations failed". A runtime apply without a count (Ops 0) is just "runtime".
 func Summary(o deploy.Outcome) string {
 	switch {
 	case o.Mode == deploy.ModeRuntime && o.FastPathFailed:
 		return "reload: runtime operations failed"
+	case o.Mode == deploy.ModeRuntime && o.Ops == 1:
+		return "runtime: 1 operation"
+	case o.Mode == deploy.ModeRuntime && o.Ops > 1:
+		return fmt.Sprintf("runtime: %d operations", o.Ops)
 	case o.Mode == deploy.ModeRuntime:
 		return "runtime"
 	case len(o.Reasons) > 0:

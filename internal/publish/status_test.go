@@ -18,6 +18,9 @@ func TestSummary(t *testing.T) {
 		want string
 	}{
 		{deploy.Outcome{Mode: deploy.ModeRuntime}, "runtime"},
+		{deploy.Outcome{Mode: deploy.ModeRuntime, Ops: 1}, "runtime: 1 operation"},
+		{deploy.Outcome{Mode: deploy.ModeRuntime, Ops: 3}, "runtime: 3 operations"},
+		{deploy.Outcome{Mode: deploy.ModeRuntime, Ops: 3, FastPathFailed: true, Reloaded: true}, "reload: runtime operations failed"},
 		{deploy.Outcome{Mode: deploy.ModeRuntime, FastPathFailed: true, Reloaded: true}, "reload: runtime operations failed"},
 		{deploy.Outcome{Mode: deploy.ModeReload, Reloaded: true, Reasons: []plan.Reason{{Section: "backend be_x", Detail: "added"}}},
 			"reload: backend be_x: added"},
