@@ -117,7 +117,7 @@ type HAProxyCfgPodStatus struct {
 	// LastReloadTime is when an apply last reloaded HAProxy.
 	// +optional
 	LastReloadTime *metav1.Time `json:"lastReloadTime,omitempty"`
-	// LastOperation summarises the last apply: "runtime: 3 ops",
+	// LastOperation summarises the last apply: "runtime: 3 operations",
 	// "reload: backend be_x: added".
 	// +optional
 	LastOperation string `json:"lastOperation,omitempty"`

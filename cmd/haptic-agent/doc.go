@@ -32,6 +32,8 @@
 //	GET  /v1/state    {"hash","files","haproxyVersion","capabilities","reloads","failedReloads",
 //	                   "lastApply","lastReload","workers","treeHash","serverDivergence",
 //	                   "mapDivergence","lastVerify"}; ?verify=runtime verifies the maps first
+//	GET  /v1/config   {"hash","files","haproxyVersion"}: the set that runs (holds certificate
+//	                  keys — authenticated like every /v1 route; haptic plan --from-agent)
 //	GET  /healthz     200 while the HAProxy master runs (no auth)
 //
 // Exit codes: 0 after SIGTERM/SIGINT (HAProxy stopped), 1 when HAProxy cannot start or
