@@ -1,0 +1,471 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+)
+
+// TestHTTPRouteFeatures drives the gateway library on real HAProxy (a Gateway with
+// pods of its own, deploy/local's overlay): every HTTPRoute match type and their
+// precedence, every core filter, weighted backendRefs, a backendRef-level
+// ResponseHeaderModifier, an HTTPS listener with its certificate, and a
+// cross-namespace backendRef without and with a ReferenceGrant.
+//
+// Checks report with t.Errorf and the test goes on; the Gateway pod's haproxy.cfg
+// is logged on failure.
+func TestHTTPRouteFeatures(t *testing.T) {
+	e := setupLibraries(t, 1, "", "base", "ingress", "gateway")
+	gw, err := gwclient.NewForConfig(e.c.REST)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := newFtCA(t)
+	ftTLSSecret(t, e, e.ns, "gw-cert", ca, "secure.example.com")
+	ftEchoDeployment(t, e, e.ns, "echo2", 1)
+	ftService(t, e, e.ns, "echo2", "echo2", "web", 8080)
+	other := e.c.NewNamespace(t).Name // a backend in another namespace
+	ftEchoDeployment(t, e, other, "echo3", 1)
+	ftService(t, e, other, "echo3", "echo3", "http", 80)
+
+	class := e.ns
+	if _, err := gw.GatewayV1().GatewayClasses().Create(e.ctx, &gwv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: class},
+		Spec:       gwv1.GatewayClassSpec{ControllerName: "haproxy-haptic.org/controller"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = gw.GatewayV1().GatewayClasses().Delete(context.Background(), class, metav1.DeleteOptions{})
+	})
+	secureHost := gwv1.Hostname("secure.example.com")
+	terminate := gwv1.TLSModeTerminate
+	if _, err := gw.GatewayV1().Gateways(e.ns).Create(e.ctx, &gwv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Name: "gw"},
+		Spec: gwv1.GatewaySpec{GatewayClassName: gwv1.ObjectName(class), Listeners: []gwv1.Listener{
+			{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType},
+			{Name: "https", Port: 443, Protocol: gwv1.HTTPSProtocolType, Hostname: &secureHost, TLS: &gwv1.ListenerTLSConfig{
+				Mode: &terminate, CertificateRefs: []gwv1.SecretObjectReference{{Name: "gw-cert"}}}},
+		}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var addr string
+	e.eventually("gw Programmed with an address", 120*time.Second, func() (bool, string) {
+		g, err := gw.GatewayV1().Gateways(e.ns).Get(e.ctx, "gw", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, c := range g.Status.Conditions {
+			if c.Type == string(gwv1.GatewayConditionProgrammed) && c.Status == metav1.ConditionTrue && c.ObservedGeneration == g.Generation &&
+				len(g.Status.Addresses) > 0 {
+				addr = g.Status.Addresses[0].Value
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%+v", g.Status)
+	})
+	pod := ""
+	for name, ip := range e.gatewayPodIPs() {
+		if ip == addr {
+			pod = name
+		}
+	}
+	if pod != "" {
+		ftDumpOnFailure(t, e, pod)
+	}
+	c := newFtClient(e, ca.pool)
+	do := func(method, host, path string, hdr ...string) ftResp {
+		return c.do(method, "http://"+net.JoinHostPort(addr, "80")+path, host, hdr...)
+	}
+	get := func(host, path string, hdr ...string) ftResp { return do(http.MethodGet, host, path, hdr...) }
+
+	create := func(r *gwv1.HTTPRoute) {
+		t.Helper()
+		r.Spec.ParentRefs = []gwv1.ParentReference{{Name: "gw"}}
+		if _, err := gw.GatewayV1().HTTPRoutes(e.ns).Create(e.ctx, r, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create route %s: %v", r.Name, err)
+		}
+	}
+	route := func(name, host string, rules ...gwv1.HTTPRouteRule) *gwv1.HTTPRoute {
+		return &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: gwv1.HTTPRouteSpec{Hostnames: []gwv1.Hostname{gwv1.Hostname(host)}, Rules: rules}}
+	}
+
+	// ---- matches and precedence ----
+	hdr := func(name, value string) gwv1.HTTPHeaderMatch {
+		return gwv1.HTTPHeaderMatch{Name: gwv1.HTTPHeaderName(name), Value: value}
+	}
+	post := gwv1.HTTPMethodPost
+	create(route("match", "match.example.com",
+		gwRule(gwMatch(gwv1.PathMatchExact, "/exact"), gwRef("echo2", 8080)),
+		gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/exact"), gwRef("echo", 80)),
+		gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/pre"), gwRef("echo", 80)),
+		gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/pre/longer"), gwRef("echo2", 8080)),
+		gwRule(gwMatch(gwv1.PathMatchRegularExpression, "/re/[0-9]+"), gwRef("echo2", 8080)),
+		gwRule(gwv1.HTTPRouteMatch{Path: gwMatch(gwv1.PathMatchPathPrefix, "/hdr").Path, Headers: []gwv1.HTTPHeaderMatch{hdr("X-Version", "v2")}}, gwRef("echo2", 8080)),
+		gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/hdr"), gwRef("echo", 80)),
+		gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/hdr/sub"), gwRef("echo", 80)),
+		gwRule(gwv1.HTTPRouteMatch{Path: gwMatch(gwv1.PathMatchPathPrefix, "/q").Path, QueryParams: []gwv1.HTTPQueryParamMatch{{Name: "v", Value: "2"}}}, gwRef("echo2", 8080)),
+		gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/q"), gwRef("echo", 80)),
+		gwRule(gwv1.HTTPRouteMatch{Path: gwMatch(gwv1.PathMatchPathPrefix, "/m").Path, Method: &post}, gwRef("echo2", 8080)),
+		gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/m"), gwRef("echo", 80)),
+	))
+	create(route("match2", "match.example.com", // at most 16 rules per route: the rest on a second route
+		// A trailing / of a PathPrefix is ignored.
+		gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/slash/"), gwRef("echo2", 8080)),
+		// Two headers beat one; a header RegularExpression.
+		gwRule(gwv1.HTTPRouteMatch{Path: gwMatch(gwv1.PathMatchPathPrefix, "/two").Path, Headers: []gwv1.HTTPHeaderMatch{hdr("X-A", "1")}}, gwRef("echo", 80)),
+		gwRule(gwv1.HTTPRouteMatch{Path: gwMatch(gwv1.PathMatchPathPrefix, "/two").Path, Headers: []gwv1.HTTPHeaderMatch{hdr("X-A", "1"), hdr("X-B", "2")}}, gwRef("echo2", 8080)),
+		gwRule(gwv1.HTTPRouteMatch{Path: gwMatch(gwv1.PathMatchPathPrefix, "/hre").Path, Headers: []gwv1.HTTPHeaderMatch{{
+			Type: ftPtr(gwv1.HeaderMatchRegularExpression), Name: "X-Re", Value: "v[0-9]+"}}}, gwRef("echo2", 8080)),
+		gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/hre"), gwRef("echo", 80)),
+		// Several matches of one rule are ORed.
+		gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{gwMatch(gwv1.PathMatchExact, "/or1"), gwMatch(gwv1.PathMatchExact, "/or2")},
+			BackendRefs: []gwv1.HTTPBackendRef{gwRef("echo2", 8080)}},
+		// Unresolved backends answer 500.
+		gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/nosvc"), gwRef("no-such-service", 80)),
+		gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/noport"), gwRef("echo", 81)),
+		gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{gwMatch(gwv1.PathMatchPathPrefix, "/norefs")}},
+	))
+	// Wildcard route hostnames match one or more labels; an exact hostname wins.
+	create(route("wild", "*.gwwild.example.com", gwRule(gwv1.HTTPRouteMatch{}, gwRef("echo2", 8080))))
+	create(route("wild-exact", "exact.gwwild.example.com", gwRule(gwv1.HTTPRouteMatch{}, gwRef("echo", 80))))
+	// A route whose only rule matches a header anywhere (no path: PathPrefix /).
+	create(route("header-only", "hdr-only.example.com",
+		gwRule(gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{hdr("X-Env", "canary")}}, gwRef("echo2", 8080)),
+		gwRule(gwv1.HTTPRouteMatch{}, gwRef("echo", 80)),
+	))
+
+	phase(t, "HTTPRoute matches: path Exact, PathPrefix, RegularExpression, header, query, method, and precedence", func() {
+		ftWait(t, "match.example.com routed", 60*time.Second, func() (bool, string) {
+			a, b, w := get("match.example.com", "/exact"), get("match.example.com", "/pre"), get("exact.gwwild.example.com", "/")
+			return a.backend() == "echo2" && b.backend() == "echo" && w.backend() == "echo", a.String() + " | " + b.String() + " | " + w.String()
+		})
+		for _, tc := range []struct {
+			method, host, path string
+			hdr                []string
+			code               int
+			backend            string
+		}{
+			{"GET", "match.example.com", "/exact", nil, 200, "echo2"},                          // Exact beats PathPrefix /exact
+			{"GET", "match.example.com", "/exact/x", nil, 200, "echo"},                         // only the prefix matches
+			{"GET", "match.example.com", "/exactx", nil, 404, ""},                              // PathPrefix is element-wise
+			{"GET", "match.example.com", "/pre", nil, 200, "echo"},                             //
+			{"GET", "match.example.com", "/pre/x", nil, 200, "echo"},                           //
+			{"GET", "match.example.com", "/pre/longer", nil, 200, "echo2"},                     // longer prefix beats shorter
+			{"GET", "match.example.com", "/pre/longer/y", nil, 200, "echo2"},                   //
+			{"GET", "match.example.com", "/pre/longerz", nil, 200, "echo"},                     // element-wise
+			{"GET", "match.example.com", "/prefix", nil, 404, ""},                              //
+			{"GET", "match.example.com", "/re/123", nil, 200, "echo2"},                         // RegularExpression
+			{"GET", "match.example.com", "/re/abc", nil, 404, ""},                              //
+			{"GET", "match.example.com", "/re/123/x", nil, 404, ""},                            // a full match of the path
+			{"GET", "match.example.com", "/hdr", []string{"X-Version", "v2"}, 200, "echo2"},    // header match beats no header
+			{"GET", "match.example.com", "/hdr/x", []string{"x-version", "v2"}, 200, "echo2"},  // header names are case-insensitive
+			{"GET", "match.example.com", "/hdr", []string{"X-Version", "v1"}, 200, "echo"},     //
+			{"GET", "match.example.com", "/hdr", nil, 200, "echo"},                             //
+			{"GET", "match.example.com", "/hdr/sub", []string{"X-Version", "v2"}, 200, "echo"}, // longer prefix beats a header match
+			{"GET", "match.example.com", "/q?v=2", nil, 200, "echo2"},                          // query parameter
+			{"GET", "match.example.com", "/q?a=b&v=2", nil, 200, "echo2"},                      //
+			{"GET", "match.example.com", "/q?v=1", nil, 200, "echo"},                           //
+			{"GET", "match.example.com", "/q", nil, 200, "echo"},                               //
+			{"POST", "match.example.com", "/m", nil, 200, "echo2"},                             // method
+			{"GET", "match.example.com", "/m", nil, 200, "echo"},                               //
+			{"GET", "hdr-only.example.com", "/any", []string{"X-Env", "canary"}, 200, "echo2"}, //
+			{"GET", "hdr-only.example.com", "/any", nil, 200, "echo"},                          //
+			{"GET", "match.example.com", "/slash", nil, 200, "echo2"},
+			{"GET", "match.example.com", "/slash/x", nil, 200, "echo2"},
+			{"GET", "match.example.com", "/slashx", nil, 404, ""},
+			{"GET", "match.example.com", "/two", []string{"X-A", "1", "X-B", "2"}, 200, "echo2"}, // more headers win
+			{"GET", "match.example.com", "/two", []string{"X-A", "1"}, 200, "echo"},
+			{"GET", "match.example.com", "/two", []string{"X-B", "2"}, 404, ""},
+			{"GET", "match.example.com", "/hre", []string{"X-Re", "v42"}, 200, "echo2"},
+			{"GET", "match.example.com", "/hre", []string{"X-Re", "x42"}, 200, "echo"},
+			{"GET", "match.example.com", "/or1", nil, 200, "echo2"},
+			{"GET", "match.example.com", "/or2", nil, 200, "echo2"},
+			{"GET", "match.example.com", "/or3", nil, 404, ""},
+			{"GET", "match.example.com", "/nosvc", nil, 500, ""},  // backendRef to a missing Service
+			{"GET", "match.example.com", "/noport", nil, 500, ""}, // backendRef to a missing port
+			{"GET", "match.example.com", "/norefs", nil, 500, ""}, // a rule without backendRefs
+			{"GET", "a.gwwild.example.com", "/", nil, 200, "echo2"},
+			{"GET", "a.b.gwwild.example.com", "/", nil, 200, "echo2"}, // Gateway API wildcards cover several labels
+			{"GET", "exact.gwwild.example.com", "/", nil, 200, "echo"},
+			{"GET", "gwwild.example.com", "/", nil, 404, ""},
+			{"GET", "other.example.com", "/exact", nil, 404, ""}, // no route for the host
+		} {
+			r := do(tc.method, tc.host, tc.path, tc.hdr...)
+			if r.Code != tc.code || r.backend() != tc.backend {
+				t.Errorf("%s http://%s%s %v: got %s; want %d from %q", tc.method, tc.host, tc.path, tc.hdr, r, tc.code, tc.backend)
+			}
+		}
+	})
+
+	// ---- filters ----
+	str := func(s string) *string { return &s }
+	code := func(c int) *int { return &c }
+	https := "https"
+	redirectHost := gwv1.PreciseHostname("redirected.example.com")
+	rewriteHost := gwv1.PreciseHostname("rewritten.example.com")
+	filterRule := func(path string, f gwv1.HTTPRouteFilter) gwv1.HTTPRouteRule {
+		r := gwRule(gwMatch(gwv1.PathMatchPathPrefix, path), gwRef("echo", 80))
+		r.Filters = []gwv1.HTTPRouteFilter{f}
+		if f.Type == gwv1.HTTPRouteFilterRequestRedirect {
+			r.BackendRefs = nil
+		}
+		return r
+	}
+	create(route("filters", "filters.example.com",
+		filterRule("/reqhdr", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gwv1.HTTPHeaderFilter{
+			Set: []gwv1.HTTPHeader{{Name: "X-Set", Value: "set-value"}}, Add: []gwv1.HTTPHeader{{Name: "X-Add", Value: "added"}}, Remove: []string{"X-Remove"}}}),
+		filterRule("/resphdr", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{
+			Set: []gwv1.HTTPHeader{{Name: "X-Resp-Set", Value: "set-value"}}, Add: []gwv1.HTTPHeader{{Name: "X-Resp-Add", Value: "added"}}, Remove: []string{"X-Resp-Remove"}}}),
+		filterRule("/redirect", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
+			Scheme: &https, Hostname: &redirectHost, StatusCode: code(301)}}),
+		filterRule("/moved", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
+			Hostname: &redirectHost, StatusCode: code(302)}}),
+		filterRule("/old", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
+			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: str("/new")}}}),
+		filterRule("/strip", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
+			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: str("/")}}}),
+		filterRule("/sl/", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
+			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: str("/xyz/")}}}),
+		filterRule("/rp", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
+			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: str("/dest")}, StatusCode: code(301)}}),
+		filterRule("/plain-redirect", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
+			Scheme: &https}}),
+		filterRule("/full", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
+			Hostname: &rewriteHost, Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: str("/replaced")}}}),
+	))
+	phase(t, "HTTPRoute filters: request/response header modifiers, redirects, URL rewrites", func() {
+		ftWait(t, "filters.example.com routed", 60*time.Second, func() (bool, string) {
+			r := get("filters.example.com", "/reqhdr")
+			return r.Code == 200, r.String()
+		})
+		r := get("filters.example.com", "/reqhdr", "X-Set", "client", "X-Add", "client", "X-Remove", "client", "X-Keep", "client")
+		if r.Code != 200 || r.Echo.header("X-Set") != "set-value" || r.Echo.header("X-Add") != "client,added" ||
+			r.Echo.header("X-Remove") != "" || r.Echo.header("X-Keep") != "client" {
+			t.Errorf("RequestHeaderModifier: got %s X-Set=%v X-Add=%v X-Remove=%v X-Keep=%v; want X-Set=[set-value] X-Add=[client added] no X-Remove, X-Keep=[client]",
+				r, r.Echo.Headers["X-Set"], r.Echo.Headers["X-Add"], r.Echo.Headers["X-Remove"], r.Echo.Headers["X-Keep"])
+		}
+		t.Logf("RequestHeaderModifier: backend saw X-Set=%v X-Add=%v X-Remove=%v", r.Echo.Headers["X-Set"], r.Echo.Headers["X-Add"], r.Echo.Headers["X-Remove"])
+		// echo-basic sets response headers named in X-Echo-Set-Header.
+		r = get("filters.example.com", "/resphdr", "X-Echo-Set-Header", "X-Resp-Set: backend, X-Resp-Add: backend, X-Resp-Remove: backend, X-Resp-Keep: backend")
+		if r.Code != 200 || !slices.Equal(r.Header.Values("X-Resp-Set"), []string{"set-value"}) || strings.Join(r.Header.Values("X-Resp-Add"), ",") != "backend,added" || r.Header.Get("X-Resp-Remove") != "" || r.Header.Get("X-Resp-Keep") != "backend" {
+			t.Errorf("ResponseHeaderModifier: got %s X-Resp-Set=%v X-Resp-Add=%v X-Resp-Remove=%v X-Resp-Keep=%v; want [set-value] [backend added] none [backend]",
+				r, r.Header.Values("X-Resp-Set"), r.Header.Values("X-Resp-Add"), r.Header.Values("X-Resp-Remove"), r.Header.Values("X-Resp-Keep"))
+		}
+		r = get("filters.example.com", "/redirect/x?y=1")
+		if r.Code != 301 || r.Header.Get("Location") != "https://redirected.example.com/redirect/x?y=1" {
+			t.Errorf("RequestRedirect scheme https, hostname, 301: got %s Location=%q; want 301 to https://redirected.example.com/redirect/x?y=1", r, r.Header.Get("Location"))
+		}
+		r = get("filters.example.com", "/moved")
+		if r.Code != 302 || r.Header.Get("Location") != "http://redirected.example.com/moved" {
+			t.Errorf("RequestRedirect hostname, 302: got %s Location=%q; want 302 to http://redirected.example.com/moved", r, r.Header.Get("Location"))
+		}
+		for _, tc := range []struct{ path, upstream string }{
+			{"/old/x?y=1", "/new/x?y=1"}, {"/old", "/new"}, {"/old/", "/new/"}, {"/old/a/b", "/new/a/b"},
+		} {
+			if r := get("filters.example.com", tc.path); r.Code != 200 || r.Echo.Path != tc.upstream {
+				t.Errorf("URLRewrite ReplacePrefixMatch /old → /new: GET %s: got %s; want the backend to see %s", tc.path, r, tc.upstream)
+			}
+		}
+		for _, tc := range []struct{ path, upstream string }{
+			{"/strip/bar", "/bar"}, {"/strip/", "/"}, {"/strip", "/"}, {"/sl/bar", "/xyz/bar"},
+		} {
+			if r := get("filters.example.com", tc.path); r.Code != 200 || r.Echo.Path != tc.upstream {
+				t.Errorf("URLRewrite ReplacePrefixMatch (spec table): GET %s: got %s; want the backend to see %s", tc.path, r, tc.upstream)
+			}
+		}
+		for _, tc := range []struct {
+			path, location string
+			code           int
+		}{
+			{"/rp/x?y=1", "http://filters.example.com/dest/x?y=1", 301},
+			{"/rp", "http://filters.example.com/dest", 301},
+			{"/plain-redirect/a", "https://filters.example.com/plain-redirect/a", 302}, // default status 302, port 443 implied
+		} {
+			if r := get("filters.example.com", tc.path); r.Code != tc.code || r.Header.Get("Location") != tc.location {
+				t.Errorf("RequestRedirect: GET %s: got %s Location=%q; want %d to %s", tc.path, r, r.Header.Get("Location"), tc.code, tc.location)
+			}
+		}
+		if r := get("filters.example.com", "/oldx"); r.Code != 404 {
+			t.Errorf("GET /oldx (no rule matches): got %s; want 404", r)
+		}
+		for _, path := range []string{"/full", "/full/any/thing"} {
+			r := get("filters.example.com", path)
+			if r.Code != 200 || (r.Echo.Path != "/replaced" && r.Echo.Path != "/replaced?") || r.Echo.Host != "rewritten.example.com" {
+				t.Errorf("URLRewrite ReplaceFullPath /replaced + hostname: GET %s: got %s host %q; want path /replaced, host rewritten.example.com", path, r, r.Echo.Host)
+			}
+		}
+	})
+
+	// ---- weights and a backendRef-level response header ----
+	weighted := func(w1, w2 int32) *gwv1.HTTPRoute {
+		a, b := gwRef("echo", 80), gwRef("echo2", 8080)
+		a.Weight, b.Weight = &w1, &w2
+		b.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier,
+			ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "X-From-Ref", Value: "echo2"}}}}}
+		r := route("weights", "weights.example.com", gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{a, b}})
+		r.Spec.ParentRefs = []gwv1.ParentReference{{Name: "gw"}}
+		return r
+	}
+	create(weighted(1, 0))
+	phase(t, "weighted backendRefs 1:0 and 1:1, a backendRef-level ResponseHeaderModifier", func() {
+		ftWait(t, "weights.example.com routed", 60*time.Second, func() (bool, string) {
+			r := get("weights.example.com", "/")
+			return r.Code == 200, r.String()
+		})
+		seen := map[string]int{}
+		for range 30 {
+			r := get("weights.example.com", "/")
+			seen[r.backend()+fmt.Sprint(r.Code)]++
+		}
+		if seen["echo200"] != 30 {
+			t.Errorf("weights 1:0: 30 requests answered %v; want all 200 from echo", seen)
+		}
+		cur, err := gw.GatewayV1().HTTPRoutes(e.ns).Get(e.ctx, "weights", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := weighted(1, 1)
+		next.ResourceVersion = cur.ResourceVersion
+		if _, err := gw.GatewayV1().HTTPRoutes(e.ns).Update(e.ctx, next, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ftWait(t, "weights 1:1: both backends answer", 60*time.Second, func() (bool, string) {
+			seen := map[string]int{}
+			for range 40 {
+				r := get("weights.example.com", "/")
+				seen[r.backend()]++
+				if seen["echo"] > 0 && seen["echo2"] > 0 {
+					break
+				}
+			}
+			return seen["echo"] > 0 && seen["echo2"] > 0, fmt.Sprint(seen)
+		})
+		dist := map[string]int{}
+		bad := 0
+		for range 40 {
+			r := get("weights.example.com", "/")
+			want := ""
+			if r.backend() == "echo2" {
+				want = "echo2"
+			}
+			dist[r.backend()+" X-From-Ref="+r.Header.Get("X-From-Ref")]++
+			if r.Code != 200 || r.Header.Get("X-From-Ref") != want {
+				bad++
+				if bad <= 3 {
+					t.Errorf("backendRef ResponseHeaderModifier: %s with X-From-Ref %q; want %q (only responses from echo2 carry it)", r, r.Header.Get("X-From-Ref"), want)
+				}
+			}
+		}
+		t.Logf("weights 1:1, 40 requests: %v", dist)
+	})
+
+	// ---- HTTPS listener ----
+	create(route("secure", "secure.example.com", gwRule(gwv1.HTTPRouteMatch{}, gwRef("echo2", 8080))))
+	phase(t, "HTTPS listener: TLS Terminate with the listener's certificate", func() {
+		secure := func() ftResp {
+			return c.do(http.MethodGet, "https://"+net.JoinHostPort(addr, "443")+"/s", "secure.example.com")
+		}
+		if !ftWait(t, "https://secure.example.com answers", 60*time.Second, func() (bool, string) {
+			r := secure()
+			return r.Code == 200, r.String()
+		}) {
+			return
+		}
+		r := secure()
+		if r.TLS == nil || !slices.Equal(r.TLS.PeerCertificates[0].DNSNames, []string{"secure.example.com"}) {
+			t.Errorf("HTTPS listener: served certificate %v; want the one for secure.example.com", r.TLS)
+		}
+		if r.backend() != "echo2" || r.Echo.Path != "/s" || r.Echo.header("X-Forwarded-Proto") != "https" {
+			t.Errorf("HTTPS listener: got %s X-Forwarded-Proto=%q; want 200 from echo2, path /s, X-Forwarded-Proto https", r, r.Echo.header("X-Forwarded-Proto"))
+		}
+	})
+
+	// ---- cross-namespace backendRef ----
+	crossRef := gwRef("echo3", 80)
+	ns := gwv1.Namespace(other)
+	crossRef.Namespace = &ns
+	create(route("cross", "cross.example.com", gwRule(gwv1.HTTPRouteMatch{}, crossRef)))
+	create(route("same", "same.example.com", gwRule(gwv1.HTTPRouteMatch{}, gwRef("echo", 80))))
+	phase(t, "a cross-namespace backendRef routes only with a ReferenceGrant", func() {
+		ftWait(t, "same.example.com routed (the config with the cross route is live)", 60*time.Second, func() (bool, string) {
+			r := get("same.example.com", "/")
+			return r.Code == 200, r.String()
+		})
+		time.Sleep(2 * time.Second)
+		if r := get("cross.example.com", "/"); r.Code != 500 && r.Code != 404 {
+			t.Errorf("cross-namespace backendRef without a ReferenceGrant: got %s; want 500 (or no route)", r)
+		} else if r.Code != 500 {
+			t.Logf("note: cross-namespace backendRef without a ReferenceGrant answers %d (the spec asks for 500)", r.Code)
+		}
+		if _, err := gw.GatewayV1beta1().ReferenceGrants(other).Create(e.ctx, &gwv1beta1.ReferenceGrant{
+			ObjectMeta: metav1.ObjectMeta{Name: "from-" + e.ns},
+			Spec: gwv1beta1.ReferenceGrantSpec{
+				From: []gwv1beta1.ReferenceGrantFrom{{Group: gwv1.GroupName, Kind: "HTTPRoute", Namespace: gwv1.Namespace(e.ns)}},
+				To:   []gwv1beta1.ReferenceGrantTo{{Group: "", Kind: "Service"}},
+			},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("cross-namespace backendRef without a ReferenceGrant: %s", get("cross.example.com", "/"))
+		ftWait(t, "cross-namespace backendRef with a ReferenceGrant routes", 60*time.Second, func() (bool, string) {
+			r := get("cross.example.com", "/")
+			return r.Code == 200 && r.backend() == "echo3" && r.Echo.Namespace == other, r.String()
+		})
+		// Removing the grant takes the route away again.
+		if err := gw.GatewayV1beta1().ReferenceGrants(other).Delete(e.ctx, "from-"+e.ns, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ftWait(t, "cross-namespace backendRef without the ReferenceGrant stops routing", 60*time.Second, func() (bool, string) {
+			r := get("cross.example.com", "/")
+			return r.Code == 500 || r.Code == 404, r.String()
+		})
+	})
+}
+
+// gatewayPodIPs returns the IPs of the test namespace's running pods by name.
+func (e *env) gatewayPodIPs() map[string]string {
+	pods, err := e.c.Client.CoreV1().Pods(e.ns).List(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		e.t.Fatalf("list pods: %v", err)
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && p.Status.PodIP != "" {
+			out[p.Name] = p.Status.PodIP
+		}
+	}
+	return out
+}
+
+func gwMatch(t gwv1.PathMatchType, value string) gwv1.HTTPRouteMatch {
+	return gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{Type: &t, Value: &value}}
+}
+
+func gwRef(svc string, port int32) gwv1.HTTPBackendRef {
+	p := gwv1.PortNumber(port)
+	return gwv1.HTTPBackendRef{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{
+		Name: gwv1.ObjectName(svc), Port: &p}}}
+}
+
+func gwRule(m gwv1.HTTPRouteMatch, refs ...gwv1.HTTPBackendRef) gwv1.HTTPRouteRule {
+	r := gwv1.HTTPRouteRule{BackendRefs: refs}
+	if m.Path != nil || m.Headers != nil || m.QueryParams != nil || m.Method != nil {
+		r.Matches = []gwv1.HTTPRouteMatch{m}
+	}
+	return r
+}
+
+func ftPtr[T any](v T) *T { return &v }
