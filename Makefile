@@ -93,6 +93,6 @@ bench-e2e: build cluster-binaries
 CONFORMANCE_ARGS ?=
 conformance: haproxy cluster-binaries cluster-tool
 	@mkdir -p $(CURDIR)/out/conformance
-	cd test/conformance && $(GO) test -tags conformance -count=1 -timeout 60m -v -ldflags '$(LDFLAGS)' \
+	cd test/conformance && $(GO) test -mod=mod -tags conformance -count=1 -timeout 60m -v -ldflags '$(LDFLAGS)' \
 	  -run '^TestGatewayHTTPConformance$$' . -args $(CONFORMANCE_ARGS) 2>&1 | tee $(CURDIR)/out/conformance/test.log; \
 	  exit $${PIPESTATUS[0]}

@@ -4,6 +4,7 @@ package conformance
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -64,12 +65,26 @@ var claimedExtended = []features.FeatureName{}
 // directory); `-args -report-output=FILE` overrides it.
 const reportPath = "../../docs/conformance/haptic-gateway-http-report.yaml"
 
-func supportedFeatures() suite.FeaturesSet {
+// Exploring beyond the claim (never written to the docs report unless
+// -report-output names it): -supported-features=A,B adds features (the upstream
+// flag); -explore-extended adds every extended feature of the GATEWAY-HTTP profile.
+var exploreExtended = flag.Bool("explore-extended", false,
+	"also run the tests of every extended feature of the GATEWAY-HTTP profile (a report goes only to -report-output)")
+
+// supportedFeatures is the claim plus what the flags add; exploring reports
+// whether the flags added anything.
+func supportedFeatures() (s suite.FeaturesSet, exploring bool) {
 	// Non-empty, so the suite does not infer the features from the GatewayClass'
 	// status (which HAPTIC does not fill in).
-	s := features.SetsToNamesSet(features.GatewayCoreFeatures, features.ReferenceGrantCoreFeatures,
+	s = features.SetsToNamesSet(features.GatewayCoreFeatures, features.ReferenceGrantCoreFeatures,
 		features.HTTPRouteCoreFeatures)
-	return s.Insert(claimedExtended...)
+	s.Insert(claimedExtended...)
+	claimed := s.Len()
+	s = s.Union(suite.ParseSupportedFeatures(*flags.SupportedFeatures))
+	if *exploreExtended {
+		s = s.Union(suite.GatewayHTTPConformanceProfile.ExtendedFeatures)
+	}
+	return s, s.Len() != claimed
 }
 
 // timeouts are the suite's defaults, stretched for a loaded 2-core machine and a
@@ -302,6 +317,7 @@ func runSuite(t *testing.T, c *clustertest.Cluster) {
 		t.Fatal(err)
 	}
 	tc := timeouts()
+	supported, exploring := supportedFeatures()
 	dialer := netns.Dialer{Name: c.Config.Netns, Timeout: tc.RequestTimeout}
 	opts := suite.ConformanceOptions{
 		Client:               cl,
@@ -311,7 +327,7 @@ func runSuite(t *testing.T, c *clustertest.Cluster) {
 		Debug:                *flags.ShowDebug,
 		RoundTripper:         &roundtripper.DefaultRoundTripper{Debug: *flags.ShowDebug, TimeoutConfig: tc, CustomDialContext: dialer.DialContext},
 		CleanupBaseResources: true,
-		SupportedFeatures:    supportedFeatures(),
+		SupportedFeatures:    supported,
 		TimeoutConfig:        tc,
 		SkipTests:            suite.ParseSkipTests(*flags.SkipTests),
 		RunTest:              *flags.RunTest,
@@ -334,7 +350,7 @@ func runSuite(t *testing.T, c *clustertest.Cluster) {
 		t.Fatalf("report: %v", err)
 	}
 	out := *flags.ReportOutput
-	if out == "" && *flags.RunTest == "" {
+	if out == "" && *flags.RunTest == "" && !exploring {
 		out = reportPath
 	}
 	data, err := yaml.Marshal(report)
@@ -343,7 +359,7 @@ func runSuite(t *testing.T, c *clustertest.Cluster) {
 	}
 	t.Logf("conformance report:\n%s", data)
 	if out == "" {
-		return // one test: not a report to keep
+		return // one test, or features beyond the claim: not the report to keep
 	}
 	if err := os.WriteFile(out, data, 0o644); err != nil {
 		t.Fatalf("write report: %v", err)
