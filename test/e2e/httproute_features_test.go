@@ -2,7 +2,11 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -10,10 +14,13 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	"github.com/haproxy-haptic/haptic/localcluster/netns"
 )
 
 // TestHTTPRouteFeatures drives the gateway library on real HAProxy (a Gateway with
@@ -75,15 +82,16 @@ func TestHTTPRouteFeatures(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%+v", g.Status)
 	})
-	pod := ""
-	for name, ip := range e.gatewayPodIPs() {
-		if ip == addr {
-			pod = name
+	ftDumpOnFailure(t, e, func() string { // the Gateway's pod: the one with its address
+		pods := e.gatewayPodIPs()
+		for name, ip := range pods {
+			if ip == addr {
+				return name
+			}
 		}
-	}
-	if pod != "" {
-		ftDumpOnFailure(t, e, pod)
-	}
+		t.Logf("no pod has the Gateway's address %s: %v", addr, pods)
+		return ""
+	})
 	c := newFtClient(e, ca.pool)
 	do := func(method, host, path string, hdr ...string) ftResp {
 		return c.do(method, "http://"+net.JoinHostPort(addr, "80")+path, host, hdr...)
@@ -138,6 +146,10 @@ func TestHTTPRouteFeatures(t *testing.T) {
 		gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/noport"), gwRef("echo", 81)),
 		gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{gwMatch(gwv1.PathMatchPathPrefix, "/norefs")}},
 	))
+	// Two routes with the same match: the older one wins (creation time, then name).
+	create(route("zz-older", "conflict.example.com", gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/c"), gwRef("echo", 80))))
+	time.Sleep(1100 * time.Millisecond) // creation timestamps have a resolution of one second
+	create(route("aa-newer", "conflict.example.com", gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/c"), gwRef("echo2", 8080))))
 	// Wildcard route hostnames match one or more labels; an exact hostname wins.
 	create(route("wild", "*.gwwild.example.com", gwRule(gwv1.HTTPRouteMatch{}, gwRef("echo2", 8080))))
 	create(route("wild-exact", "exact.gwwild.example.com", gwRule(gwv1.HTTPRouteMatch{}, gwRef("echo", 80))))
@@ -173,6 +185,8 @@ func TestHTTPRouteFeatures(t *testing.T) {
 			{"GET", "match.example.com", "/hdr", []string{"X-Version", "v2"}, 200, "echo2"},    // header match beats no header
 			{"GET", "match.example.com", "/hdr/x", []string{"x-version", "v2"}, 200, "echo2"},  // header names are case-insensitive
 			{"GET", "match.example.com", "/hdr", []string{"X-Version", "v1"}, 200, "echo"},     //
+			{"GET", "match.example.com", "/hdr", []string{"X-Version", "V2"}, 200, "echo"},     // header values are case-sensitive
+			{"GET", "conflict.example.com", "/c", nil, 200, "echo"},                            // the older route wins
 			{"GET", "match.example.com", "/hdr", nil, 200, "echo"},                             //
 			{"GET", "match.example.com", "/hdr/sub", []string{"X-Version", "v2"}, 200, "echo"}, // longer prefix beats a header match
 			{"GET", "match.example.com", "/q?v=2", nil, 200, "echo2"},                          // query parameter
@@ -243,6 +257,12 @@ func TestHTTPRouteFeatures(t *testing.T) {
 			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: str("/dest")}, StatusCode: code(301)}}),
 		filterRule("/plain-redirect", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
 			Scheme: &https}}),
+		func() gwv1.HTTPRouteRule {
+			r := gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/slow"), gwRef("echo", 80))
+			d := gwv1.Duration("1s")
+			r.Timeouts = &gwv1.HTTPRouteTimeouts{Request: &d}
+			return r
+		}(),
 		filterRule("/full", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
 			Hostname: &rewriteHost, Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: str("/replaced")}}}),
 	))
@@ -297,6 +317,17 @@ func TestHTTPRouteFeatures(t *testing.T) {
 			if r := get("filters.example.com", tc.path); r.Code != tc.code || r.Header.Get("Location") != tc.location {
 				t.Errorf("RequestRedirect: GET %s: got %s Location=%q; want %d to %s", tc.path, r, r.Header.Get("Location"), tc.code, tc.location)
 			}
+		}
+		// timeouts.request 1s: a backend that answers after 3s gets 504 after about 1s.
+		if r := get("filters.example.com", "/slow?delay=100ms"); r.Code != 200 {
+			t.Errorf("timeouts.request 1s: a fast answer: got %s; want 200", r)
+		}
+		start := time.Now()
+		r = get("filters.example.com", "/slow?delay=3s")
+		if took := time.Since(start); r.Code != 504 || took > 2500*time.Millisecond {
+			t.Errorf("timeouts.request 1s: GET /slow?delay=3s: got %s after %s; want 504 after about 1s (the request timeout bounds the whole request, retries included)", r, took.Round(time.Millisecond))
+		} else {
+			t.Logf("timeouts.request 1s: 504 after %s", took.Round(time.Millisecond))
 		}
 		if r := get("filters.example.com", "/oldx"); r.Code != 404 {
 			t.Errorf("GET /oldx (no rule matches): got %s; want 404", r)
@@ -391,6 +422,39 @@ func TestHTTPRouteFeatures(t *testing.T) {
 		if r.backend() != "echo2" || r.Echo.Path != "/s" || r.Echo.header("X-Forwarded-Proto") != "https" {
 			t.Errorf("HTTPS listener: got %s X-Forwarded-Proto=%q; want 200 from echo2, path /s, X-Forwarded-Proto https", r, r.Echo.header("X-Forwarded-Proto"))
 		}
+		h2 := netns.HTTPClient(e.c.Config.Netns, &http.Transport{ForceAttemptHTTP2: true,
+			TLSClientConfig: &tls.Config{ServerName: "secure.example.com", RootCAs: ca.pool}}, 5*time.Second)
+		if req, err := http.NewRequestWithContext(e.ctx, http.MethodGet, "https://"+net.JoinHostPort(addr, "443")+"/h2", nil); err == nil {
+			req.Host = "secure.example.com"
+			resp, err := h2.Do(req)
+			if err != nil {
+				t.Errorf("HTTPS listener, HTTP/2: %v", err)
+			} else {
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.ProtoMajor != 2 || resp.StatusCode != 200 || !strings.HasPrefix(ftEchoOf(body).Pod, "echo2-") {
+					t.Errorf("HTTPS listener, HTTP/2: %s %d from %q; want HTTP/2.0 200 from echo2", resp.Proto, resp.StatusCode, ftEchoOf(body).Pod)
+				}
+			}
+		}
+		// Rotating the listener's certificate: the Secret's new certificate is served.
+		crt, key := ca.leaf(t, "secure.example.com")
+		if _, err := e.c.Client.CoreV1().Secrets(e.ns).Update(e.ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "gw-cert"}, Type: corev1.SecretTypeTLS,
+			Data: map[string][]byte{corev1.TLSCertKey: crt, corev1.TLSPrivateKeyKey: key},
+		}, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		block, _ := pem.Decode(crt)
+		rotated, _ := x509.ParseCertificate(block.Bytes)
+		ftWait(t, "the rotated listener certificate is served", 30*time.Second, func() (bool, string) {
+			r := secure()
+			if r.TLS == nil {
+				return false, r.String()
+			}
+			return r.TLS.PeerCertificates[0].SerialNumber.Cmp(rotated.SerialNumber) == 0 && r.Code == 200,
+				fmt.Sprint("serial ", r.TLS.PeerCertificates[0].SerialNumber, " want ", rotated.SerialNumber, " ", r)
+		})
 	})
 
 	// ---- cross-namespace backendRef ----

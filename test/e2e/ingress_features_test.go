@@ -49,7 +49,7 @@ func TestIngressFeatures(t *testing.T) {
 		}
 		return ip != "", ""
 	})
-	ftDumpOnFailure(t, e, pod)
+	ftDumpOnFailure(t, e, func() string { return pod })
 	ca := newFtCA(t)
 	c := newFtClient(e, ca.pool)
 	http1 := func(method, host, path string, hdr ...string) ftResp {
@@ -92,6 +92,9 @@ func TestIngressFeatures(t *testing.T) {
 		create(ing("paths", nil, ftRule("paths.example.com",
 			ftPath("/exact", networkingv1.PathTypeExact, "echo", "http"),
 			ftPath("/foo", networkingv1.PathTypePrefix, "echo2", 8080),
+			ftPath("/foo", networkingv1.PathTypeExact, "echo", "http"), // Exact beats Prefix on the same path
+			ftPath("/trail/", networkingv1.PathTypePrefix, "echo2", "web"),
+			ftPath("/missing", networkingv1.PathTypePrefix, "no-such-service", 80),
 			ftPath("/foo/deep", networkingv1.PathTypePrefix, "echo", 80),
 			ftPath("/impl", networkingv1.PathTypeImplementationSpecific, "echo2", "web"),
 		)))
@@ -99,7 +102,7 @@ func TestIngressFeatures(t *testing.T) {
 		create(ing("wild-exact", nil, ftRule("exact.wild.example.com", ftPath("/", networkingv1.PathTypePrefix, "echo", "http"))))
 		create(ing("hostless", nil, ftRule("", ftPath("/hostless", networkingv1.PathTypePrefix, "echo2", "web"))))
 		ftWait(t, "paths.example.com and *.wild.example.com routed", 60*time.Second, func() (bool, string) {
-			a, b, w, h := get("paths.example.com", "/exact"), get("paths.example.com", "/foo"), get("a.wild.example.com", "/"), get("any.example.com", "/hostless")
+			a, b, w, h := get("paths.example.com", "/exact"), get("paths.example.com", "/foo/"), get("a.wild.example.com", "/"), get("any.example.com", "/hostless")
 			return a.backend() == "echo" && b.backend() == "echo2" && w.backend() == "echo2" && h.backend() == "echo2",
 				a.String() + " | " + b.String() + " | " + w.String() + " | " + h.String()
 		})
@@ -112,8 +115,13 @@ func TestIngressFeatures(t *testing.T) {
 			{"paths.example.com", "/exact?x=1", 200, "echo"},
 			{"paths.example.com", "/exact/", 404, ""},
 			{"paths.example.com", "/exactly", 404, ""},
-			{"paths.example.com", "/foo", 200, "echo2"},
+			{"paths.example.com", "/foo", 200, "echo"}, // Exact /foo
+			{"paths.example.com", "/foo?x=1", 200, "echo"},
 			{"paths.example.com", "/foo/", 200, "echo2"},
+			{"paths.example.com", "/trail", 200, "echo2"}, // Prefix /trail/ matches /trail (Kubernetes: trailing / ignored)
+			{"paths.example.com", "/trail/x", 200, "echo2"},
+			{"paths.example.com", "/trailx", 404, ""},
+			{"paths.example.com", "/missing", 503, ""}, // a Service that does not exist: no server
 			{"paths.example.com", "/foo/bar", 200, "echo2"},
 			{"paths.example.com", "/foobar", 404, ""},
 			{"paths.example.com", "/foo/deep", 200, "echo"},
@@ -192,6 +200,25 @@ func TestIngressFeatures(t *testing.T) {
 			r.backend() != "echo2" {
 			t.Errorf("https SNI x.tlswild.example.com: got %s; want the *.tlswild.example.com certificate and echo2", r)
 		}
+		// Rotating a certificate: the Secret's new certificate is served.
+		before := https("tls-a.example.com", "/")
+		crt, key := ca.leaf(t, "tls-a.example.com")
+		if _, err := e.c.Client.CoreV1().Secrets(e.ns).Update(e.ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "tls-a"}, Type: corev1.SecretTypeTLS,
+			Data: map[string][]byte{corev1.TLSCertKey: crt, corev1.TLSPrivateKeyKey: key},
+		}, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		block, _ := pem.Decode(crt)
+		rotated, _ := x509.ParseCertificate(block.Bytes)
+		ftWait(t, "the rotated tls-a certificate is served", 30*time.Second, func() (bool, string) {
+			r := https("tls-a.example.com", "/")
+			if r.TLS == nil {
+				return false, r.String()
+			}
+			return r.TLS.PeerCertificates[0].SerialNumber.Cmp(rotated.SerialNumber) == 0 && r.backend() == "echo",
+				fmt.Sprint("serial ", r.TLS.PeerCertificates[0].SerialNumber, " want ", rotated.SerialNumber, " (before ", before.TLS != nil, ") ", r)
+		})
 		// ALPN h2: HTTP/2 over TLS is routed the same way.
 		h2 := netns.HTTPClient(e.c.Config.Netns, &http.Transport{ForceAttemptHTTP2: true,
 			TLSClientConfig: &tls.Config{ServerName: "tls-b.example.com", RootCAs: ca.pool}}, 5*time.Second)
@@ -306,6 +333,16 @@ func TestIngressFeatures(t *testing.T) {
 				return r.Code == tc.code, r.String()
 			})
 		}
+
+		// Removing the allowlist opens the route.
+		if _, err := e.c.Client.NetworkingV1().Ingresses(e.ns).Patch(e.ctx, "allow", types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"haproxy-haptic.org/allowlist":null}}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ftWait(t, "allow.example.com answers 200 without its allowlist", 30*time.Second, func() (bool, string) {
+			r := get("allow.example.com", "/")
+			return r.Code == 200 && r.backend() == "echo", r.String()
+		})
 
 		// request-set-header / response-set-header.
 		ftWait(t, "request-set-header and response-set-header", 30*time.Second, func() (bool, string) {
@@ -623,9 +660,14 @@ func ftWait(t *testing.T, what string, within time.Duration, cond func() (bool, 
 }
 
 // ftDumpOnFailure logs the pod's haproxy.cfg and maps when the test failed.
-func ftDumpOnFailure(t *testing.T, e *env, pod string) {
+func ftDumpOnFailure(t *testing.T, e *env, podOf func() string) {
 	t.Cleanup(func() {
 		if !t.Failed() || e.ctx.Err() != nil {
+			return
+		}
+		pod := podOf()
+		if pod == "" {
+			t.Logf("no HAProxy pod to read haproxy.cfg from")
 			return
 		}
 		t.Logf("haproxy.cfg of %s:\n%s", pod, e.podExec(pod, "cat", "/etc/haproxy/haproxy.cfg"))
