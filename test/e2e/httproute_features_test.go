@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -67,31 +69,43 @@ func TestHTTPRouteFeatures(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var addr string
-	e.eventually("gw Programmed with an address", 120*time.Second, func() (bool, string) {
+	// The Gateway's HAProxy pod of this test's controller: in the test namespace,
+	// labelled with the Gateway's id. Other controllers running on the cluster at the
+	// same time (another test, a conformance run) serve every GatewayClass of
+	// controllerName haproxy-haptic.org/controller too, provision pods of their own
+	// for this Gateway and may write its status.addresses: requests go to this
+	// test's pod, and a status address that is not its IP is reported.
+	sum := sha256.Sum256([]byte(e.ns + "/gw"))
+	gwID := hex.EncodeToString(sum[:])[:12]
+	var addr, pod, statusAddr string
+	e.eventually("gw Programmed, with a ready pod of this test's controller", 120*time.Second, func() (bool, string) {
 		g, err := gw.GatewayV1().Gateways(e.ns).Get(e.ctx, "gw", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
+		programmed := false
 		for _, c := range g.Status.Conditions {
 			if c.Type == string(gwv1.GatewayConditionProgrammed) && c.Status == metav1.ConditionTrue && c.ObservedGeneration == g.Generation &&
 				len(g.Status.Addresses) > 0 {
-				addr = g.Status.Addresses[0].Value
-				return true, ""
+				programmed, statusAddr = true, g.Status.Addresses[0].Value
 			}
 		}
-		return false, fmt.Sprintf("%+v", g.Status)
-	})
-	ftDumpOnFailure(t, e, func() string { // the Gateway's pod: the one with its address
-		pods := e.gatewayPodIPs()
-		for name, ip := range pods {
-			if ip == addr {
-				return name
+		pods, err := e.c.Client.CoreV1().Pods(e.ns).List(e.ctx, metav1.ListOptions{LabelSelector: "haproxy-haptic.org/gateway=" + gwID})
+		if err != nil {
+			return false, err.Error()
+		}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if p.DeletionTimestamp == nil && p.Status.PodIP != "" && ready(p) {
+				pod, addr = p.Name, p.Status.PodIP
 			}
 		}
-		t.Logf("no pod has the Gateway's address %s: %v", addr, pods)
-		return ""
+		return programmed && addr != "", fmt.Sprintf("pod %q %s; %+v", pod, addr, g.Status)
 	})
+	if statusAddr != addr {
+		t.Logf("NOTE: gw status.addresses[0] is %s, but this test's controller runs gw on pod %s (%s): another controller on the cluster serves this GatewayClass too", statusAddr, pod, addr)
+	}
+	ftDumpOnFailure(t, e, func() string { return pod })
 	c := newFtClient(e, ca.pool)
 	do := func(method, host, path string, hdr ...string) ftResp {
 		return c.do(method, "http://"+net.JoinHostPort(addr, "80")+path, host, hdr...)
@@ -160,6 +174,7 @@ func TestHTTPRouteFeatures(t *testing.T) {
 	))
 
 	phase(t, "HTTPRoute matches: path Exact, PathPrefix, RegularExpression, header, query, method, and precedence", func() {
+		var cases []func() (bool, string)
 		ftWait(t, "match.example.com routed", 60*time.Second, func() (bool, string) {
 			a, b, w := get("match.example.com", "/exact"), get("match.example.com", "/pre"), get("exact.gwwild.example.com", "/")
 			return a.backend() == "echo2" && b.backend() == "echo" && w.backend() == "echo", a.String() + " | " + b.String() + " | " + w.String()
@@ -215,13 +230,17 @@ func TestHTTPRouteFeatures(t *testing.T) {
 			{"GET", "a.b.gwwild.example.com", "/", nil, 200, "echo2"}, // Gateway API wildcards cover several labels
 			{"GET", "exact.gwwild.example.com", "/", nil, 200, "echo"},
 			{"GET", "gwwild.example.com", "/", nil, 404, ""},
+			{"GET", "MATCH.Example.com", "/exact", nil, 200, "echo2"}, // hostnames are case-insensitive
+			{"GET", "match.example.com:80", "/exact", nil, 200, "echo2"},
 			{"GET", "other.example.com", "/exact", nil, 404, ""}, // no route for the host
 		} {
-			r := do(tc.method, tc.host, tc.path, tc.hdr...)
-			if r.Code != tc.code || r.backend() != tc.backend {
-				t.Errorf("%s http://%s%s %v: got %s; want %d from %q", tc.method, tc.host, tc.path, tc.hdr, r, tc.code, tc.backend)
-			}
+			cases = append(cases, func() (bool, string) {
+				r := do(tc.method, tc.host, tc.path, tc.hdr...)
+				return r.Code == tc.code && r.backend() == tc.backend,
+					fmt.Sprintf("%s http://%s%s %v: got %s; want %d from %q", tc.method, tc.host, tc.path, tc.hdr, r, tc.code, tc.backend)
+			})
 		}
+		ftTable(t, "HTTPRoute matches", 45*time.Second, cases)
 	})
 
 	// ---- filters ----
@@ -255,6 +274,8 @@ func TestHTTPRouteFeatures(t *testing.T) {
 			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: str("/xyz/")}}}),
 		filterRule("/rp", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
 			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: str("/dest")}, StatusCode: code(301)}}),
+		filterRule("/port-redirect", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
+			Port: ftPtr(gwv1.PortNumber(8443))}}),
 		filterRule("/plain-redirect", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
 			Scheme: &https}}),
 		func() gwv1.HTTPRouteRule {
@@ -313,6 +334,7 @@ func TestHTTPRouteFeatures(t *testing.T) {
 			{"/rp/x?y=1", "http://filters.example.com/dest/x?y=1", 301},
 			{"/rp", "http://filters.example.com/dest", 301},
 			{"/plain-redirect/a", "https://filters.example.com/plain-redirect/a", 302}, // default status 302, port 443 implied
+			{"/port-redirect", "http://filters.example.com:8443/port-redirect", 302},
 		} {
 			if r := get("filters.example.com", tc.path); r.Code != tc.code || r.Header.Get("Location") != tc.location {
 				t.Errorf("RequestRedirect: GET %s: got %s Location=%q; want %d to %s", tc.path, r, r.Header.Get("Location"), tc.code, tc.location)
@@ -345,7 +367,9 @@ func TestHTTPRouteFeatures(t *testing.T) {
 		a, b := gwRef("echo", 80), gwRef("echo2", 8080)
 		a.Weight, b.Weight = &w1, &w2
 		b.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier,
-			ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "X-From-Ref", Value: "echo2"}}}}}
+			ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "X-From-Ref", Value: "echo2"}}}},
+			{Type: gwv1.HTTPRouteFilterRequestHeaderModifier,
+				RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "X-To-Ref", Value: "echo2"}}}}}
 		r := route("weights", "weights.example.com", gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{a, b}})
 		r.Spec.ParentRefs = []gwv1.ParentReference{{Name: "gw"}}
 		return r
@@ -392,11 +416,12 @@ func TestHTTPRouteFeatures(t *testing.T) {
 			if r.backend() == "echo2" {
 				want = "echo2"
 			}
-			dist[r.backend()+" X-From-Ref="+r.Header.Get("X-From-Ref")]++
-			if r.Code != 200 || r.Header.Get("X-From-Ref") != want {
+			dist[r.backend()+" X-From-Ref="+r.Header.Get("X-From-Ref")+" X-To-Ref="+r.Echo.header("X-To-Ref")]++
+			if r.Code != 200 || r.Header.Get("X-From-Ref") != want || r.Echo.header("X-To-Ref") != want {
 				bad++
 				if bad <= 3 {
-					t.Errorf("backendRef ResponseHeaderModifier: %s with X-From-Ref %q; want %q (only responses from echo2 carry it)", r, r.Header.Get("X-From-Ref"), want)
+					t.Errorf("backendRef header modifiers: %s with response X-From-Ref %q, request X-To-Ref %q; want %q (only echo2's requests and responses carry them)",
+						r, r.Header.Get("X-From-Ref"), r.Echo.header("X-To-Ref"), want)
 				}
 			}
 		}
@@ -405,6 +430,12 @@ func TestHTTPRouteFeatures(t *testing.T) {
 
 	// ---- HTTPS listener ----
 	create(route("secure", "secure.example.com", gwRule(gwv1.HTTPRouteMatch{}, gwRef("echo2", 8080))))
+	onlyHTTPS := route("https-only", "secure.example.com", gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/only"), gwRef("echo", 80)))
+	section := gwv1.SectionName("https")
+	onlyHTTPS.Spec.ParentRefs = []gwv1.ParentReference{{Name: "gw", SectionName: &section}}
+	if _, err := gw.GatewayV1().HTTPRoutes(e.ns).Create(e.ctx, onlyHTTPS, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	phase(t, "HTTPS listener: TLS Terminate with the listener's certificate", func() {
 		secure := func() ftResp {
 			return c.do(http.MethodGet, "https://"+net.JoinHostPort(addr, "443")+"/s", "secure.example.com")
@@ -437,6 +468,14 @@ func TestHTTPRouteFeatures(t *testing.T) {
 				}
 			}
 		}
+		// A route attached to the https listener only (sectionName) is not served on port 80.
+		ftWait(t, "the https-only route over https", 30*time.Second, func() (bool, string) {
+			r := c.do(http.MethodGet, "https://"+net.JoinHostPort(addr, "443")+"/only", "secure.example.com")
+			return r.Code == 200 && r.backend() == "echo", r.String()
+		})
+		if r := get("secure.example.com", "/only"); r.Code != 200 || r.backend() != "echo2" {
+			t.Errorf("http://secure.example.com/only: got %s; want 200 from echo2 (route secure: the https-only route is not attached to the http listener)", r)
+		}
 		// Rotating the listener's certificate: the Secret's new certificate is served.
 		crt, key := ca.leaf(t, "secure.example.com")
 		if _, err := e.c.Client.CoreV1().Secrets(e.ns).Update(e.ctx, &corev1.Secret{
@@ -463,12 +502,22 @@ func TestHTTPRouteFeatures(t *testing.T) {
 	crossRef.Namespace = &ns
 	create(route("cross", "cross.example.com", gwRule(gwv1.HTTPRouteMatch{}, crossRef)))
 	create(route("same", "same.example.com", gwRule(gwv1.HTTPRouteMatch{}, gwRef("echo", 80))))
+	// A route of another namespace: the listeners allow routes of the Gateway's namespace only.
+	foreign := route("foreign", "foreign.example.com", gwRule(gwv1.HTTPRouteMatch{}, gwRef("echo3", 80)))
+	gwNS := gwv1.Namespace(e.ns)
+	foreign.Spec.ParentRefs = []gwv1.ParentReference{{Name: "gw", Namespace: &gwNS}}
+	if _, err := gw.GatewayV1().HTTPRoutes(other).Create(e.ctx, foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	phase(t, "a cross-namespace backendRef routes only with a ReferenceGrant", func() {
 		ftWait(t, "same.example.com routed (the config with the cross route is live)", 60*time.Second, func() (bool, string) {
 			r := get("same.example.com", "/")
 			return r.Code == 200, r.String()
 		})
 		time.Sleep(2 * time.Second)
+		if r := get("foreign.example.com", "/"); r.Code != 404 {
+			t.Errorf("a route of namespace %s attached to a Gateway whose listeners allow the Same namespace: got %s; want 404", other, r)
+		}
 		if r := get("cross.example.com", "/"); r.Code != 500 && r.Code != 404 {
 			t.Errorf("cross-namespace backendRef without a ReferenceGrant: got %s; want 500 (or no route)", r)
 		} else if r.Code != 500 {
@@ -497,21 +546,6 @@ func TestHTTPRouteFeatures(t *testing.T) {
 			return r.Code == 500 || r.Code == 404, r.String()
 		})
 	})
-}
-
-// gatewayPodIPs returns the IPs of the test namespace's running pods by name.
-func (e *env) gatewayPodIPs() map[string]string {
-	pods, err := e.c.Client.CoreV1().Pods(e.ns).List(e.ctx, metav1.ListOptions{})
-	if err != nil {
-		e.t.Fatalf("list pods: %v", err)
-	}
-	out := map[string]string{}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil && p.Status.PodIP != "" {
-			out[p.Name] = p.Status.PodIP
-		}
-	}
-	return out
 }
 
 func gwMatch(t gwv1.PathMatchType, value string) gwv1.HTTPRouteMatch {

@@ -100,12 +100,17 @@ func TestIngressFeatures(t *testing.T) {
 		)))
 		create(ing("wild", nil, ftRule("*.wild.example.com", ftPath("/", networkingv1.PathTypePrefix, "echo2", "web"))))
 		create(ing("wild-exact", nil, ftRule("exact.wild.example.com", ftPath("/", networkingv1.PathTypePrefix, "echo", "http"))))
+		// One host in two Ingresses: their paths merge; annotations stay with their own paths.
+		create(ing("shared-a", map[string]string{"haproxy-haptic.org/response-set-header": "X-Shared a\n"},
+			ftRule("shared.example.com", ftPath("/a", networkingv1.PathTypePrefix, "echo", "http"))))
+		create(ing("shared-b", nil, ftRule("shared.example.com", ftPath("/b", networkingv1.PathTypePrefix, "echo", "http"))))
 		create(ing("hostless", nil, ftRule("", ftPath("/hostless", networkingv1.PathTypePrefix, "echo2", "web"))))
 		ftWait(t, "paths.example.com and *.wild.example.com routed", 60*time.Second, func() (bool, string) {
 			a, b, w, h := get("paths.example.com", "/exact"), get("paths.example.com", "/foo/"), get("a.wild.example.com", "/"), get("any.example.com", "/hostless")
 			return a.backend() == "echo" && b.backend() == "echo2" && w.backend() == "echo2" && h.backend() == "echo2",
 				a.String() + " | " + b.String() + " | " + w.String() + " | " + h.String()
 		})
+		var cases []func() (bool, string)
 		for _, tc := range []struct {
 			host, path string
 			code       int
@@ -140,10 +145,22 @@ func TestIngressFeatures(t *testing.T) {
 			{"unknown.example.com", "/hostless/x", 200, "echo2"}, // a rule without host serves every host
 			{"a.wild.example.com", "/hostless", 200, "echo2"},
 		} {
-			r := get(tc.host, tc.path)
-			if r.Code != tc.code || r.backend() != tc.backend {
-				t.Errorf("GET http://%s%s: got %s; want %d from %q", tc.host, tc.path, r, tc.code, tc.backend)
-			}
+			cases = append(cases, func() (bool, string) {
+				r := get(tc.host, tc.path)
+				return r.Code == tc.code && r.backend() == tc.backend,
+					fmt.Sprintf("GET http://%s%s: got %s; want %d from %q", tc.host, tc.path, r, tc.code, tc.backend)
+			})
+		}
+		ftTable(t, "Ingress paths and hosts", 45*time.Second, cases)
+		ftWait(t, "shared.example.com/a with its Ingress's response header", 30*time.Second, func() (bool, string) {
+			r := get("shared.example.com", "/a")
+			return r.Code == 200 && r.Header.Get("X-Shared") == "a", fmt.Sprintf("%s X-Shared=%q", r, r.Header.Get("X-Shared"))
+		})
+		if r := get("shared.example.com", "/b"); r.Code != 200 || r.backend() != "echo" || r.Header.Get("X-Shared") != "" {
+			t.Errorf("shared.example.com/b (other Ingress, same Service port, no annotation): got %s X-Shared=%q; want 200 from echo without X-Shared", r, r.Header.Get("X-Shared"))
+		}
+		if r := get("shared.example.com", "/c"); r.Code != 404 {
+			t.Errorf("shared.example.com/c: got %s; want 404", r)
 		}
 	})
 
@@ -657,6 +674,31 @@ func ftWait(t *testing.T, what string, within time.Duration, cond func() (bool, 
 	}
 	t.Errorf("FAIL %s: not within %s; last: %s", what, within, last)
 	return false
+}
+
+// ftTable runs every case until all of them hold at once or the time is up; then
+// it reports each case that still does not hold.
+func ftTable(t *testing.T, what string, within time.Duration, cases []func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		var failed []string
+		for _, c := range cases {
+			if ok, msg := c(); !ok {
+				failed = append(failed, msg)
+			}
+		}
+		if len(failed) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, msg := range failed {
+				t.Errorf("%s: %s", what, msg)
+			}
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // ftDumpOnFailure logs the pod's haproxy.cfg and maps when the test failed.
