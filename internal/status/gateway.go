@@ -36,7 +36,8 @@ type Input struct {
 	ReferenceGrants []*gwv1beta1.ReferenceGrant
 	// Services holds the existing Services and their ports.
 	Services map[types.NamespacedName][]int32
-	// Secrets holds the existing TLS Secrets (type kubernetes.io/tls).
+	// Secrets holds the existing TLS Secrets (type kubernetes.io/tls): true when
+	// tls.crt and tls.key hold a certificate and its key.
 	Secrets map[types.NamespacedName]bool
 	// Namespaces holds every namespace's labels (allowedRoutes selectors).
 	Namespaces map[string]map[string]string

@@ -57,8 +57,9 @@ func (m *Manager) plan() ([]job, error) {
 		in.Services[types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}] = ports
 	}
 	for _, o := range src.list(Secrets) {
-		if a, ok := o.(metav1.Object); ok {
-			in.Secrets[types.NamespacedName{Namespace: a.GetNamespace(), Name: a.GetName()}] = true
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			valid, _, _ := unstructured.NestedBool(u.Object, "validCertificate")
+			in.Secrets[types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}] = valid
 		}
 	}
 	for _, o := range src.list(Namespaces) {

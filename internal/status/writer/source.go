@@ -2,6 +2,8 @@ package writer
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/base64"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,6 +62,29 @@ func stripManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
+// keepCertificateValidity reduces a cached TLS Secret to its name and whether
+// tls.crt and tls.key hold a certificate and its private key.
+func keepCertificateValidity(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	valid := false
+	data, _, _ := unstructured.NestedStringMap(u.Object, "data")
+	crt, errC := base64.StdEncoding.DecodeString(data["tls.crt"])
+	key, errK := base64.StdEncoding.DecodeString(data["tls.key"])
+	if errC == nil && errK == nil {
+		_, err := tls.X509KeyPair(crt, key)
+		valid = err == nil
+	}
+	out := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret", "validCertificate": valid,
+		"metadata": map[string]any{"name": u.GetName(), "namespace": u.GetNamespace(),
+			"resourceVersion": u.GetResourceVersion(), "uid": string(u.GetUID())},
+	}}
+	return out, nil
+}
+
 // keepServicePorts reduces a cached Service to its name and ports.
 func keepServicePorts(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
@@ -108,11 +133,14 @@ func (m *Manager) startSources(ctx context.Context) *sources {
 	}
 	dyn.Start(ctx.Done())
 	meta := metadatainformer.NewSharedInformerFactory(m.opts.Metadata, 0)
-	tls := metadatainformer.NewFilteredMetadataInformer(m.opts.Metadata, Secrets, metav1.NamespaceAll, 0,
+	// TLS Secrets are read whole (a malformed one makes an InvalidCertificateRef) but
+	// only their validity is kept: no key material stays in the cache.
+	tls := dynamicinformer.NewFilteredDynamicInformer(m.opts.Dynamic, Secrets, metav1.NamespaceAll, 0,
 		cache.Indexers{}, func(o *metav1.ListOptions) { o.FieldSelector = "type=kubernetes.io/tls" }).Informer()
+	_ = tls.SetTransform(keepCertificateValidity)
 	nsInf := meta.ForResource(Namespaces).Informer()
+	_ = nsInf.SetTransform(stripManagedFields)
 	for gvr, inf := range map[schema.GroupVersionResource]cache.SharedIndexInformer{Secrets: tls, Namespaces: nsInf} {
-		_ = inf.SetTransform(stripManagedFields)
 		_, _ = inf.AddEventHandler(handler)
 		s.informers[gvr] = inf
 		s.synced = append(s.synced, inf.HasSynced)

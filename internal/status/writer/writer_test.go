@@ -59,7 +59,7 @@ func TestPassWritesOnlyChanges(t *testing.T) {
 	lists := map[schema.GroupVersionResource]string{}
 	for gvr, kind := range map[schema.GroupVersionResource]string{GatewayClasses: "GatewayClass", Gateways: "Gateway",
 		HTTPRoutes: "HTTPRoute", GRPCRoutes: "GRPCRoute", ReferenceGrants: "ReferenceGrant", Services: "Service",
-		Ingresses: "Ingress", IngressClasses: "IngressClass", CRDs: "CustomResourceDefinition"} {
+		Ingresses: "Ingress", IngressClasses: "IngressClass", CRDs: "CustomResourceDefinition", Secrets: "Secret"} {
 		lists[gvr] = kind + "List"
 	}
 	// Created through the client: the fake's guess of a resource from a kind
