@@ -164,6 +164,10 @@ func TestHTTPRouteFeatures(t *testing.T) {
 	create(route("zz-older", "conflict.example.com", gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/c"), gwRef("echo", 80))))
 	time.Sleep(1100 * time.Millisecond) // creation timestamps have a resolution of one second
 	create(route("aa-newer", "conflict.example.com", gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/c"), gwRef("echo2", 8080))))
+	// A route without hostnames serves every host, also hosts that have routes of their own.
+	catchall := route("catchall", "", gwRule(gwMatch(gwv1.PathMatchPathPrefix, "/catchall"), gwRef("echo", 80)))
+	catchall.Spec.Hostnames = nil
+	create(catchall)
 	// Wildcard route hostnames match one or more labels; an exact hostname wins.
 	create(route("wild", "*.gwwild.example.com", gwRule(gwv1.HTTPRouteMatch{}, gwRef("echo2", 8080))))
 	create(route("wild-exact", "exact.gwwild.example.com", gwRule(gwv1.HTTPRouteMatch{}, gwRef("echo", 80))))
@@ -232,7 +236,10 @@ func TestHTTPRouteFeatures(t *testing.T) {
 			{"GET", "gwwild.example.com", "/", nil, 404, ""},
 			{"GET", "MATCH.Example.com", "/exact", nil, 200, "echo2"}, // hostnames are case-insensitive
 			{"GET", "match.example.com:80", "/exact", nil, 200, "echo2"},
-			{"GET", "other.example.com", "/exact", nil, 404, ""}, // no route for the host
+			{"GET", "other.example.com", "/exact", nil, 404, ""},            // no route for the host
+			{"GET", "other.example.com", "/catchall/x", nil, 200, "echo"},   // a route without hostnames
+			{"GET", "match.example.com", "/catchall", nil, 200, "echo"},     // … also for a host with routes of its own
+			{"GET", "a.gwwild.example.com", "/catchall", nil, 200, "echo2"}, // the more specific hostname (the wildcard route, PathPrefix /) wins
 		} {
 			cases = append(cases, func() (bool, string) {
 				r := do(tc.method, tc.host, tc.path, tc.hdr...)

@@ -236,6 +236,23 @@ func TestIngressFeatures(t *testing.T) {
 			return r.TLS.PeerCertificates[0].SerialNumber.Cmp(rotated.SerialNumber) == 0 && r.backend() == "echo",
 				fmt.Sprint("serial ", r.TLS.PeerCertificates[0].SerialNumber, " want ", rotated.SerialNumber, " (before ", before.TLS != nil, ") ", r)
 		})
+		// An SNI no entry matches gets the default certificate (one of the test's).
+		if conn, err := (netns.Dialer{Name: e.c.Config.Netns}).DialContext(e.ctx, "tcp", net.JoinHostPort(ip, "8443")); err != nil {
+			t.Errorf("dial https: %v", err)
+		} else {
+			tc := tls.Client(conn, &tls.Config{ServerName: "unknown.example.org", InsecureSkipVerify: true})
+			if err := tc.HandshakeContext(e.ctx); err != nil {
+				t.Errorf("TLS handshake with an unknown SNI: %v; want the default certificate", err)
+			} else {
+				leaf := tc.ConnectionState().PeerCertificates[0]
+				if _, err := leaf.Verify(x509.VerifyOptions{Roots: ca.pool}); err != nil {
+					t.Errorf("unknown SNI: served %v, not a certificate of the test's Secrets: %v", leaf.DNSNames, err)
+				} else {
+					t.Logf("unknown SNI: default certificate %v", leaf.DNSNames)
+				}
+			}
+			tc.Close()
+		}
 		// ALPN h2: HTTP/2 over TLS is routed the same way.
 		h2 := netns.HTTPClient(e.c.Config.Netns, &http.Transport{ForceAttemptHTTP2: true,
 			TLSClientConfig: &tls.Config{ServerName: "tls-b.example.com", RootCAs: ca.pool}}, 5*time.Second)
@@ -298,6 +315,8 @@ func TestIngressFeatures(t *testing.T) {
 		"nogzip":    {ann + "compress-enable": "false"},
 		"auth":      {ann + "auth-type": "basic", ann + "auth-secret": "users", ann + "auth-realm": "Team area"},
 		"rewrite":   {ann + "rewrite-target": "/app"},
+		"pathrw":    {ann + "path-rewrite": `^/api/(.*)$ /v2/\1`},
+		"timeout":   {ann + "timeout-server": "1s"},
 	}
 	phase(t, "annotations with observable effects", func() {
 		for name, a := range annotated {
@@ -456,6 +475,26 @@ func TestIngressFeatures(t *testing.T) {
 		}
 		if r := get("auth.example.com", "/", "Authorization", ftBasic("alice", "secret")); r.Code != 200 || r.backend() != "echo" {
 			t.Errorf("basic auth alice:secret: got %s; want 200 from echo", r)
+		}
+
+		// path-rewrite: one replace-path for the backend.
+		ftWait(t, "path-rewrite ^/api/(.*)$ /v2/\\1", 30*time.Second, func() (bool, string) {
+			r := get("pathrw.example.com", "/api/x/y?q=1")
+			return r.Code == 200 && r.Echo.Path == "/v2/x/y?q=1", r.String() + "; want upstream /v2/x/y?q=1"
+		})
+		if r := get("pathrw.example.com", "/other"); r.Code != 200 || r.Echo.Path != "/other" {
+			t.Errorf("path-rewrite: a path the regex does not match: got %s; want it unchanged", r)
+		}
+
+		// timeout-server 1s: a backend that answers after 3s gets 504.
+		if r := get("timeout.example.com", "/?delay=100ms"); r.Code != 200 {
+			t.Errorf("timeout-server 1s: a fast answer: got %s; want 200", r)
+		}
+		start := time.Now()
+		if r := get("timeout.example.com", "/?delay=3s"); r.Code != 504 {
+			t.Errorf("timeout-server 1s: GET /?delay=3s: got %s after %s; want 504", r, time.Since(start).Round(time.Millisecond))
+		} else {
+			t.Logf("timeout-server 1s: 504 after %s (timeout server per attempt; defaults retry on response-timeout)", time.Since(start).Round(time.Millisecond))
 		}
 
 		// rewrite-target /app on Prefix /api.
