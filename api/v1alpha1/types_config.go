@@ -126,6 +126,22 @@ type GatewaySettings struct {
 	// per-Gateway Deployments copy (default "haproxy").
 	// +optional
 	DeploymentName string `json:"deploymentName,omitempty"`
+	// ControllerName is the GatewayClass spec.controllerName this controller serves
+	// (default haproxy-haptic.org/controller). Two installations in one cluster need
+	// different names. Templates see it as extraContext.gatewayControllerName.
+	// +optional
+	ControllerName string `json:"controllerName,omitempty"`
+}
+
+// DefaultGatewayControllerName is the GatewayClass controllerName served by default.
+const DefaultGatewayControllerName = "haproxy-haptic.org/controller"
+
+// GatewayControllerName is the controllerName this config serves.
+func (g GatewaySettings) GatewayControllerName() string {
+	if g.ControllerName != "" {
+		return g.ControllerName
+	}
+	return DefaultGatewayControllerName
 }
 
 // PodSelector selects pods by label equality.

@@ -47,6 +47,8 @@ func (it *iteration) perGateway() bool {
 // with ctx or the fleet's cancel.
 func (it *iteration) startFleet(ctx context.Context, gw types.NamespacedName, selector map[string]string, extra map[string]any) *fleet {
 	ctx, cancel := context.WithCancel(ctx)
+	extra = maps.Clone(extra)
+	extra["gatewayControllerName"] = it.cfg.Spec.Gateways.GatewayControllerName()
 	f := &fleet{gateway: gw, selector: selector, extra: extra, cancel: cancel}
 	durations := it.cfg.Spec.Dataplane.ParsedDurations()
 	f.dep = deploy.New(ctx, deploy.Options{

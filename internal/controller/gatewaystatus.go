@@ -9,6 +9,8 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/haproxy-haptic/haptic/internal/deploy"
 	"github.com/haproxy-haptic/haptic/internal/status"
 	"github.com/haproxy-haptic/haptic/internal/status/writer"
@@ -122,4 +124,5 @@ func (it *iteration) statusConfig() {
 		raw = ec.Raw
 	}
 	it.c.status.SetIngressClass(status.IngressClassOf(raw))
+	it.c.status.SetControllerName(gwv1.GatewayController(it.cfg.Spec.Gateways.GatewayControllerName()))
 }

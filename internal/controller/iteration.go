@@ -82,9 +82,9 @@ func (it *iteration) run(ctx context.Context) error {
 	if len(it.cfg.Spec.PodSelector.MatchLabels) == 0 {
 		return fmt.Errorf("spec.podSelector.matchLabels is empty: no HAProxy pods to deliver to")
 	}
-	var extra map[string]any
+	extra := map[string]any{}
 	if it.perGateway() {
-		extra = map[string]any{"gateway": noGateway}
+		extra["gateway"] = noGateway
 	}
 	def := it.startFleet(ctx, types.NamespacedName{}, it.cfg.Spec.PodSelector.MatchLabels, extra)
 	it.pub = c.startPublisher(ctx, it.cfg, def.dep)

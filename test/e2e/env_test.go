@@ -66,6 +66,8 @@ type env struct {
 	ctx     context.Context
 	http    *http.Client
 	metrics string // base URL of the controller's /metrics (loopback)
+	// controllerName is the GatewayClass controllerName the test's controller serves.
+	controllerName string
 	logs    *bytes.Buffer
 }
 
@@ -85,6 +87,15 @@ func setupLibraries(t testing.TB, haproxyReplicas int, overlay string, libraries
 			files = append(files, "../../charts/haptic/libraries/"+l+".yaml")
 		}
 		files = append(files, "../../deploy/local/30-haptic-overlay.yaml")
+		// A GatewayClass controllerName of its own, like its IngressClass: other
+		// controllers on the cluster (an earlier test's, a conformance run) leave this
+		// test's Gateways alone, and it leaves theirs.
+		e.controllerName = "haproxy-haptic.org/" + e.ns
+		own := filepath.Join(t.TempDir(), "controller-name.yaml")
+		if err := os.WriteFile(own, []byte("apiVersion: haproxy-haptic.org/v1alpha1\nkind: HAProxyTemplateConfig\nspec:\n  gateways:\n    controllerName: "+e.controllerName+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, own)
 		if overlay != "" {
 			f := filepath.Join(t.TempDir(), "overlay.yaml")
 			if err := os.WriteFile(f, []byte("apiVersion: haproxy-haptic.org/v1alpha1\nkind: HAProxyTemplateConfig\n"+overlay), 0o644); err != nil {

@@ -31,7 +31,7 @@ func TestGatewayPerGateway(t *testing.T) {
 	class := e.ns // a class of its own: other tests' Gateways stay out
 	if _, err := gw.GatewayV1().GatewayClasses().Create(e.ctx, &gwv1.GatewayClass{
 		ObjectMeta: metav1.ObjectMeta{Name: class},
-		Spec:       gwv1.GatewayClassSpec{ControllerName: "haproxy-haptic.org/controller"},
+		Spec:       gwv1.GatewayClassSpec{ControllerName: gwv1.GatewayController(e.controllerName)},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

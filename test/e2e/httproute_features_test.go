@@ -50,7 +50,7 @@ func TestHTTPRouteFeatures(t *testing.T) {
 	class := e.ns
 	if _, err := gw.GatewayV1().GatewayClasses().Create(e.ctx, &gwv1.GatewayClass{
 		ObjectMeta: metav1.ObjectMeta{Name: class},
-		Spec:       gwv1.GatewayClassSpec{ControllerName: "haproxy-haptic.org/controller"},
+		Spec:       gwv1.GatewayClassSpec{ControllerName: gwv1.GatewayController(e.controllerName)},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -69,12 +69,8 @@ func TestHTTPRouteFeatures(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// The Gateway's HAProxy pod of this test's controller: in the test namespace,
-	// labelled with the Gateway's id. Other controllers running on the cluster at the
-	// same time (another test, a conformance run) serve every GatewayClass of
-	// controllerName haproxy-haptic.org/controller too, provision pods of their own
-	// for this Gateway and may write its status.addresses: requests go to this
-	// test's pod, and a status address that is not its IP is reported.
+	// The Gateway's HAProxy pod: in the test namespace, labelled with the Gateway's
+	// id; its IP must be the Gateway's status address.
 	sum := sha256.Sum256([]byte(e.ns + "/gw"))
 	gwID := hex.EncodeToString(sum[:])[:12]
 	var addr, pod, statusAddr string
@@ -103,7 +99,7 @@ func TestHTTPRouteFeatures(t *testing.T) {
 		return programmed && addr != "", fmt.Sprintf("pod %q %s; %+v", pod, addr, g.Status)
 	})
 	if statusAddr != addr {
-		t.Logf("NOTE: gw status.addresses[0] is %s, but this test's controller runs gw on pod %s (%s): another controller on the cluster serves this GatewayClass too", statusAddr, pod, addr)
+		t.Fatalf("gw status.addresses[0] is %s, but its pod %s has %s", statusAddr, pod, addr)
 	}
 	ftDumpOnFailure(t, e, func() string { return pod })
 	c := newFtClient(e, ca.pool)

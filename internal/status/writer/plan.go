@@ -24,7 +24,7 @@ func (m *Manager) plan() ([]job, error) {
 	}
 	seen := map[types.UID]bool{}
 	raw := map[types.UID]*unstructured.Unstructured{}
-	in := status.Input{ControllerName: m.opts.ControllerName, Services: map[types.NamespacedName][]int32{},
+	in := status.Input{ControllerName: m.controllerName(), Services: map[types.NamespacedName][]int32{},
 		Secrets: map[types.NamespacedName]bool{}, Namespaces: map[string]map[string]string{},
 		Programmed: map[types.NamespacedName]bool{}}
 	var err error

@@ -57,6 +57,7 @@ type Manager struct {
 	addrsKnown   bool                           // SetAddresses was called: no pass before (it would clear every address)
 	programmed   map[types.NamespacedName]int64 // Gateway → generation live on a pod
 	gwAddresses  map[types.NamespacedName][]string
+	controller   gwv1.GatewayController // the GatewayClass controllerName served
 	ingressClass string
 	bundle       string // the Gateway API CRDs' bundle-version
 	written      map[types.UID]written
@@ -84,7 +85,8 @@ func New(opts Options) *Manager {
 		opts.Log = slog.Default()
 	}
 	return &Manager{opts: opts, trigger: make(chan struct{}, 1), typed: typedCache{m: map[types.UID]typedEntry{}},
-		programmed: map[types.NamespacedName]int64{}, ingressClass: status.DefaultIngressClass, written: map[types.UID]written{}}
+		programmed: map[types.NamespacedName]int64{}, ingressClass: status.DefaultIngressClass, written: map[types.UID]written{},
+		controller: opts.ControllerName}
 }
 
 // Trigger asks for a recompute.
@@ -133,6 +135,26 @@ func (m *Manager) SetGatewayAddresses(addrs map[types.NamespacedName][]string) {
 	}
 }
 
+// SetControllerName sets the GatewayClass controllerName whose classes are served.
+func (m *Manager) SetControllerName(name gwv1.GatewayController) {
+	if name == "" {
+		name = status.ControllerName
+	}
+	m.mu.Lock()
+	changed := name != m.controller
+	m.controller = name
+	m.mu.Unlock()
+	if changed {
+		m.Trigger()
+	}
+}
+
+func (m *Manager) controllerName() gwv1.GatewayController {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.controller
+}
+
 // SetIngressClass sets the IngressClass whose Ingresses get the data plane's addresses.
 func (m *Manager) SetIngressClass(name string) {
 	if name == "" {
@@ -159,7 +181,7 @@ func (m *Manager) Gateways() map[types.NamespacedName]int64 {
 	ours := map[string]bool{}
 	for _, o := range src.list(GatewayClasses) {
 		u := o.(*unstructured.Unstructured)
-		if ctrl, _, _ := unstructured.NestedString(u.Object, "spec", "controllerName"); ctrl == string(m.opts.ControllerName) {
+		if ctrl, _, _ := unstructured.NestedString(u.Object, "spec", "controllerName"); ctrl == string(m.controllerName()) {
 			ours[u.GetName()] = true
 		}
 	}
