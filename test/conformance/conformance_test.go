@@ -44,7 +44,6 @@ import (
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	hapticconfig "github.com/haproxy-haptic/haptic/internal/config"
 	"github.com/haproxy-haptic/haptic/internal/controller"
-	"github.com/haproxy-haptic/haptic/internal/status"
 	"github.com/haproxy-haptic/haptic/internal/version"
 	"github.com/haproxy-haptic/haptic/localcluster/clustertest"
 	"github.com/haproxy-haptic/haptic/localcluster/netns"
@@ -148,7 +147,7 @@ func TestGatewayHTTPConformance(t *testing.T) {
 	logPath := startController(t, ctx, c, ns.Name)
 	t.Logf("controller log: %s", logPath)
 
-	runSuite(t, c)
+	runSuite(t, c, ns.Name)
 }
 
 // controllerConfig merges the chart's libraries and deploy/local's overlay as
@@ -212,7 +211,7 @@ func ensureGatewayClass(t *testing.T, ctx context.Context, restConfig *rest.Conf
 	cl := newClient(t, restConfig)
 	gc := &gwv1.GatewayClass{
 		ObjectMeta: metav1.ObjectMeta{Name: gatewayClassName},
-		Spec:       gwv1.GatewayClassSpec{ControllerName: status.ControllerName},
+		Spec:       gwv1.GatewayClassSpec{ControllerName: v1alpha1.DefaultGatewayControllerName},
 	}
 	existing := &gwv1.GatewayClass{}
 	err := cl.Get(ctx, client.ObjectKey{Name: gatewayClassName}, existing)
@@ -223,7 +222,7 @@ func ensureGatewayClass(t *testing.T, ctx context.Context, restConfig *rest.Conf
 		}
 	case err != nil:
 		t.Fatalf("get GatewayClass: %v", err)
-	case existing.Spec.ControllerName != status.ControllerName:
+	case existing.Spec.ControllerName != v1alpha1.DefaultGatewayControllerName:
 		// controllerName is immutable: replace the class.
 		if err := cl.Delete(ctx, existing); err != nil {
 			t.Fatalf("delete GatewayClass: %v", err)
@@ -308,7 +307,7 @@ func startController(t *testing.T, ctx context.Context, c *clustertest.Cluster, 
 
 // runSuite runs the upstream suite (as conformance.RunConformanceWithOptions
 // does) and writes the report.
-func runSuite(t *testing.T, c *clustertest.Cluster) {
+func runSuite(t *testing.T, c *clustertest.Cluster, controllerNS string) {
 	crlog.SetLogger(zap.New(zap.WriteTo(os.Stdout), zap.UseDevMode(true)))
 	restConfig := rest.CopyConfig(c.REST) // the suite sets its UserAgent per test
 	cl := newClient(t, restConfig)
@@ -335,6 +334,9 @@ func runSuite(t *testing.T, c *clustertest.Cluster) {
 		Implementation:       implementation(),
 		ConformanceProfiles:  sets.New(suite.GatewayHTTPConformanceProfileName),
 	}
+	watch := &interference{ours: controllerNS}
+	opts.Hook = func(t *testing.T, _ suite.ConformanceTest, _ *suite.ConformanceTestSuite) { watch.check(t, cs) }
+	watch.check(t, cs)
 	t.Logf("GatewayClass %s; supported features: %v; profiles: %v", opts.GatewayClassName,
 		sets.List(opts.SupportedFeatures), sets.List(opts.ConformanceProfiles))
 	cSuite, err := suite.NewConformanceTestSuite(opts)
@@ -352,6 +354,9 @@ func runSuite(t *testing.T, c *clustertest.Cluster) {
 	out := *flags.ReportOutput
 	if out == "" && *flags.RunTest == "" && !exploring {
 		out = reportPath
+		if watch.seen() {
+			out = filepath.Join(repoRoot(), "out", "conformance", "interfered-report.yaml")
+		}
 	}
 	data, err := yaml.Marshal(report)
 	if err != nil {
@@ -365,6 +370,64 @@ func runSuite(t *testing.T, c *clustertest.Cluster) {
 		t.Fatalf("write report: %v", err)
 	}
 	t.Logf("report written to %s", out)
+	if watch.seen() {
+		t.Errorf("another HAPTIC controller served the suite's Gateways during the run (%s): "+
+			"the results are not HAPTIC's alone; run make conformance alone", strings.Join(watch.list(), ", "))
+	}
+}
+
+// perGatewayAnnotation marks the HAProxy Deployments a controller runs for one
+// Gateway (internal/controller/gatewaypods.go): value namespace/name.
+const perGatewayAnnotation = "haproxy-haptic.org/gateway"
+
+// interference notices other HAPTIC controllers serving the suite's Gateways.
+// Every controller serves all GatewayClasses of controllerName
+// haproxy-haptic.org/controller: a concurrent test that runs one (test/e2e's
+// gateway test) provisions pods for the suite's Gateways and writes their status
+// too. Per-Gateway Deployments for gateway-conformance-* Gateways outside this
+// run's namespace give it away.
+type interference struct {
+	ours  string
+	mu    sync.Mutex
+	found map[string]bool
+}
+
+func (w *interference) check(t *testing.T, cs kubernetes.Interface) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	deps, err := cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Logf("interference check: %v", err)
+		return
+	}
+	for _, d := range deps.Items {
+		gw := d.Annotations[perGatewayAnnotation]
+		if d.Namespace == w.ours || !strings.HasPrefix(gw, "gateway-conformance-") {
+			continue
+		}
+		w.mu.Lock()
+		if w.found == nil {
+			w.found = map[string]bool{}
+		}
+		what := fmt.Sprintf("%s/%s for Gateway %s", d.Namespace, d.Name, gw)
+		if !w.found[what] {
+			w.found[what] = true
+			t.Logf("WARNING: another HAPTIC controller runs HAProxy for a suite Gateway: Deployment %s", what)
+		}
+		w.mu.Unlock()
+	}
+}
+
+func (w *interference) seen() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.found) > 0
+}
+
+func (w *interference) list() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return sets.List(sets.KeySet(w.found))
 }
 
 func kubectl(t *testing.T, c *clustertest.Cluster, ctx context.Context, args ...string) string {
