@@ -66,7 +66,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*config
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	var err error
-	if o.Username, o.Password, err = credentials(*credFile, getenv); err != nil {
+	if o.Username, o.Password, err = agent.Credentials(*credFile, getenv); err != nil {
 		return nil, err
 	}
 	if *bootstrap != "" {
@@ -86,26 +86,6 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*config
 		return nil, err
 	}
 	return c, nil
-}
-
-// credentials reads "username:password" from file, else the environment.
-func credentials(file string, getenv func(string) string) (string, string, error) {
-	if file != "" {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return "", "", fmt.Errorf("credentials file: %w", err)
-		}
-		user, pass, ok := strings.Cut(strings.TrimRight(string(data), "\r\n"), ":")
-		if !ok || user == "" || pass == "" {
-			return "", "", errors.New("credentials file: want one line 'username:password'")
-		}
-		return user, pass, nil
-	}
-	user, pass := getenv("HAPTIC_AGENT_USERNAME"), getenv("HAPTIC_AGENT_PASSWORD")
-	if user == "" || pass == "" {
-		return "", "", errors.New("credentials are required: --credentials-file or HAPTIC_AGENT_USERNAME and HAPTIC_AGENT_PASSWORD")
-	}
-	return user, pass, nil
 }
 
 // run starts the agent and serves until ctx ends. ready, if set, receives the API

@@ -63,7 +63,7 @@ func TestStartupErrors(t *testing.T) {
 		want string
 	}{
 		{"timeout above ceiling", []string{"--reload-verification-timeout", "61s"}, creds, "ceiling of 1m0s"},
-		{"no credentials", nil, map[string]string{"HAPTIC_AGENT_USERNAME": "u"}, "credentials are required"},
+		{"no credentials", nil, map[string]string{"HAPTIC_AGENT_USERNAME": "u"}, "no agent credentials"},
 		{"bad credentials file", []string{"--credentials-file", credFile}, nil, "username:password"},
 		{"bad flag", []string{"--nope"}, creds, "flag provided but not defined"},
 		{"negative verify interval", []string{"--verify-interval", "-1s"}, creds, "verify interval -1s is negative"},
@@ -79,17 +79,6 @@ func TestStartupErrors(t *testing.T) {
 				t.Fatal("password in output")
 			}
 		})
-	}
-}
-
-func TestCredentialsFile(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "creds")
-	if err := os.WriteFile(p, []byte("admin:pa:ss\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	u, pw, err := credentials(p, env(nil))
-	if err != nil || u != "admin" || pw != "pa:ss" {
-		t.Fatalf("%q %q %v", u, pw, err)
 	}
 }
 

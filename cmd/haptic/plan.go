@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/haproxy-haptic/haptic/internal/agent"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/deploy"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
@@ -212,7 +213,7 @@ func fetchAgentConfig(ctx context.Context, base, credFile string) (*bundle.Bundl
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 		return nil, "", usageError(fmt.Errorf("--from-agent %q: want the agent's base URL, e.g. http://10.244.0.5:5555 (credentials go in --credentials-file)", base))
 	}
-	user, pass, err := agentCredentials(credFile, os.Getenv)
+	user, pass, err := agent.Credentials(credFile, os.Getenv)
 	if err != nil {
 		return nil, "", usageError(err)
 	}
@@ -222,27 +223,6 @@ func fetchAgentConfig(ctx context.Context, base, credFile string) (*bundle.Bundl
 		return nil, "", fmt.Errorf("agent %s: %w", base, err)
 	}
 	return b, version, nil
-}
-
-// agentCredentials reads "username:password" from file, else the environment, as
-// haptic-agent does.
-func agentCredentials(file string, getenv func(string) string) (string, string, error) {
-	if file != "" {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return "", "", fmt.Errorf("credentials file: %w", err)
-		}
-		user, pass, ok := strings.Cut(strings.TrimRight(string(data), "\r\n"), ":")
-		if !ok || user == "" || pass == "" {
-			return "", "", errors.New("credentials file: want one line 'username:password'")
-		}
-		return user, pass, nil
-	}
-	user, pass := getenv("HAPTIC_AGENT_USERNAME"), getenv("HAPTIC_AGENT_PASSWORD")
-	if user == "" || pass == "" {
-		return "", "", errors.New("--from-agent needs the agent's credentials: --credentials-file or HAPTIC_AGENT_USERNAME and HAPTIC_AGENT_PASSWORD")
-	}
-	return user, pass, nil
 }
 
 // renderState renders a validation test's fixtures (or no objects) with a config.
