@@ -21,7 +21,8 @@ import (
 type runFlags struct {
 	kubeconfig, namespace, configName, metricsAddr, haproxyBinary, schemaDir string
 	debugPort                                                                int
-	verbose                                                                  bool
+	verbose, leaderElect                                                     bool
+	leaderLease                                                              string
 }
 
 func envOr(key, def string) string {
@@ -52,6 +53,8 @@ configuration and delivers it to the HAProxy pods' agents.`,
 	fl.IntVar(&f.debugPort, "debug-port", 0, "pprof and heap dump port on 127.0.0.1 (0 disables)")
 	fl.StringVar(&f.haproxyBinary, "haproxy-binary", "haproxy", "HAProxy binary used to validate rendered configs")
 	fl.StringVar(&f.schemaDir, "schema-dir", schemaDirDefault(), "extra OpenAPI v3 schemas or CRDs for typed access ($HAPTIC_SCHEMA_DIR)")
+	fl.BoolVar(&f.leaderElect, "leader-elect", true, "with several replicas, only the one holding the Lease deploys and writes status")
+	fl.StringVar(&f.leaderLease, "leader-election-lease", "", "Lease name in --namespace (default <config-name>-leader)")
 	fl.BoolVar(&f.verbose, "verbose", os.Getenv("LOG_LEVEL") == "debug", "debug logging")
 	return cmd
 }
@@ -87,8 +90,12 @@ func runController(f runFlags, stderr io.Writer) error {
 			}
 		}()
 	}
-	return controller.Run(ctx, controller.Options{
+	opts := controller.Options{
 		Rest: cfg, Namespace: f.namespace, ConfigName: f.configName, MetricsAddr: f.metricsAddr,
 		HAProxyBinary: f.haproxyBinary, SchemaDir: f.schemaDir, Log: log,
-	})
+	}
+	if f.leaderElect {
+		opts.LeaderElection = &controller.LeaderElection{Lease: f.leaderLease, Identity: os.Getenv("POD_NAME")}
+	}
+	return controller.Run(ctx, opts)
 }

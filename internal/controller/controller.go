@@ -47,6 +47,8 @@ type Options struct {
 	Log           *slog.Logger
 	// AgentHTTP reaches the HAProxy pods' agents (nil: a default client).
 	AgentHTTP *http.Client
+	// LeaderElection, when set, lets only the leading replica deploy.
+	LeaderElection *LeaderElection
 }
 
 // Controller is a running `haptic run`.
@@ -109,6 +111,15 @@ func (c *Controller) run(ctx context.Context) error {
 		defer srv.Close()
 		c.log.Info("metrics listening", "addr", ln.Addr().String())
 	}
+	// Every replica serves metrics; only the leader goes on.
+	parent := ctx
+	ctx, err := c.lead(ctx)
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return c.leadershipEnded(parent)
+	}
 	if err := c.startGatewayStatus(ctx); err != nil {
 		return fmt.Errorf("status writer: %w", err)
 	}
@@ -150,7 +161,7 @@ func (c *Controller) run(ctx context.Context) error {
 				current.stop()
 				<-done
 			}
-			return nil
+			return c.leadershipEnded(parent)
 		case err := <-done:
 			// An iteration ended on its own (a lost critical event or a failure):
 			// start it again from the authoritative state.
@@ -244,4 +255,14 @@ func (c *Controller) startPublisher(ctx context.Context, cfg *v1alpha1.HAProxyTe
 	})
 	go p.Run(ctx)
 	return p
+}
+
+// leadershipEnded is what run returns when its context ends: nil on shutdown, an
+// error when leadership was lost while the controller was meant to run (the
+// process exits and restarts as a follower).
+func (c *Controller) leadershipEnded(parent context.Context) error {
+	if c.opts.LeaderElection != nil && parent.Err() == nil {
+		return errors.New("leader election lost")
+	}
+	return nil
 }

@@ -56,6 +56,7 @@ type Metrics struct {
 	DeploymentRuntimeDivergence prometheus.Counter     // haptic_deployment_runtime_divergence_total
 	RuntimeMapDivergence        prometheus.Counter     // haptic_runtime_map_divergence_total
 	HAProxyPods                 prometheus.Gauge       // haptic_haproxy_pods
+	Leader                      prometheus.Gauge       // haptic_leader
 
 	// Watching.
 	DebounceFired  *prometheus.CounterVec // haptic_debounce_fired_total{resource}
@@ -115,6 +116,8 @@ func New() *Metrics {
 			"Runtime map contents found to differ from the deployed map files."),
 		HAProxyPods: f.gauge("haptic_haproxy_pods",
 			"HAProxy pods currently discovered by the controller."),
+		Leader: f.gauge("haptic_leader",
+			"1 while this replica leads (deploys, writes status); 0 while it waits."),
 
 		DebounceFired: f.counterVec("haptic_debounce_fired_total",
 			"Debouncer firings (each triggers a reconciliation), by watched resource.", "resource"),

@@ -125,6 +125,11 @@ func setupLibraries(t testing.TB, haproxyReplicas int, overlay string, libraries
 
 func setupWith(t testing.TB, haproxyReplicas int, applyConfig func(*env)) *env {
 	t.Helper()
+	return setupWithStart(t, haproxyReplicas, applyConfig, true)
+}
+
+func setupWithStart(t testing.TB, haproxyReplicas int, applyConfig func(*env), start bool) *env {
+	t.Helper()
 	c := clustertest.Start(t)
 	ns := c.NewNamespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -142,7 +147,14 @@ func setupWith(t testing.TB, haproxyReplicas int, applyConfig func(*env)) *env {
 	e.kubectl("scale", "deployment/haproxy", fmt.Sprintf("--replicas=%d", haproxyReplicas))
 	applyConfig(e)
 	e.applyFile("../../deploy/local/40-echo.yaml")
-	e.startController(cancel)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("controller log:\n%s", e.logs.String())
+		}
+	})
+	if start {
+		e.startController(cancel)
+	}
 	return e
 }
 
@@ -194,37 +206,52 @@ func contains(s []string, v string) bool {
 // connections start inside the cluster's network namespace; its metrics listen on
 // loopback in the root namespace.
 func (e *env) startController(cancelAll context.CancelFunc) {
+	e.metrics, _ = e.runController(nil)
+	_ = cancelAll
+}
+
+// setupNoController deploys like setup (example config, echo app) but starts no
+// controller: the test runs its own.
+func setupNoController(t testing.TB, haproxyReplicas int) *env {
+	t.Helper()
+	return setupWithStart(t, haproxyReplicas, func(e *env) { e.applyFile("../../examples/ingress/haptic-config.yaml") }, false)
+}
+
+// runController runs one more `haptic run` in the test process (le: its leader
+// election, nil for none) and returns its metrics URL and a stop function; it is
+// stopped at cleanup too.
+func (e *env) runController(le *controller.LeaderElection) (string, func()) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	e.metrics = "http://" + addr
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan error, 1)
 	log := slog.New(slog.NewTextHandler(&syncWriter{w: e.logs}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	go func() {
 		done <- controller.Run(ctx, controller.Options{
 			Rest: e.c.REST, Namespace: e.ns, ConfigName: "haptic-config", MetricsAddr: addr,
-			HAProxyBinary: "haproxy", Log: log, AgentHTTP: e.c.HTTPClient(2 * time.Minute),
+			HAProxyBinary: "haproxy", Log: log, AgentHTTP: e.c.HTTPClient(2 * time.Minute), LeaderElection: le,
 		})
 	}()
-	e.t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				e.t.Errorf("controller: %v", err)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					e.t.Errorf("controller: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				e.t.Errorf("controller did not stop")
 			}
-		case <-time.After(30 * time.Second):
-			e.t.Errorf("controller did not stop")
-		}
-		if e.t.Failed() {
-			e.t.Logf("controller log:\n%s", e.logs.String())
-		}
-	})
-	_ = cancelAll
+		})
+	}
+	e.t.Cleanup(stop)
+	return "http://" + addr, stop
 }
 
 // haproxyPods returns the ready HAProxy pods' IPs by name.
@@ -302,9 +329,18 @@ func (e *env) eventually(what string, within time.Duration, cond func() (bool, s
 
 // metric returns the sum of a metric's samples whose labels contain match.
 func (e *env) metric(name, match string) float64 {
-	resp, err := http.Get(e.metrics + "/metrics")
+	v, err := e.tryMetric(name, match)
 	if err != nil {
 		e.t.Fatalf("scrape: %v", err)
+	}
+	return v
+}
+
+// tryMetric is metric for a controller that may not listen yet.
+func (e *env) tryMetric(name, match string) (float64, error) {
+	resp, err := http.Get(e.metrics + "/metrics")
+	if err != nil {
+		return 0, err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
@@ -321,7 +357,7 @@ func (e *env) metric(name, match string) float64 {
 		fmt.Sscan(fields[len(fields)-1], &v)
 		sum += v
 	}
-	return sum
+	return sum, nil
 }
 
 type syncWriter struct {

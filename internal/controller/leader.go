@@ -1,0 +1,89 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+)
+
+// LeaderElection makes one of several controller replicas the one that deploys,
+// writes status and publishes HAProxyCfg; the others serve metrics and wait.
+type LeaderElection struct {
+	// Lease is the Lease's name in the controller's namespace (default
+	// "<config name>-leader").
+	Lease string
+	// Identity names this replica (default: the host name).
+	Identity                                  string
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+}
+
+// lead blocks until this replica leads (or ctx ends), then returns a context that
+// ends when leadership is lost. Without LeaderElection it returns ctx at once.
+func (c *Controller) lead(ctx context.Context) (context.Context, error) {
+	le := c.opts.LeaderElection
+	if le == nil {
+		c.metrics.Leader.Set(1)
+		return ctx, nil
+	}
+	lease, id := le.Lease, le.Identity
+	if lease == "" {
+		lease = c.opts.ConfigName + "-leader"
+	}
+	if id == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("leader election identity: %w", err)
+		}
+		id = host
+	}
+	durations := []*time.Duration{&le.LeaseDuration, &le.RenewDeadline, &le.RetryPeriod}
+	for i, d := range []time.Duration{15 * time.Second, 10 * time.Second, 2 * time.Second} {
+		if *durations[i] <= 0 {
+			*durations[i] = d
+		}
+	}
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: c.opts.Namespace, Name: lease},
+		Client:     c.kube.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
+	}
+	leading := make(chan struct{})
+	lctx, lost := context.WithCancel(ctx)
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock: lock, LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod,
+		ReleaseOnCancel: true, Name: lease,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(context.Context) {
+				c.metrics.Leader.Set(1)
+				c.log.Info("leading", "lease", lease, "identity", id)
+				close(leading)
+			},
+			OnStoppedLeading: func() {
+				c.metrics.Leader.Set(0)
+				lost()
+			},
+			OnNewLeader: func(leader string) {
+				if leader != id {
+					c.log.Info("following", "leader", leader, "lease", lease)
+				}
+			},
+		},
+	})
+	if err != nil {
+		lost()
+		return nil, fmt.Errorf("leader election: %w", err)
+	}
+	c.metrics.Leader.Set(0)
+	go elector.Run(lctx)
+	select {
+	case <-leading:
+		return lctx, nil
+	case <-lctx.Done():
+		return lctx, nil
+	}
+}

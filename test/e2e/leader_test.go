@@ -1,0 +1,52 @@
+package e2e
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/haproxy-haptic/haptic/internal/controller"
+)
+
+// TestLeaderElection runs two controller replicas: only the leader deploys; when
+// it stops, the other takes over and delivers the next change.
+func TestLeaderElection(t *testing.T) {
+	e := setupNoController(t, 1)
+	le := func(id string) *controller.LeaderElection {
+		return &controller.LeaderElection{Identity: id, LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond}
+	}
+	metricsA, stopA := e.runController(le("replica-a"))
+	e.metrics = metricsA
+	e.eventually("replica-a leads", 30*time.Second, func() (bool, string) {
+		v, err := e.tryMetric("haptic_leader", "")
+		return err == nil && v == 1, fmt.Sprint(v, err)
+	})
+	metricsB, _ := e.runController(le("replica-b"))
+	var ip string
+	e.eventually("the leader routes echo", 90*time.Second, func() (bool, string) {
+		for _, addr := range e.haproxyPods() {
+			ip = addr
+		}
+		code, _, err := e.get(ip, echoHost, "/")
+		return code == 200, fmt.Sprint(code, err)
+	})
+	e.metrics = metricsB
+	time.Sleep(2 * time.Second) // replica-b has had time to do something wrong
+	if leader, deploys := e.metric("haptic_leader", ""), e.metric("haptic_deploy_apply_total", ""); leader != 0 || deploys != 0 {
+		t.Fatalf("the follower must not deploy: haptic_leader %v, deploys %v", leader, deploys)
+	}
+
+	stopA() // releases the Lease
+	e.eventually("replica-b leads", 30*time.Second, func() (bool, string) {
+		v, err := e.tryMetric("haptic_leader", "")
+		return err == nil && v == 1, fmt.Sprint(v, err)
+	})
+	e.createRoute("after-failover", "after-failover.localhost", "/")
+	e.eventually("the new leader delivers a new route", 60*time.Second, func() (bool, string) {
+		code, _, err := e.get(ip, "after-failover.localhost", "/")
+		return code == 200, fmt.Sprint(code, err)
+	})
+	if deploys := e.metric("haptic_deploy_apply_total", ""); deploys == 0 {
+		t.Fatal("the new leader delivered the route without counting a deploy")
+	}
+}
