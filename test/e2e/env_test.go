@@ -68,7 +68,7 @@ type env struct {
 	metrics string // base URL of the controller's /metrics (loopback)
 	// controllerName is the GatewayClass controllerName the test's controller serves.
 	controllerName string
-	logs    *bytes.Buffer
+	logs           *bytes.Buffer
 }
 
 func setup(t testing.TB, haproxyReplicas int) *env {
