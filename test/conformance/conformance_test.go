@@ -58,7 +58,34 @@ const gatewayClassName = "haptic"
 // The one place to extend: add a feature here once its tests pass, e.g.
 // features.SupportHTTPRouteQueryParamMatching. Tests of unclaimed features are
 // reported as skipped.
-var claimedExtended = []features.FeatureName{}
+var claimedExtended = []features.FeatureName{
+	features.SupportGatewayAddressEmpty,
+	features.SupportGatewayPort8080,
+	features.SupportHTTPRouteBackendProtocolWebSocket,
+	features.SupportHTTPRouteBackendRequestHeaderModification,
+	features.SupportHTTPRouteBackendTimeout,
+	features.SupportHTTPRouteDestinationPortMatching,
+	features.SupportHTTPRouteHostRewrite,
+	features.SupportHTTPRouteMethodMatching,
+	features.SupportHTTPRouteNamedRouteRule,
+	features.SupportHTTPRouteParentRefPort,
+	features.SupportHTTPRoutePathRedirect,
+	features.SupportHTTPRoutePathRewrite,
+	features.SupportHTTPRoutePortRedirect,
+	features.SupportHTTPRouteQueryParamMatching,
+	features.SupportHTTPRouteRequestTimeout,
+	features.SupportHTTPRouteResponseHeaderModification,
+	features.SupportHTTPRouteSchemeRedirect,
+}
+
+// The ports of the base library's http frontend and the ingress library's https
+// frontend in this run: out of the way of the Gateway listener ports the suite uses
+// (80, 443, 8080, 8090, 8443); the gateway library never binds a port the base
+// frontends hold.
+const (
+	baseHTTPPort  = 18080
+	baseHTTPSPort = 18443
+)
 
 // reportPath is where a full run writes the ConformanceReport (relative to this
 // directory); `-args -report-output=FILE` overrides it.
@@ -168,6 +195,8 @@ func controllerConfig(t *testing.T, ns string) string {
 	// of the haproxy Deployment) and their IPs as its status.addresses — the suite's
 	// Gateways share ports (80, 443), which one shared fleet cannot serve.
 	// ingressClass: the namespace, so that the base library ignores other Ingresses.
+	// httpPort/httpsPort: the base and ingress libraries' own frontends move off 8080
+	// and 8443, which the suite's Gateway listeners use (GatewayPort8080).
 	overlay := fmt.Sprintf(`apiVersion: haproxy-haptic.org/v1alpha1
 kind: HAProxyTemplateConfig
 spec:
@@ -176,7 +205,9 @@ spec:
   templatingSettings:
     extraContext:
       ingressClass: %s
-`, v1alpha1.GatewaysPerGateway, ns)
+      httpPort: %d
+      httpsPort: %d
+`, v1alpha1.GatewaysPerGateway, ns, baseHTTPPort, baseHTTPSPort)
 	f := filepath.Join(t.TempDir(), "overlay.yaml")
 	if err := os.WriteFile(f, []byte(overlay), 0o644); err != nil {
 		t.Fatal(err)
