@@ -26,7 +26,6 @@ import (
 
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/config"
-	"github.com/haproxy-haptic/haptic/internal/deploy"
 	"github.com/haproxy-haptic/haptic/internal/events"
 	"github.com/haproxy-haptic/haptic/internal/metrics"
 	"github.com/haproxy-haptic/haptic/internal/publish"
@@ -234,25 +233,33 @@ func decodeConfig(u *unstructured.Unstructured) (*v1alpha1.HAProxyTemplateConfig
 	return cfg, nil
 }
 
-// startPublisher publishes what an iteration renders, and what its pods run, as the
-// HAProxyCfg named after the config: at most once per configPublishInterval, off the
-// delivery path (its inputs never block). It stops with ctx.
-func (c *Controller) startPublisher(ctx context.Context, cfg *v1alpha1.HAProxyTemplateConfig, dep *deploy.Deployer) *publish.Publisher {
+// startPublisher publishes what a fleet's rendering is, and what its pods run, as
+// an HAProxyCfg: the config's name for the podSelector's fleet, <config>-gw-<id>
+// for a Gateway's. At most once per configPublishInterval, off the delivery path
+// (its inputs never block). It stops with ctx.
+func (c *Controller) startPublisher(ctx context.Context, cfg *v1alpha1.HAProxyTemplateConfig, f *fleet) *publish.Publisher {
 	threshold := 0
 	if t := cfg.Spec.Controller.ConfigPublishing.CompressionThreshold; t != nil {
 		threshold = int(*t)
 	}
-	p := publish.New(publish.Options{
-		Client: c.dyn, Namespace: c.opts.Namespace, Name: c.opts.ConfigName, Log: c.log,
+	opts := publish.Options{
+		Client: c.dyn, Namespace: c.opts.Namespace, Config: c.opts.ConfigName, Log: c.log,
 		Interval: cfg.Spec.Dataplane.ParsedDurations().ConfigPublish, Threshold: threshold,
 		Pods: func() []string {
 			var names []string
-			for _, p := range dep.Pods() {
+			for _, p := range f.dep.Pods() {
 				names = append(names, p.Name)
 			}
 			return names
 		},
-	})
+	}
+	if !f.isDefault() {
+		id := gatewayID(f.gateway)
+		opts.Name = c.opts.ConfigName + "-gw-" + id
+		opts.Labels = map[string]string{gatewayLabel: id}
+		opts.Annotations = map[string]string{gatewayAnnotation: f.gateway.String()}
+	}
+	p := publish.New(opts)
 	go p.Run(ctx)
 	return p
 }

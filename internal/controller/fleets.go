@@ -11,6 +11,7 @@ import (
 
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/deploy"
+	"github.com/haproxy-haptic/haptic/internal/publish"
 )
 
 // A fleet is a set of HAProxy pods that run one rendering of the config: the
@@ -21,6 +22,7 @@ type fleet struct {
 	selector map[string]string
 	extra    map[string]any // extraContext overrides for its render
 	dep      *deploy.Deployer
+	pub      *publish.Publisher // its HAProxyCfg
 	cancel   context.CancelFunc
 }
 
@@ -59,11 +61,10 @@ func (it *iteration) startFleet(ctx context.Context, gw types.NamespacedName, se
 			if o.Err == nil {
 				it.statusDeployed(o)
 			}
-			if f.isDefault() {
-				it.pub.OnOutcome(o)
-			}
+			f.pub.OnOutcome(o)
 		},
 	})
+	f.pub = it.c.startPublisher(ctx, it.cfg, f)
 	it.fleets.mu.Lock()
 	if it.fleets.byKey == nil {
 		it.fleets.byKey = map[types.NamespacedName]*fleet{}
@@ -123,6 +124,9 @@ func (it *iteration) syncGatewayFleets(ctx context.Context, gws map[types.Namesp
 			continue
 		}
 		f.cancel()
+		if err := f.pub.Delete(ctx); err != nil {
+			it.c.log.Warn("remove the HAProxyCfg of a deleted gateway", "gateway", f.gateway, "error", err)
+		}
 		it.fleets.mu.Lock()
 		delete(it.fleets.byKey, f.gateway)
 		delete(it.fleets.addresses, f.gateway)

@@ -14,7 +14,6 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/events"
 	"github.com/haproxy-haptic/haptic/internal/fieldpath"
 	"github.com/haproxy-haptic/haptic/internal/pipeline"
-	"github.com/haproxy-haptic/haptic/internal/publish"
 	"github.com/haproxy-haptic/haptic/internal/render"
 	"github.com/haproxy-haptic/haptic/internal/snapshot"
 	"github.com/haproxy-haptic/haptic/internal/store"
@@ -32,8 +31,7 @@ type iteration struct {
 	live       *store.Live
 	ignore     []fieldpath.Path
 	checker    *validate.Checker
-	pub        *publish.Publisher // the HAProxyCfg resource (controller.go: startPublisher)
-	rendered   rendered           // Gateways each bundle was rendered from (gatewaystatus.go)
+	rendered   rendered // Gateways each bundle was rendered from (gatewaystatus.go)
 	creds      credentials
 	fleets     fleets // the pods that receive configs (fleets.go)
 	stop       func()
@@ -87,7 +85,6 @@ func (it *iteration) run(ctx context.Context) error {
 		extra["gateway"] = noGateway
 	}
 	def := it.startFleet(ctx, types.NamespacedName{}, it.cfg.Spec.PodSelector.MatchLabels, extra)
-	it.pub = c.startPublisher(ctx, it.cfg, def.dep)
 	it.statusConfig()
 	sub := c.bus.Subscribe("reconciler", 100, EventResourceChanged)
 	defer sub.Unsubscribe()
@@ -183,9 +180,9 @@ func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapsho
 	}
 	it.statusRendered(res.Bundle.Hash, gws)
 	f.dep.SetDesired(res.Bundle)
+	f.pub.SetDesired(res.Bundle)
 	c.metrics.ObserveReconciliation(time.Since(start), "success")
 	if f.isDefault() {
-		it.pub.SetDesired(res.Bundle)
 		it.reportSuccess(ctx, res.Bundle.Hash)
 		c.bus.Publish(reconciled{hash: res.Bundle.Hash})
 	}

@@ -2,7 +2,9 @@
 // people and tools to read (kubectl get hcfg): haproxy.cfg, maps, general files and
 // crt-lists with their checksums, certificates by name and checksum only (their
 // content never leaves the controller), and per pod what it runs and how it got
-// there.
+// there. One HAProxyCfg per fleet: the config's name for the podSelector's pods,
+// <config>-gw-<id> (labelled and annotated with its Gateway) for each Gateway's own
+// pods under PerGateway provisioning; a Gateway's goes away with the Gateway.
 //
 // The publisher is off the delivery path. SetDesired and OnOutcome only record the
 // latest state and never block; a single goroutine writes the object at most once

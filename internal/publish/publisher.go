@@ -17,9 +17,14 @@ import (
 // Options configure a Publisher.
 type Options struct {
 	Client dynamic.Interface
-	// Namespace and Name are the HAProxyTemplateConfig's; the HAProxyCfg gets the
-	// same name and namespace, and the config as its owner.
-	Namespace, Name string
+	// Namespace and Config are the HAProxyTemplateConfig's: the HAProxyCfg lives
+	// in the same namespace, names the config as its source and has it as owner.
+	Namespace, Config string
+	// Name is the HAProxyCfg's name (empty: Config's). A config renders once per
+	// fleet of pods, and each fleet's rendering is published on its own.
+	Name string
+	// Labels and Annotations are set on the HAProxyCfg when it is created.
+	Labels, Annotations map[string]string
 	// Interval is the shortest time between two publications (<= 0: the default
 	// configPublishInterval, 10s).
 	Interval time.Duration
@@ -52,6 +57,9 @@ func New(opts Options) *Publisher {
 	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
+	}
+	if opts.Name == "" {
+		opts.Name = opts.Config
 	}
 	return &Publisher{opts: opts, signal: make(chan struct{}, 1), now: time.Now,
 		pods: map[string]v1alpha1.HAProxyCfgPodStatus{}}

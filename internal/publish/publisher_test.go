@@ -83,7 +83,7 @@ func TestPublisherWritesOnlyWhatChanged(t *testing.T) {
 	c := fakeClient()
 	rec := &recorder{c: c}
 	pods := []string{"hp-0", "hp-1"}
-	p := New(Options{Client: c, Namespace: "ns", Name: "haptic-config", Pods: func() []string { return pods }, Log: quietLog()})
+	p := New(Options{Client: c, Namespace: "ns", Config: "haptic-config", Pods: func() []string { return pods }, Log: quietLog()})
 
 	if err := p.flush(ctx); err != nil { // nothing rendered yet: nothing to write
 		t.Fatal(err)
@@ -156,7 +156,7 @@ func TestPublisherWritesOnlyWhatChanged(t *testing.T) {
 
 // Inputs never block, even when nothing runs the publisher.
 func TestPublisherInputsNeverBlock(t *testing.T) {
-	p := New(Options{Client: fakeClient(), Namespace: "ns", Name: "haptic-config", Log: quietLog()})
+	p := New(Options{Client: fakeClient(), Namespace: "ns", Config: "haptic-config", Log: quietLog()})
 	done := make(chan struct{})
 	go func() {
 		for i := range 10000 {
@@ -190,7 +190,7 @@ func TestPublisherThrottles(t *testing.T) {
 		return false, nil, nil
 	})
 	const interval = 300 * time.Millisecond
-	p := New(Options{Client: c, Namespace: "ns", Name: "haptic-config", Interval: interval, Log: quietLog()})
+	p := New(Options{Client: c, Namespace: "ns", Config: "haptic-config", Interval: interval, Log: quietLog()})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
@@ -221,5 +221,43 @@ func TestPublisherThrottles(t *testing.T) {
 		if gap := writes[i].Sub(writes[i-1]); gap < interval-20*time.Millisecond {
 			t.Errorf("writes %d and %d only %v apart (interval %v)", i-1, i, gap, interval)
 		}
+	}
+}
+
+// A Gateway fleet's HAProxyCfg has a name of its own, the config as source and
+// owner, and goes away with Delete.
+func TestPublisherNamedFleet(t *testing.T) {
+	ctx := context.Background()
+	c := fakeClient()
+	p := New(Options{Client: c, Namespace: "ns", Config: "haptic-config", Name: "haptic-config-gw-abc",
+		Labels: map[string]string{"haproxy-haptic.org/gateway": "abc"}, Log: quietLog()})
+	p.SetDesired(bundleN(1))
+	if err := p.flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	u, err := c.Resource(GVR).Namespace("ns").Get(ctx, "haptic-config-gw-abc", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _, _ := unstructured.NestedString(u.Object, "spec", "source")
+	if src != "haptic-config" || u.GetLabels()["haproxy-haptic.org/gateway"] != "abc" ||
+		len(u.GetOwnerReferences()) != 1 || u.GetOwnerReferences()[0].Name != "haptic-config" {
+		t.Fatalf("object = source %q labels %v owners %v", src, u.GetLabels(), u.GetOwnerReferences())
+	}
+	rec := &recorder{c: c, seen: len(c.Actions())}
+	if err := p.flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w := rec.writes(); len(w) != 0 {
+		t.Fatalf("an up-to-date named HAProxyCfg was rewritten: %v", w)
+	}
+	if err := p.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Resource(GVR).Namespace("ns").Get(ctx, "haptic-config-gw-abc", metav1.GetOptions{}); err == nil {
+		t.Fatal("HAProxyCfg still there after Delete")
+	}
+	if err := p.Delete(ctx); err != nil {
+		t.Fatalf("deleting twice: %v", err)
 	}
 }

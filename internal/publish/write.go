@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,7 +38,7 @@ func (p *Publisher) writeSpec(ctx context.Context, b *bundle.Bundle) (*unstructu
 	if err != nil {
 		return nil, err
 	}
-	spec := BuildSpec(b, p.opts.Name, p.opts.Threshold)
+	spec := BuildSpec(b, p.opts.Config, p.opts.Threshold)
 	rawSpec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&spec)
 	if err != nil {
 		return nil, fmt.Errorf("HAProxyCfg spec: %w", err)
@@ -49,7 +50,15 @@ func (p *Publisher) writeSpec(ctx context.Context, b *bundle.Bundle) (*unstructu
 		u.SetKind(v1alpha1.KindHAProxyCfg)
 		u.SetNamespace(p.opts.Namespace)
 		u.SetName(p.opts.Name)
-		u.SetLabels(map[string]string{"app.kubernetes.io/managed-by": "haptic"})
+		labels := maps.Clone(p.opts.Labels)
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels["app.kubernetes.io/managed-by"] = "haptic"
+		u.SetLabels(labels)
+		if len(p.opts.Annotations) > 0 {
+			u.SetAnnotations(p.opts.Annotations)
+		}
 		u.SetOwnerReferences([]metav1.OwnerReference{owner})
 		out, err = client.Create(ctx, u, metav1.CreateOptions{})
 	} else {
@@ -74,11 +83,11 @@ func (p *Publisher) writeSpec(ctx context.Context, b *bundle.Bundle) (*unstructu
 func (p *Publisher) upToDate(u *unstructured.Unstructured, b *bundle.Bundle) bool {
 	sum, _, _ := unstructured.NestedString(u.Object, "spec", "checksum")
 	src, _, _ := unstructured.NestedString(u.Object, "spec", "source")
-	if sum != b.Hash || src != p.opts.Name {
+	if sum != b.Hash || src != p.opts.Config {
 		return false
 	}
 	for _, r := range u.GetOwnerReferences() {
-		if r.Kind == v1alpha1.KindHAProxyTemplateConfig && r.Name == p.opts.Name {
+		if r.Kind == v1alpha1.KindHAProxyTemplateConfig && r.Name == p.opts.Config {
 			return true
 		}
 	}
@@ -88,9 +97,9 @@ func (p *Publisher) upToDate(u *unstructured.Unstructured, b *bundle.Bundle) boo
 // owner is the reference to the HAProxyTemplateConfig: deleting the config deletes
 // its HAProxyCfg.
 func (p *Publisher) owner(ctx context.Context) (metav1.OwnerReference, error) {
-	cfg, err := p.opts.Client.Resource(configGVR).Namespace(p.opts.Namespace).Get(ctx, p.opts.Name, metav1.GetOptions{})
+	cfg, err := p.opts.Client.Resource(configGVR).Namespace(p.opts.Namespace).Get(ctx, p.opts.Config, metav1.GetOptions{})
 	if err != nil {
-		return metav1.OwnerReference{}, fmt.Errorf("read HAProxyTemplateConfig %s/%s: %w", p.opts.Namespace, p.opts.Name, err)
+		return metav1.OwnerReference{}, fmt.Errorf("read HAProxyTemplateConfig %s/%s: %w", p.opts.Namespace, p.opts.Config, err)
 	}
 	yes := true
 	return metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.KindHAProxyTemplateConfig,
@@ -106,6 +115,15 @@ func withOwner(refs []metav1.OwnerReference, ref metav1.OwnerReference) []metav1
 		}
 	}
 	return out
+}
+
+// Delete removes the HAProxyCfg (a fleet that is gone: its Gateway was deleted).
+func (p *Publisher) Delete(ctx context.Context) error {
+	err := p.opts.Client.Resource(GVR).Namespace(p.opts.Namespace).Delete(ctx, p.opts.Name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete HAProxyCfg %s/%s: %w", p.opts.Namespace, p.opts.Name, err)
+	}
+	return nil
 }
 
 // writeStatus writes the status subresource when it differs from the server's.

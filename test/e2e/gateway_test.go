@@ -79,6 +79,23 @@ func TestGatewayPerGateway(t *testing.T) {
 		}
 	}
 
+	// Each fleet publishes its rendering as an HAProxyCfg of its own, with its pods' state.
+	e.eventually("an HAProxyCfg per Gateway, each deployed on its Gateway's pod", 90*time.Second, func() (bool, string) {
+		out := e.kubectl("get", "haproxycfgs", "-o", `jsonpath={range .items[*]}{.metadata.annotations.haproxy-haptic\.org/gateway}={.spec.checksum}:{range .status.pods[*]}{.checksum},{end}{"\n"}{end}`)
+		for _, name := range []string{"gw-a", "gw-b"} {
+			found := false
+			for _, line := range strings.Split(out, "\n") {
+				key, rest, _ := strings.Cut(line, "=")
+				sum, pods, _ := strings.Cut(rest, ":")
+				found = found || (key == e.ns+"/"+name && sum != "" && pods == sum+",")
+			}
+			if !found {
+				return false, out
+			}
+		}
+		return true, ""
+	})
+
 	route := func(name, gateway, host, svc string, responseHeader string) *gwv1.HTTPRoute {
 		hostname := gwv1.Hostname(host)
 		port := gwv1.PortNumber(80)
@@ -156,6 +173,10 @@ func TestGatewayPerGateway(t *testing.T) {
 	}
 	e.eventually("gw-b's Deployment is gone", 60*time.Second, func() (bool, string) {
 		out := e.kubectl("get", "deployments", "-o", "jsonpath={.items[*].metadata.annotations.haproxy-haptic\\.org/gateway}")
+		return !strings.Contains(out, e.ns+"/gw-b") && strings.Contains(out, e.ns+"/gw-a"), out
+	})
+	e.eventually("gw-b's HAProxyCfg is gone", 60*time.Second, func() (bool, string) {
+		out := e.kubectl("get", "haproxycfgs", "-o", "jsonpath={.items[*].metadata.annotations.haproxy-haptic\\.org/gateway}")
 		return !strings.Contains(out, e.ns+"/gw-b") && strings.Contains(out, e.ns+"/gw-a"), out
 	})
 }

@@ -90,7 +90,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, f func() error
 }
 
 func start(ctx context.Context, t *testing.T, dyn dynamic.Interface, ns string, pods []string) *publish.Publisher {
-	p := publish.New(publish.Options{Client: dyn, Namespace: ns, Name: configName, Interval: interval,
+	p := publish.New(publish.Options{Client: dyn, Namespace: ns, Config: configName, Interval: interval,
 		Pods: func() []string { return pods }, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
