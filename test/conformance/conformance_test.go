@@ -60,7 +60,9 @@ const gatewayClassName = "haptic"
 // reported as skipped.
 var claimedExtended = []features.FeatureName{
 	features.SupportGatewayAddressEmpty,
+	features.SupportGatewayHTTPListenerIsolation,
 	features.SupportGatewayPort8080,
+	features.SupportHTTPRouteBackendProtocolH2C,
 	features.SupportHTTPRouteBackendProtocolWebSocket,
 	features.SupportHTTPRouteBackendRequestHeaderModification,
 	features.SupportHTTPRouteBackendTimeout,
