@@ -430,6 +430,8 @@ func TestRBAC(t *testing.T) {
 		{"gateway.networking.k8s.io", "httproutes/status", []string{"get", "update"}},
 		{"gateway.networking.k8s.io", "grpcroutes/status", []string{"get", "update"}},
 		{"", "events", []string{"create", "patch"}},
+		{"", "services", []string{"get", "create", "update"}},
+		{"discovery.k8s.io", "endpointslices", []string{"get", "create", "update"}},
 	} {
 		if !covers(cluster, c.group, c.resource, c.verbs...) {
 			t.Errorf("ClusterRole lacks %v on %s/%s", c.verbs, c.group, c.resource)

@@ -21,6 +21,7 @@ type fleet struct {
 	gateway  types.NamespacedName // zero for the podSelector's fleet
 	selector map[string]string
 	extra    map[string]any // extraContext overrides for its render
+	infra    gatewayInfra   // what its Gateway asked of the generated resources (under fleets.mu)
 	dep      *deploy.Deployer
 	pub      *publish.Publisher // its HAProxyCfg
 	cancel   context.CancelFunc
@@ -47,11 +48,11 @@ func (it *iteration) perGateway() bool {
 
 // startFleet starts a fleet's deployer, pod discovery and drift loop; they stop
 // with ctx or the fleet's cancel.
-func (it *iteration) startFleet(ctx context.Context, gw types.NamespacedName, selector map[string]string, extra map[string]any) *fleet {
+func (it *iteration) startFleet(ctx context.Context, gw types.NamespacedName, selector map[string]string, infra gatewayInfra, extra map[string]any) *fleet {
 	ctx, cancel := context.WithCancel(ctx)
 	extra = maps.Clone(extra)
 	extra["gatewayControllerName"] = it.cfg.Spec.Gateways.GatewayControllerName()
-	f := &fleet{gateway: gw, selector: selector, extra: extra, cancel: cancel}
+	f := &fleet{gateway: gw, selector: selector, extra: extra, infra: infra, cancel: cancel}
 	durations := it.cfg.Spec.Dataplane.ParsedDurations()
 	f.dep = deploy.New(ctx, deploy.Options{
 		Port: int(it.cfg.Spec.Dataplane.Port), Username: it.creds.username, Password: it.creds.password,
@@ -98,26 +99,41 @@ func (fs *fleets) list() []*fleet {
 // Deployment and a fleet, gone ones lose both.
 func (it *iteration) syncGatewayFleets(ctx context.Context, gws map[types.NamespacedName]int64) {
 	for gw := range gws {
-		it.fleets.mu.Lock()
-		_, ok := it.fleets.byKey[gw]
-		it.fleets.mu.Unlock()
-		if ok {
+		obj, ok := it.c.status.Gateway(gw)
+		if !ok {
 			continue
 		}
-		sel, err := it.ensureGatewayDeployment(ctx, gw)
+		infra := infraOf(obj, it.cfg.Spec.PodSelector.MatchLabels)
+		it.fleets.mu.Lock()
+		f, exists := it.fleets.byKey[gw]
+		same := exists && f.infra.fingerprint() == infra.fingerprint()
+		it.fleets.mu.Unlock()
+		if same {
+			continue
+		}
+		sel, err := it.ensureGatewayDeployment(ctx, gw, infra)
+		if err == nil {
+			err = it.ensureGatewayService(ctx, obj, infra)
+		}
 		if err != nil {
 			it.c.log.Warn("provision gateway pods; retrying", "gateway", gw, "error", err, "in", gatewayRetry)
 			time.AfterFunc(gatewayRetry, func() { it.c.bus.Publish(resourceChanged{}) })
 			continue
 		}
-		it.c.log.Info("gateway fleet started", "gateway", gw)
 		it.fleets.mu.Lock()
+		if exists {
+			f.infra = infra
+			it.fleets.mu.Unlock()
+			it.syncEndpoints(ctx, f)
+			continue
+		}
 		if it.fleets.addresses == nil {
 			it.fleets.addresses = map[types.NamespacedName][]string{}
 		}
 		it.fleets.addresses[gw] = []string{} // its own pods, none yet: never the podSelector's
 		it.fleets.mu.Unlock()
-		it.startFleet(ctx, gw, sel, map[string]any{"gateway": gw.Namespace + "/" + gw.Name})
+		it.c.log.Info("gateway fleet started", "gateway", gw)
+		it.startFleet(ctx, gw, sel, infra, map[string]any{"gateway": gw.Namespace + "/" + gw.Name})
 	}
 	for _, f := range it.fleets.list() {
 		if _, ok := gws[f.gateway]; ok || f.isDefault() {
@@ -175,7 +191,7 @@ func (it *iteration) markProgrammed(gws map[types.NamespacedName]int64) {
 
 // setFleetPods records a fleet's pods: the podSelector's are the data plane's
 // addresses; a Gateway's are that Gateway's.
-func (it *iteration) setFleetPods(f *fleet, targets []deploy.Pod) {
+func (it *iteration) setFleetPods(ctx context.Context, f *fleet, targets []deploy.Pod) {
 	f.dep.SetPods(targets)
 	if f.isDefault() {
 		it.statusPods(targets)
@@ -194,6 +210,25 @@ func (it *iteration) setFleetPods(f *fleet, targets []deploy.Pod) {
 	fs.addresses[f.gateway] = ips
 	fs.mu.Unlock()
 	it.publishGatewayAddresses()
+	it.syncEndpoints(ctx, f)
+}
+
+// syncEndpoints makes a Gateway's Service list its fleet's pods. A failure forgets
+// the fleet's infrastructure, so that the next Gateway sync (soon) redoes it all.
+func (it *iteration) syncEndpoints(ctx context.Context, f *fleet) {
+	fs := &it.fleets
+	fs.mu.Lock()
+	infra, ips := f.infra, fs.addresses[f.gateway]
+	fs.mu.Unlock()
+	err := it.syncGatewayEndpoints(ctx, f.gateway, infra, ips)
+	if err == nil || ctx.Err() != nil {
+		return
+	}
+	it.c.log.Warn("update the endpoints of a gateway's service; retrying", "gateway", f.gateway, "error", err, "in", gatewayRetry)
+	fs.mu.Lock()
+	f.infra = gatewayInfra{}
+	fs.mu.Unlock()
+	time.AfterFunc(gatewayRetry, func() { it.c.bus.Publish(resourceChanged{}) })
 }
 
 func (it *iteration) publishGatewayAddresses() {

@@ -28,15 +28,26 @@ func gatewayID(gw types.NamespacedName) string {
 
 // ensureGatewayDeployment makes sure a Gateway has its HAProxy Deployment — a copy
 // of spec.gateways.deploymentName's, relabelled so that the podSelector does not
-// match its pods — and returns the selector of those pods.
-func (it *iteration) ensureGatewayDeployment(ctx context.Context, gw types.NamespacedName) (map[string]string, error) {
+// match its pods, its pods carrying the Gateway's spec.infrastructure labels and
+// annotations and the gateway-name label — and returns the selector of those pods.
+// A change of the infrastructure metadata updates the pod template (a rollout).
+func (it *iteration) ensureGatewayDeployment(ctx context.Context, gw types.NamespacedName, infra gatewayInfra) (map[string]string, error) {
 	id := gatewayID(gw)
 	sel := map[string]string{gatewayLabel: id}
 	deployments := it.c.kube.AppsV1().Deployments(it.c.opts.Namespace)
 	name := "haproxy-gw-" + id
-	if _, err := deployments.Get(ctx, name, metav1.GetOptions{}); err == nil {
+	cur, err := deployments.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		if infra.applyTo(&cur.Spec.Template.ObjectMeta, cur.Annotations[infraKeysAnnotation]) {
+			cur.Annotations[infraKeysAnnotation] = infra.keys()
+			if _, err := deployments.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+				return nil, fmt.Errorf("update deployment %s for gateway %s: %w", name, gw, err)
+			}
+			it.c.log.Info("gateway pods' infrastructure metadata changed", "gateway", gw, "deployment", name)
+		}
 		return sel, nil
-	} else if !apierrors.IsNotFound(err) {
+	case !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("get deployment %s: %w", name, err)
 	}
 	src := it.cfg.Spec.Gateways.DeploymentName
@@ -62,7 +73,7 @@ func (it *iteration) ensureGatewayDeployment(ctx context.Context, gw types.Names
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: it.c.opts.Namespace, Labels: relabel(tmpl.Labels),
-			Annotations: map[string]string{gatewayAnnotation: gw.Namespace + "/" + gw.Name},
+			Annotations: map[string]string{gatewayAnnotation: gw.Namespace + "/" + gw.Name, infraKeysAnnotation: infra.keys()},
 		},
 		Spec: *tmpl.Spec.DeepCopy(),
 	}
@@ -72,6 +83,7 @@ func (it *iteration) ensureGatewayDeployment(ctx context.Context, gw types.Names
 		d.Spec.Template.Annotations = map[string]string{}
 	}
 	d.Spec.Template.Annotations[gatewayAnnotation] = gw.Namespace + "/" + gw.Name
+	infra.applyTo(&d.Spec.Template.ObjectMeta, "")
 	if _, err := deployments.Create(ctx, d, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("create deployment %s for gateway %s: %w", name, gw, err)
 	}

@@ -84,7 +84,7 @@ func (it *iteration) run(ctx context.Context) error {
 	if it.perGateway() {
 		extra["gateway"] = noGateway
 	}
-	def := it.startFleet(ctx, types.NamespacedName{}, it.cfg.Spec.PodSelector.MatchLabels, extra)
+	def := it.startFleet(ctx, types.NamespacedName{}, it.cfg.Spec.PodSelector.MatchLabels, gatewayInfra{}, extra)
 	it.statusConfig()
 	sub := c.bus.Subscribe("reconciler", 100, EventResourceChanged)
 	defer sub.Unsubscribe()

@@ -49,7 +49,7 @@ func (it *iteration) discoverPods(ctx context.Context, f *fleet) error {
 		targets := targetsOf(pods)
 		if key := fmt.Sprint(targets); key != last {
 			last = key
-			it.setFleetPods(f, targets)
+			it.setFleetPods(ctx, f, targets)
 			c.bus.Publish(podsChanged{count: len(targets)})
 			c.log.Info("HAProxy pods", "gateway", f.gateway.String(), "count", len(targets), "pods", key)
 		}

@@ -43,7 +43,10 @@ func TestGatewayPerGateway(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: gwv1.GatewaySpec{GatewayClassName: gwv1.ObjectName(class), Listeners: []gwv1.Listener{{
 				Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
-			}}},
+			}}, Infrastructure: &gwv1.GatewayInfrastructure{
+				Labels:      map[gwv1.LabelKey]gwv1.LabelValue{"team": gwv1.LabelValue(name)},
+				Annotations: map[gwv1.AnnotationKey]gwv1.AnnotationValue{"example.com/owner": "team-" + gwv1.AnnotationValue(name)},
+			}},
 		}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -77,6 +80,21 @@ func TestGatewayPerGateway(t *testing.T) {
 				t.Fatalf("a Gateway's address %s is one of the podSelector's pods", ip)
 			}
 		}
+	}
+
+	// Each Gateway's pods and its Service (in the Gateway's namespace, listing those
+	// pods) carry its infrastructure metadata and the gateway-name label.
+	for name, ip := range addrOf {
+		e.eventually(name+"'s pods and Service carry its infrastructure metadata", 60*time.Second, func() (bool, string) {
+			pods := e.kubectl("get", "pods", "-l", "gateway.networking.k8s.io/gateway-name="+name+",team="+name,
+				"-o", `jsonpath={range .items[*]}{.status.podIP}={.metadata.annotations.example\.com/owner}{"\n"}{end}`)
+			svc := e.kubectl("get", "services", "-l", "gateway.networking.k8s.io/gateway-name="+name+",team="+name,
+				"-o", `jsonpath={.items[*].metadata.name}={.items[*].metadata.annotations.example\.com/owner}`)
+			eps := e.kubectl("get", "endpointslices", "-l", "kubernetes.io/service-name="+name+"-haproxy",
+				"-o", `jsonpath={.items[*].endpoints[*].addresses[*]}`)
+			return strings.Contains(pods, ip+"=team-"+name) && svc == name+"-haproxy=team-"+name && eps == ip,
+				fmt.Sprintf("pods %q service %q endpoints %q", pods, svc, eps)
+		})
 	}
 
 	// Each fleet publishes its rendering as an HAProxyCfg of its own, with its pods' state.
@@ -175,9 +193,27 @@ func TestGatewayPerGateway(t *testing.T) {
 		out := e.kubectl("get", "deployments", "-o", "jsonpath={.items[*].metadata.annotations.haproxy-haptic\\.org/gateway}")
 		return !strings.Contains(out, e.ns+"/gw-b") && strings.Contains(out, e.ns+"/gw-a"), out
 	})
-	e.eventually("gw-b's HAProxyCfg is gone", 60*time.Second, func() (bool, string) {
+	e.eventually("gw-b's HAProxyCfg and Service are gone", 60*time.Second, func() (bool, string) {
 		out := e.kubectl("get", "haproxycfgs", "-o", "jsonpath={.items[*].metadata.annotations.haproxy-haptic\\.org/gateway}")
-		return !strings.Contains(out, e.ns+"/gw-b") && strings.Contains(out, e.ns+"/gw-a"), out
+		svcs := e.kubectl("get", "services", "-o", "jsonpath={.items[*].metadata.name}")
+		return !strings.Contains(out, e.ns+"/gw-b") && strings.Contains(out, e.ns+"/gw-a") &&
+			!strings.Contains(svcs, "gw-b-haproxy") && strings.Contains(svcs, "gw-a-haproxy"), out + " / " + svcs
+	})
+
+	// A changed infrastructure label reaches the Service and, through a rollout, the pods.
+	g, err := gw.GatewayV1().Gateways(e.ns).Get(e.ctx, "gw-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Spec.Infrastructure.Labels = map[gwv1.LabelKey]gwv1.LabelValue{"tier": "edge"}
+	if _, err := gw.GatewayV1().Gateways(e.ns).Update(e.ctx, g, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("gw-a's new infrastructure label on its Service and a running pod", 120*time.Second, func() (bool, string) {
+		svc := e.kubectl("get", "services", "gw-a-haproxy", "-o", `jsonpath={.metadata.labels.tier},{.metadata.labels.team}`)
+		pods := e.kubectl("get", "pods", "-l", "gateway.networking.k8s.io/gateway-name=gw-a,tier=edge,!team",
+			"--field-selector", "status.phase=Running", "-o", "jsonpath={.items[*].metadata.name}")
+		return svc == "edge," && pods != "", fmt.Sprintf("service labels %q pods %q", svc, pods)
 	})
 }
 

@@ -194,6 +194,32 @@ func (m *Manager) Gateways() map[types.NamespacedName]int64 {
 	return out
 }
 
+// Gateway returns a Gateway as the Manager's cache has it (false: not seen, or not
+// a Gateway).
+func (m *Manager) Gateway(nn types.NamespacedName) (*gwv1.Gateway, bool) {
+	src := m.src.Load()
+	if src == nil {
+		return nil, false
+	}
+	inf, ok := src.informers[Gateways]
+	if !ok {
+		return nil, false
+	}
+	o, exists, err := inf.GetStore().GetByKey(nn.Namespace + "/" + nn.Name)
+	if err != nil || !exists {
+		return nil, false
+	}
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
+		return nil, false
+	}
+	var gw gwv1.Gateway
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &gw); err != nil {
+		return nil, false
+	}
+	return &gw, true
+}
+
 // Writes is the number of successful status writes so far.
 func (m *Manager) Writes() int64 { return m.writes.Load() }
 
