@@ -65,4 +65,6 @@ func TestGatewayServiceName(t *testing.T) {
 	}
 }
 
-func gatewayKey(ns, name string) types.NamespacedName { return types.NamespacedName{Namespace: ns, Name: name} }
+func gatewayKey(ns, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: ns, Name: name}
+}

@@ -113,7 +113,7 @@ func (it *iteration) syncGatewayEndpoints(ctx context.Context, gw types.Namespac
 	if apierrors.IsNotFound(err) {
 		yes := true
 		want.ObjectMeta = metav1.ObjectMeta{Name: svcName, Namespace: gw.Namespace,
-			Labels: map[string]string{discoveryv1.LabelServiceName: svcName, discoveryv1.LabelManagedBy: endpointSliceManager},
+			Labels:          map[string]string{discoveryv1.LabelServiceName: svcName, discoveryv1.LabelManagedBy: endpointSliceManager},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: svcName, UID: svc.UID, Controller: &yes}}}
 		if _, err := eps.Create(ctx, &want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create endpointslice %s/%s: %w", gw.Namespace, svcName, err)
