@@ -17,8 +17,8 @@
 //	                                      (default: built-in, hard-stop-after 10s + /healthz)
 //	--status-address [all], --status-port [8404]  the built-in bootstrap's /healthz
 //	--stop-timeout [15s]                  graceful HAProxy stop on SIGTERM before SIGTERM/SIGKILL
-//	--verify-interval [1m]                compare every loaded map file on disk with the
-//	                                      worker's `show map`, correct divergence; 0 disables
+//	--verify-interval [1m]                compare every loaded map file and server line on
+//	                                      disk with the worker, correct divergence; 0 disables
 //	--log-level [info]
 //
 // API (HTTP basic auth on /v1):
@@ -31,7 +31,7 @@
 //	                  200 applied|reloaded-after-runtime-failure, 400, 401, 409 stale baseHash, 422
 //	GET  /v1/state    {"hash","files","haproxyVersion","capabilities","reloads","failedReloads",
 //	                   "lastApply","lastReload","workers","treeHash","serverDivergence",
-//	                   "mapDivergence","lastVerify"}; ?verify=runtime verifies the maps first
+//	                   "mapDivergence","lastVerify"}; ?verify=runtime verifies maps and servers first
 //	GET  /v1/config   {"hash","files","haproxyVersion"}: the set that runs (holds certificate
 //	                  keys — authenticated like every /v1 route; haptic plan --from-agent)
 //	GET  /healthz     200 while the HAProxy master runs (no auth)

@@ -54,7 +54,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*config
 	fs.IntVar(&o.StatusPort, "status-port", 8404, "port of the built-in bootstrap config's /healthz frontend")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", 15*time.Second, "graceful HAProxy stop bound on shutdown")
 	fs.DurationVar(&c.verifyInterval, "verify-interval", time.Minute,
-		"how often map files on disk are compared with the worker's maps (and corrected); 0 disables")
+		"how often map files and server lines on disk are compared with the worker (and corrected); 0 disables")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

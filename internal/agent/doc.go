@@ -53,5 +53,8 @@
 // that path, per the `show map` listing). A diverging map counts as runtime-map
 // divergence and is replaced at runtime with the file's entries (prepare/add/commit
 // map, atomic), then read back; if that fails or still differs, the files on disk
-// are reloaded. State.LastVerify reports the last verification.
+// are reloaded. It also compares every server of `show servers state` with its line
+// in haproxy.cfg on disk (presence, address, weight the line sets, maintenance); a
+// diverging server counts as server divergence and the files are reloaded.
+// State.LastVerify reports the last verification.
 package agent

@@ -114,6 +114,42 @@ func configServers(cfg string) map[string]map[string]cfgServer {
 	return out
 }
 
+// templatedBackends are the backend and listen sections with a server-template line
+// (their servers have generated names).
+func templatedBackends(cfg string) map[string]bool {
+	out := map[string]bool{}
+	cur := ""
+	for _, line := range strings.Split(cfg, "\n") {
+		words := strings.Fields(line)
+		if len(words) == 0 || strings.HasPrefix(words[0], "#") {
+			continue
+		}
+		if sectionStart(line, words[0]) {
+			cur = ""
+			if (words[0] == "backend" || words[0] == "listen") && len(words) > 1 {
+				cur = words[1]
+			}
+			continue
+		}
+		if cur != "" && words[0] == "server-template" {
+			out[cur] = true
+		}
+	}
+	return out
+}
+
+// union is the set of keys of a and b.
+func union[A, B any](a map[string]A, b map[string]B) map[string]bool {
+	out := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
 // sectionStart: a section keyword at the start of an unindented line.
 func sectionStart(line, first string) bool {
 	if line == "" || line[0] == ' ' || line[0] == '\t' {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -204,6 +205,64 @@ func TestRuntimeReadBack(t *testing.T) {
 	})
 }
 
+// verifyState is GET /v1/state?verify=runtime.
+func verifyState(t *testing.T, srv *httptest.Server) State {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/state?verify=runtime", nil)
+	req.SetBasicAuth(testUser, testPass)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("verify: %s", resp.Status)
+	}
+	var st State
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestRuntimeVerifyServers: the runtime verification compares every running server
+// with haproxy.cfg on disk; a server changed or added behind the agent's back is
+// counted and the files are reloaded.
+func TestRuntimeVerifyServers(t *testing.T) {
+	needHAProxy(t)
+	opts := testOptions(t, t.TempDir())
+	a, srv := startAgent(t, opts)
+	port := freePort(t)
+	cfg := rbCfg(port, opts.Layout.MapsDir, "    server s1 127.0.0.1:10 weight 8\n    server s2 127.0.0.1:11\n")
+	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "a.test be_a\n"}
+	if code, res := putConfig(t, srv, cfg, hostMap); code != http.StatusOK {
+		t.Fatalf("config: %d %+v", code, res)
+	}
+	st0 := verifyState(t, srv)
+	if v := st0.LastVerify; v == nil || v.Servers != 2 || v.ServerDivergence != 0 || v.Corrected != "" || v.Error != "" {
+		t.Fatalf("clean verify: %+v", v)
+	}
+
+	worker(t, a, "set server be_dyn/s1 state maint")
+	worker(t, a, "add server be_dyn/s9 127.0.0.1:19")
+	st := verifyState(t, srv)
+	v := st.LastVerify
+	if v == nil || v.ServerDivergence != 2 || v.Corrected != "reload" || st.ServerDivergence != st0.ServerDivergence+2 ||
+		st.Reloads != st0.Reloads+1 || !strings.Contains(strings.Join(v.Divergences, ";"), "be_dyn/s1: state maint, want ready") ||
+		!strings.Contains(strings.Join(v.Divergences, ";"), "be_dyn/s9: running but not in the configuration") {
+		t.Fatalf("verify after injection: %+v %+v", st, v)
+	}
+	if s1, ok := runningServer(t, a, "be_dyn", "s1"); !ok || s1.Maint() {
+		t.Fatalf("s1 after the correction: %+v %v", s1, ok)
+	}
+	if _, ok := runningServer(t, a, "be_dyn", "s9"); ok {
+		t.Fatal("s9 still runs after the correction")
+	}
+	if st := verifyState(t, srv); st.LastVerify.ServerDivergence != 0 || st.Reloads != st0.Reloads+1 {
+		t.Fatalf("verify after the correction: %+v", st.LastVerify)
+	}
+}
+
 // TestRuntimeVerify: GET /v1/state?verify=runtime compares every loaded map file
 // with the worker and corrects a diverging map at runtime (no reload); the
 // --verify-interval loop does the same on its own.
@@ -218,24 +277,7 @@ func TestRuntimeVerify(t *testing.T) {
 	if code, res := putConfig(t, srv, cfg, hostMap, unused); code != http.StatusOK {
 		t.Fatalf("config: %d %+v", code, res)
 	}
-	verify := func() State {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/state?verify=runtime", nil)
-		req.SetBasicAuth(testUser, testPass)
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("verify: %s", resp.Status)
-		}
-		var st State
-		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	verify := func() State { t.Helper(); return verifyState(t, srv) }
 	st0 := verify()
 	if v := st0.LastVerify; v == nil || v.Maps != 1 || v.MapDivergence != 0 || v.Error != "" || st0.MapDivergence != 0 {
 		t.Fatalf("clean verify: %+v", st0.LastVerify)

@@ -18,7 +18,8 @@ const MaxBodyBytes = 256 << 20
 //	                  holds certificate keys)
 //	POST /v1/runtime  apply runtime operations (RuntimeRequest → Result)
 //	GET  /v1/state    State; ?verify=runtime first runs VerifyRuntime (map files
-//	                  on disk against the worker's `show map`, corrected on divergence)
+//	                  and server lines on disk against the worker's `show map` and
+//	                  `show servers state`, corrected on divergence)
 //	GET  /healthz     200 while the HAProxy master runs (no auth)
 //
 // Every /v1 route needs HTTP basic auth with the agent's credentials.

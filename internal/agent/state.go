@@ -89,6 +89,7 @@ func (s *statusRecorder) recordVerify(r VerifyRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mapDiv += r.MapDivergence
+	s.serverDiv += r.ServerDivergence
 	s.lastVerify = &r
 }
 

@@ -18,67 +18,97 @@ type VerifyRecord struct {
 	// Maps is how many map files were compared with the worker.
 	Maps int `json:"maps"`
 	// MapDivergence is how many of them differed; Divergences says how.
-	MapDivergence int      `json:"mapDivergence"`
-	Divergences   []string `json:"divergences,omitempty"`
-	// Corrected is "runtime" (the maps were replaced at runtime) or "reload" (the
-	// replacement failed or did not take, the files on disk were reloaded).
+	MapDivergence int `json:"mapDivergence"`
+	// Servers is how many servers were compared with the configuration on disk;
+	// ServerDivergence how many differed (running but not configured, configured
+	// but not running, address, weight when the line sets it, maintenance state).
+	Servers          int      `json:"servers"`
+	ServerDivergence int      `json:"serverDivergence"`
+	Divergences      []string `json:"divergences,omitempty"`
+	// Corrected is "runtime" (the maps were replaced at runtime) or "reload" (a
+	// server diverged, or a map replacement failed or did not take: the files on
+	// disk were reloaded).
 	Corrected string `json:"corrected,omitempty"`
 	Error     string `json:"error,omitempty"`
 }
 
-// VerifyRuntime checks that every map file of the current set, as it is on disk,
-// holds what the worker's `show map` holds (as multisets; see runtime.DiffMap). Maps
-// the worker did not load from that path are not compared. A diverging map is
-// replaced at runtime with the file's entries (runtime.ReplaceMap, atomic) and read
-// back; if that fails or still differs, the files on disk are reloaded. The result
-// is recorded for GET /v1/state (LastVerify, MapDivergence).
+// VerifyRuntime checks that the worker runs what is on disk: every map file of the
+// current set holds what the worker's `show map` holds (as multisets; see
+// runtime.DiffMap; maps the worker did not load from that path are not compared),
+// and every server of `show servers state` matches its line in haproxy.cfg (see
+// serverDiff). A diverging map is replaced at runtime with the file's entries
+// (runtime.ReplaceMap, atomic) and read back; if that fails or still differs, or a
+// server diverges, the files on disk are reloaded. The result is recorded for
+// GET /v1/state (LastVerify, MapDivergence, ServerDivergence).
 func (a *Agent) VerifyRuntime(ctx context.Context) VerifyRecord {
 	start := time.Now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ctx = context.WithoutCancel(ctx)
 	rec := VerifyRecord{At: start.UTC()}
-	if err := a.verifyMaps(ctx, &rec); err != nil {
+	if err := a.verify(ctx, &rec); err != nil {
 		rec.Error = err.Error()
 	}
 	rec.DurationMs = time.Since(start).Milliseconds()
 	a.st.recordVerify(rec)
-	if rec.MapDivergence > 0 || rec.Error != "" {
-		a.opts.Logger.Warn("runtime verification", "mapDivergence", rec.MapDivergence,
+	if rec.MapDivergence > 0 || rec.ServerDivergence > 0 || rec.Error != "" {
+		a.opts.Logger.Warn("runtime verification", "mapDivergence", rec.MapDivergence, "serverDivergence", rec.ServerDivergence,
 			"divergences", strings.Join(rec.Divergences, "; "), "corrected", rec.Corrected, "error", rec.Error)
 	}
 	return rec
 }
 
-func (a *Agent) verifyMaps(ctx context.Context, rec *VerifyRecord) error {
+func (a *Agent) verify(ctx context.Context, rec *VerifyRecord) error {
 	if a.current == nil || a.proc == nil {
 		return fmt.Errorf("verify: haproxy is not started")
 	}
+	mapsCorrected, err := a.verifyMaps(ctx, rec)
+	if err != nil {
+		return err
+	}
+	if err := a.verifyServers(ctx, rec); err != nil {
+		return err
+	}
+	switch {
+	case !mapsCorrected || rec.ServerDivergence > 0:
+		rec.Corrected = "reload"
+		if _, err := a.reload(ctx); err != nil {
+			return fmt.Errorf("verify: reload after a divergence failed: %w", err)
+		}
+	case rec.MapDivergence > 0:
+		rec.Corrected = "runtime"
+	}
+	return nil
+}
+
+// verifyMaps compares (and corrects at runtime) the maps; false: a correction did
+// not take.
+func (a *Agent) verifyMaps(ctx context.Context, rec *VerifyRecord) (bool, error) {
 	out, err := a.admin.Do(ctx, "show map")
 	if err != nil {
-		return fmt.Errorf("verify: %w", err)
+		return true, fmt.Errorf("verify: %w", err)
 	}
 	list, err := runtime.ParseMapList(out)
 	if err != nil {
-		return fmt.Errorf("verify: %w", err)
+		return true, fmt.Errorf("verify: %w", err)
 	}
 	loaded := make(map[string]bool, len(list))
 	for _, m := range list {
 		loaded[m.File] = true
 	}
-	reload := false
+	corrected := true
 	for _, f := range a.current.Files {
 		if f.Kind != bundle.KindMap || !loaded[a.mapPath(f.Name)] {
 			continue
 		}
 		data, err := os.ReadFile(a.mapPath(f.Name))
 		if err != nil {
-			return fmt.Errorf("verify map %s: %w", f.Name, err)
+			return true, fmt.Errorf("verify map %s: %w", f.Name, err)
 		}
 		rec.Maps++
 		d, err := a.diffMap(ctx, f.Name, string(data))
 		if err != nil {
-			return fmt.Errorf("verify: %w", err)
+			return true, fmt.Errorf("verify: %w", err)
 		}
 		if d.Empty() {
 			continue
@@ -86,17 +116,45 @@ func (a *Agent) verifyMaps(ctx context.Context, rec *VerifyRecord) error {
 		rec.MapDivergence++
 		rec.Divergences = append(rec.Divergences, "map "+f.Name+": "+d.String())
 		if !a.correctMap(ctx, f.Name, string(data)) {
-			reload = true
+			corrected = false
 		}
 	}
-	switch {
-	case reload:
-		rec.Corrected = "reload"
-		if _, err := a.reload(ctx); err != nil {
-			return fmt.Errorf("verify: reload after a map correction failed: %w", err)
+	return corrected, nil
+}
+
+// verifyServers compares every running server with haproxy.cfg as it is on disk.
+// Backends with lines that make servers of their own (server-template) are skipped.
+func (a *Agent) verifyServers(ctx context.Context, rec *VerifyRecord) error {
+	data, err := os.ReadFile(a.opts.Layout.ConfigFile)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	cfg := configServers(string(data))
+	running, err := runtime.ShowServersState(ctx, a.admin, "")
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	got := map[string]map[string]runtime.ServerState{}
+	for _, s := range running {
+		if got[s.Backend] == nil {
+			got[s.Backend] = map[string]runtime.ServerState{}
 		}
-	case rec.MapDivergence > 0:
-		rec.Corrected = "runtime"
+		got[s.Backend][s.Server] = s
+	}
+	templated := templatedBackends(string(data))
+	for _, be := range sortedKeys(union(cfg, got)) {
+		if templated[be] {
+			continue
+		}
+		for _, name := range sortedKeys(union(cfg[be], got[be])) {
+			want, inCfg := cfg[be][name]
+			state, isRunning := got[be][name]
+			rec.Servers++
+			if msg := serverDiff(false, want, inCfg, state, isRunning); msg != "" {
+				rec.ServerDivergence++
+				rec.Divergences = append(rec.Divergences, "server "+be+"/"+name+": "+msg)
+			}
+		}
 	}
 	return nil
 }

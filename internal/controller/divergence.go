@@ -19,10 +19,17 @@ func observeDivergence(m *metrics.Metrics, o deploy.Outcome) {
 	}
 }
 
-// observeVerify counts the diverging maps of the runtime verification a drift check
-// ran on a pod (GET /v1/state?verify=runtime; the agent corrected them).
+// observeVerify counts what the runtime verification a drift check ran on a pod
+// found (GET /v1/state?verify=runtime; the agent corrected it): every diverging map,
+// and one deployment/runtime divergence when servers diverged.
 func observeVerify(m *metrics.Metrics, st deploy.State) {
-	if st.LastVerify != nil && st.LastVerify.MapDivergence > 0 {
+	if st.LastVerify == nil {
+		return
+	}
+	if st.LastVerify.MapDivergence > 0 {
 		m.RuntimeMapDivergence.Add(float64(st.LastVerify.MapDivergence))
+	}
+	if st.LastVerify.ServerDivergence > 0 {
+		m.DeploymentRuntimeDivergence.Inc()
 	}
 }

@@ -15,8 +15,9 @@ func TestObserveDivergence(t *testing.T) {
 	observeDivergence(m, deploy.Outcome{Mode: deploy.ModeRuntime, Reloaded: true, MapDivergence: 1})
 	observeVerify(m, deploy.State{})
 	observeVerify(m, deploy.State{LastVerify: &agent.VerifyRecord{Maps: 4, MapDivergence: 2}})
-	if got := counter(t, m, "haptic_deployment_runtime_divergence_total"); got != 1 {
-		t.Errorf("deployment/runtime divergence %v, want 1 (one deployment)", got)
+	observeVerify(m, deploy.State{LastVerify: &agent.VerifyRecord{Servers: 9, ServerDivergence: 2}})
+	if got := counter(t, m, "haptic_deployment_runtime_divergence_total"); got != 2 {
+		t.Errorf("deployment/runtime divergence %v, want 2 (a deployment and a verification)", got)
 	}
 	if got := counter(t, m, "haptic_runtime_map_divergence_total"); got != 5 {
 		t.Errorf("runtime-map divergence %v, want 5 maps", got)

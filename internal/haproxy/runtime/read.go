@@ -26,7 +26,7 @@ func (s ServerState) Maint() bool { return s.AdminState&adminMaintMask != 0 }
 // ShowServersState reads `show servers state <backend>` from a worker's stats socket.
 // An unknown backend is an error carrying HAProxy's reply.
 func ShowServersState(ctx context.Context, x Execer, backend string) ([]ServerState, error) {
-	if !nameRe.MatchString(backend) {
+	if backend != "" && !nameRe.MatchString(backend) {
 		return nil, fmt.Errorf("show servers state: invalid backend name %q", backend)
 	}
 	out, err := x.Do(ctx, "show servers state "+backend)
