@@ -143,3 +143,40 @@ func TestGatewayPlainRouteKeepsConfig(t *testing.T) {
 		t.Errorf("the header match is not a frontend rule")
 	}
 }
+
+// TestGatewayIsolatedListenersPlainRoute: with listeners of one port isolated by
+// hostname (a hostless, a wildcard and an exact one), a path-only HTTPRoute is still
+// map lines only, keyed by each listener it attaches to; haproxy.cfg holds one
+// listener-selection rule per listener and nothing of the route.
+func TestGatewayIsolatedListenersPlainRoute(t *testing.T) {
+	withListeners := func(raw map[string][]map[string]any) map[string][]map[string]any {
+		all := map[string]any{"namespaces": map[string]any{"from": "All"}}
+		raw["gateways"][0]["spec"] = map[string]any{"gatewayClassName": "haptic", "listeners": []any{
+			map[string]any{"name": "any", "port": 80, "protocol": "HTTP", "allowedRoutes": all},
+			map[string]any{"name": "wild", "port": 80, "protocol": "HTTP", "hostname": "*.example.com", "allowedRoutes": all},
+			map[string]any{"name": "abc", "port": 80, "protocol": "HTTP", "hostname": "abc.example.com", "allowedRoutes": all},
+		}}
+		return raw
+	}
+	before := content(t, withListeners(gatewayFixture(3)), "haproxy.cfg")
+	extra := gatewayRoute("ns0", "extra", "extra.example.com", "app-0", nil)
+	after := content(t, withListeners(gatewayFixture(3, extra)), "haproxy.cfg")
+	if before != after {
+		t.Errorf("a path-only HTTPRoute changed haproxy.cfg with isolated listeners")
+	}
+	if got := strings.Count(after, "http-request set-var(txn.gwl) "); got != 3 {
+		t.Errorf("%d listener-selection rules, want 3", got)
+	}
+	maps := content(t, withListeners(gatewayFixture(3, extra)), "map:path-exact.map")
+	for _, want := range []string{
+		"@infra/gw:80/extra.example.com/health gw_ns0_app-0_80\n",
+		"@infra/gw:80=*.example.com/extra.example.com/health gw_ns0_app-0_80\n",
+	} {
+		if !strings.Contains(maps, want) {
+			t.Errorf("path-exact.map lacks %q:\n%s", want, maps)
+		}
+	}
+	if strings.Contains(maps, "@infra/gw:80=abc.example.com/extra") {
+		t.Errorf("the route reached the abc.example.com listener, whose hostname it does not match:\n%s", maps)
+	}
+}
