@@ -78,16 +78,8 @@ var claimedExtended = []features.FeatureName{
 	features.SupportHTTPRouteRequestTimeout,
 	features.SupportHTTPRouteResponseHeaderModification,
 	features.SupportHTTPRouteSchemeRedirect,
+	features.SupportGatewayInfrastructurePropagation,
 }
-
-// The ports of the base library's http frontend and the ingress library's https
-// frontend in this run: out of the way of the Gateway listener ports the suite uses
-// (80, 443, 8080, 8090, 8443); the gateway library never binds a port the base
-// frontends hold.
-const (
-	baseHTTPPort  = 18080
-	baseHTTPSPort = 18443
-)
 
 // reportPath is where a full run writes the ConformanceReport (relative to this
 // directory); `-args -report-output=FILE` overrides it.
@@ -197,8 +189,9 @@ func controllerConfig(t *testing.T, ns string) string {
 	// of the haproxy Deployment) and their IPs as its status.addresses — the suite's
 	// Gateways share ports (80, 443), which one shared fleet cannot serve.
 	// ingressClass: the namespace, so that the base library ignores other Ingresses.
-	// httpPort/httpsPort: the base and ingress libraries' own frontends move off 8080
-	// and 8443, which the suite's Gateway listeners use (GatewayPort8080).
+	// A Gateway's own pods bind no Ingress frontend, so its listeners may use any
+	// port but the status port (GatewayPort8080 listens on 8080, the Ingress http
+	// port of the default fleet).
 	overlay := fmt.Sprintf(`apiVersion: haproxy-haptic.org/v1alpha1
 kind: HAProxyTemplateConfig
 spec:
@@ -207,9 +200,7 @@ spec:
   templatingSettings:
     extraContext:
       ingressClass: %s
-      httpPort: %d
-      httpsPort: %d
-`, v1alpha1.GatewaysPerGateway, ns, baseHTTPPort, baseHTTPSPort)
+`, v1alpha1.GatewaysPerGateway, ns)
 	f := filepath.Join(t.TempDir(), "overlay.yaml")
 	if err := os.WriteFile(f, []byte(overlay), 0o644); err != nil {
 		t.Fatal(err)
