@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
 
 // gatewayFixture is one Gateway of our class (port 80, routes from all namespaces)
@@ -90,37 +89,15 @@ func content(t *testing.T, raw map[string][]map[string]any, target string) strin
 // PathPrefix match is one prefix-exact and one prefix line), one plain backend per
 // Service, and no route-specific line in haproxy.cfg.
 func TestGatewayMapsLinear(t *testing.T) {
-	p := load(t)
-	for _, n := range []int{200, 1000} {
-		start := time.Now()
-		res := renderFixture(t, p, gatewayFixture(n))
-		t.Logf("%d HTTPRoutes rendered in %v", n, time.Since(start))
-		want := map[string]int{
-			"map:host.map":              n,
-			"map:path-exact.map":        n,
-			"map:path-prefix-exact.map": n,
-			"map:path-prefix.map":       n,
-			"map:path-regex.map":        0,
-			"map:weighted.map":          0,
-		}
-		for target, w := range want {
-			if got := lines(res, target); got != w {
-				t.Errorf("%d HTTPRoutes: %s has %d lines, want %d", n, target, got, w)
-			}
-		}
-		var cfg string
-		for _, f := range res.Bundle.Files {
-			if f.Target() == "haproxy.cfg" {
-				cfg = f.Content
-			}
-		}
+	fixture := func(n int) map[string][]map[string]any { return gatewayFixture(n) }
+	assertMapsLinear(t, "HTTPRoutes", fixture, func(t *testing.T, n int, cfg string) {
 		if got := strings.Count(cfg, "\nbackend gw_"); got != n {
 			t.Errorf("%d HTTPRoutes: %d gateway backends, want %d", n, got, n)
 		}
 		if strings.Contains(cfg, ".example.com") || strings.Contains(cfg, "/api") {
 			t.Errorf("%d HTTPRoutes: a path-only route reached haproxy.cfg", n)
 		}
-	}
+	})
 }
 
 // TestGatewayPlainRouteKeepsConfig: adding a path-only HTTPRoute to an existing

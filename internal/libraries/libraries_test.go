@@ -138,11 +138,23 @@ func lines(res *render.Result, target string) int {
 // 1,000 Ingresses with one Exact and one Prefix path each give exactly one line per
 // route in each map (the Prefix path is one prefix-exact and one prefix line).
 func TestPathMapsLinear(t *testing.T) {
+	assertMapsLinear(t, "Ingresses", ingresses, func(t *testing.T, n int, cfg string) {
+		if got := strings.Count(cfg, "\nbackend ing_"); got != 2*n {
+			t.Errorf("%d Ingresses: %d ingress backends, want %d (port by number and by name)", n, got, 2*n)
+		}
+	})
+}
+
+// assertMapsLinear renders fixture(n) for 200 and 1,000 routes: each route is one
+// line in host.map, path-exact.map, path-prefix-exact.map and path-prefix.map, and
+// none in the regex and weighted maps; checkConfig looks at haproxy.cfg.
+func assertMapsLinear(t *testing.T, what string, fixture func(n int) map[string][]map[string]any, checkConfig func(t *testing.T, n int, cfg string)) {
+	t.Helper()
 	p := load(t)
 	for _, n := range []int{200, 1000} {
 		start := time.Now()
-		res := renderFixture(t, p, ingresses(n))
-		t.Logf("%d Ingresses rendered in %v", n, time.Since(start))
+		res := renderFixture(t, p, fixture(n))
+		t.Logf("%d %s rendered in %v", n, what, time.Since(start))
 		want := map[string]int{
 			"map:host.map":              n,
 			"map:path-exact.map":        n,
@@ -153,7 +165,7 @@ func TestPathMapsLinear(t *testing.T) {
 		}
 		for target, w := range want {
 			if got := lines(res, target); got != w {
-				t.Errorf("%d Ingresses: %s has %d lines, want %d", n, target, got, w)
+				t.Errorf("%d %s: %s has %d lines, want %d", n, what, target, got, w)
 			}
 		}
 		var cfg string
@@ -162,9 +174,7 @@ func TestPathMapsLinear(t *testing.T) {
 				cfg = f.Content
 			}
 		}
-		if got := strings.Count(cfg, "\nbackend ing_"); got != 2*n {
-			t.Errorf("%d Ingresses: %d ingress backends, want %d (port by number and by name)", n, got, 2*n)
-		}
+		checkConfig(t, n, cfg)
 	}
 }
 
