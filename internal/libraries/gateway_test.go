@@ -157,3 +157,33 @@ func TestGatewayIsolatedListenersPlainRoute(t *testing.T) {
 		t.Errorf("the route reached the abc.example.com listener, whose hostname it does not match:\n%s", maps)
 	}
 }
+
+// TestGatewayCORSRouteKeepsConfig: adding an HTTPRoute with a CORS filter to an
+// existing backend changes maps only (cors.map keyed by the rule, a weighted.map line
+// for it, the path maps), never haproxy.cfg: the frontend's CORS rules are there
+// without any CORS route.
+func TestGatewayCORSRouteKeepsConfig(t *testing.T) {
+	before := content(t, gatewayFixture(3), "haproxy.cfg")
+	route := gatewayRoute("ns0", "cors", "cors.example.com", "app-0", nil)
+	rule := route["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)
+	rule["filters"] = []any{map[string]any{"type": "CORS", "cors": map[string]any{
+		"allowOrigins":     []any{"https://app.example", "https://*.example.org"},
+		"allowCredentials": true,
+		"allowMethods":     []any{"GET", "PUT"},
+		"exposeHeaders":    []any{"X-Request-Id"},
+	}}}
+	fixture := func() map[string][]map[string]any { return gatewayFixture(3, route) }
+	if after := content(t, fixture(), "haproxy.cfg"); after != before {
+		t.Errorf("an HTTPRoute with a CORS filter changed haproxy.cfg")
+	}
+	for target, want := range map[string]string{
+		"map:cors.map":                 "@h/ns0/cors/0 GET,PUT||5|X-Request-Id|true|wild\n@h/ns0/cors/0/https://app.example https://app.example\n@h/ns0/cors/0/https://app.example:443 https://app.example\n",
+		"map:gateway-cors-origins.map": "^@h/ns0/cors/0/https://[a-z0-9._-]+\\.example\\.org(?::443)?$ https://*.example.org\n",
+		"map:path-exact.map":           "@infra/gw:80/cors.example.com/health MULTI:@h/ns0/cors/0\n",
+		"map:weighted.map":             "@h/ns0/cors/0 1\n@h/ns0/cors/0/0 gw_ns0_app-0_80\n",
+	} {
+		if got := content(t, fixture(), target); !strings.Contains(got, want) {
+			t.Errorf("%s lacks %q:\n%s", target, want, got)
+		}
+	}
+}
