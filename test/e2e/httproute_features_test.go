@@ -27,7 +27,7 @@ import (
 
 // TestHTTPRouteFeatures drives the gateway library on real HAProxy (a Gateway with
 // pods of its own, deploy/local's overlay): every HTTPRoute match type and their
-// precedence, every core filter, weighted backendRefs, a backendRef-level
+// precedence, every core filter, the CORS filter, weighted backendRefs, a backendRef-level
 // ResponseHeaderModifier, an HTTPS listener with its certificate, and a
 // cross-namespace backendRef without and with a ReferenceGrant.
 //
@@ -362,6 +362,88 @@ func TestHTTPRouteFeatures(t *testing.T) {
 			if r.Code != 200 || (r.Echo.Path != "/replaced" && r.Echo.Path != "/replaced?") || r.Echo.Host != "rewritten.example.com" {
 				t.Errorf("URLRewrite ReplaceFullPath /replaced + hostname: GET %s: got %s host %q; want path /replaced, host rewritten.example.com", path, r, r.Echo.Host)
 			}
+		}
+	})
+
+	// ---- CORS (experimental filter): map lines keyed by the rule, no reload ----
+	phase(t, "HTTPRoute CORS filter: preflight answered by HAProxy, actual requests get the CORS headers, without a reload", func() {
+		e.settle(addr)
+		before := e.reloadCounts(addr)
+		corsRule := func(path string, c gwv1.HTTPCORSFilter) gwv1.HTTPRouteRule {
+			r := gwRule(gwMatch(gwv1.PathMatchPathPrefix, path), gwRef("echo", 80))
+			r.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterCORS, CORS: &c}}
+			return r
+		}
+		create(route("cors", "cors.example.com",
+			corsRule("/cors", gwv1.HTTPCORSFilter{
+				AllowOrigins:     []gwv1.CORSOrigin{"https://app.example", "https://*.wild.example"},
+				AllowCredentials: ftPtr(true),
+				AllowMethods:     []gwv1.HTTPMethodWithWildcard{"GET", "PUT"},
+				AllowHeaders:     []gwv1.HTTPHeaderName{"X-Token"},
+				ExposeHeaders:    []gwv1.HTTPHeaderName{"X-Request-Id"},
+				MaxAge:           60,
+			}),
+			corsRule("/open", gwv1.HTTPCORSFilter{AllowOrigins: []gwv1.CORSOrigin{"*"}}),
+		))
+		preflight := func(path, origin string) ftResp {
+			return do(http.MethodOptions, "cors.example.com", path, "Origin", origin, "Access-Control-Request-Method", "PUT",
+				"Access-Control-Request-Headers", "X-Token")
+		}
+		if !ftWait(t, "cors.example.com answers a preflight", 60*time.Second, func() (bool, string) {
+			r := preflight("/cors", "https://app.example")
+			return r.Code == 204 && r.Header.Get("Access-Control-Allow-Origin") == "https://app.example", fmt.Sprint(r, r.Header)
+		}) {
+			return
+		}
+		r := preflight("/cors/x", "https://app.example")
+		for name, want := range map[string]string{
+			"Access-Control-Allow-Origin": "https://app.example", "Access-Control-Allow-Credentials": "true",
+			"Access-Control-Allow-Methods": "GET,PUT", "Access-Control-Allow-Headers": "X-Token",
+			"Access-Control-Max-Age": "60", "Vary": "Origin",
+		} {
+			if got := r.Header.Get(name); r.Code != 204 || got != want || r.Echo.Pod != "" {
+				t.Errorf("CORS preflight from an allowed origin: got %s %s: %q; want 204 from HAProxy with %q", r, name, got, want)
+			}
+		}
+		if r := preflight("/cors", "https://evil.example"); r.Code != 204 || r.Header.Get("Access-Control-Allow-Origin") != "" || r.Header.Get("Access-Control-Allow-Methods") != "" {
+			t.Errorf("CORS preflight from an origin that is not allowed: got %s %v; want 204 without CORS headers", r, r.Header)
+		}
+		for _, tc := range []struct{ origin, acao, creds string }{
+			{"https://app.example", "https://app.example", "true"},
+			{"https://a.b.wild.example", "https://a.b.wild.example", "true"}, // a wildcard covers several labels
+			{"https://wild.example", "", ""},
+			{"http://app.example", "", ""}, // another scheme is another origin
+			{"https://evil.example", "", ""},
+		} {
+			r := get("cors.example.com", "/cors", "Origin", tc.origin)
+			expose := ""
+			if tc.acao != "" {
+				expose = "X-Request-Id"
+			}
+			if r.Code != 200 || r.backend() != "echo" || r.Header.Get("Access-Control-Allow-Origin") != tc.acao ||
+				r.Header.Get("Access-Control-Allow-Credentials") != tc.creds || r.Header.Get("Access-Control-Expose-Headers") != expose ||
+				!slices.Contains(r.Header.Values("Vary"), "Origin") {
+				t.Errorf("CORS GET from %s: got %s %v; want 200 from echo, Allow-Origin %q, Allow-Credentials %q, Expose-Headers %q, Vary: Origin",
+					tc.origin, r, r.Header, tc.acao, tc.creds, expose)
+			}
+		}
+		if r := get("cors.example.com", "/open", "Origin", "https://any.example"); r.Code != 200 || r.Header.Get("Access-Control-Allow-Origin") != "*" ||
+			r.Header.Get("Access-Control-Allow-Credentials") != "" {
+			t.Errorf("CORS allowOrigins *: got %s %v; want 200 with Access-Control-Allow-Origin * and no credentials", r, r.Header)
+		}
+		if r := get("cors.example.com", "/open"); r.Code != 200 || r.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("CORS, a request without Origin: got %s %v; want no CORS headers", r, r.Header)
+		}
+		if err := gw.GatewayV1().HTTPRoutes(e.ns).Delete(e.ctx, "cors", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ftWait(t, "the CORS route is gone", 60*time.Second, func() (bool, string) {
+			r := preflight("/cors", "https://app.example")
+			return r.Code == 404, r.String()
+		})
+		if after := e.reloadCounts(addr); after != before {
+			t.Errorf("adding and removing an HTTPRoute with a CORS filter (existing backend) reloaded HAProxy: controller %v → %v, agent %d → %d\n%s",
+				before.controller, after.controller, before.agent, after.agent, e.reloadLog())
 		}
 	})
 
