@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,7 +23,7 @@ type runFlags struct {
 	kubeconfig, namespace, configName, metricsAddr, haproxyBinary, schemaDir string
 	debugPort                                                                int
 	verbose, leaderElect                                                     bool
-	leaderLease                                                              string
+	leaderLease, webhookAddr, webhookCertDir                                 string
 }
 
 func envOr(key, def string) string {
@@ -55,6 +56,8 @@ configuration and delivers it to the HAProxy pods' agents.`,
 	fl.StringVar(&f.schemaDir, "schema-dir", schemaDirDefault(), "extra OpenAPI v3 schemas or CRDs for typed access ($HAPTIC_SCHEMA_DIR)")
 	fl.BoolVar(&f.leaderElect, "leader-elect", true, "with several replicas, only the one holding the Lease deploys and writes status")
 	fl.StringVar(&f.leaderLease, "leader-election-lease", "", "Lease name in --namespace (default <config-name>-leader)")
+	fl.StringVar(&f.webhookAddr, "webhook-addr", envOr("WEBHOOK_ADDR", ""), "admission webhook HTTPS listen address, e.g. :9443 (empty disables)")
+	fl.StringVar(&f.webhookCertDir, "webhook-cert-dir", envOr("WEBHOOK_CERT_DIR", "/etc/haptic/webhook"), "directory with the webhook's tls.crt and tls.key (reloaded when they change)")
 	fl.BoolVar(&f.verbose, "verbose", os.Getenv("LOG_LEVEL") == "debug", "debug logging")
 	return cmd
 }
@@ -93,6 +96,13 @@ func runController(f runFlags, stderr io.Writer) error {
 	opts := controller.Options{
 		Rest: cfg, Namespace: f.namespace, ConfigName: f.configName, MetricsAddr: f.metricsAddr,
 		HAProxyBinary: f.haproxyBinary, SchemaDir: f.schemaDir, Log: log,
+	}
+	if f.webhookAddr != "" {
+		ln, err := net.Listen("tcp", f.webhookAddr)
+		if err != nil {
+			return fmt.Errorf("webhook listener: %w", err)
+		}
+		opts.WebhookListener, opts.WebhookCertDir = ln, f.webhookCertDir
 	}
 	if f.leaderElect {
 		opts.LeaderElection = &controller.LeaderElection{Lease: f.leaderLease, Identity: os.Getenv("POD_NAME")}

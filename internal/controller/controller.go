@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,6 +49,10 @@ type Options struct {
 	AgentHTTP *http.Client
 	// LeaderElection, when set, lets only the leading replica deploy.
 	LeaderElection *LeaderElection
+	// WebhookListener, when set, serves admission reviews over HTTPS with the
+	// certificate in WebhookCertDir (tls.crt, tls.key).
+	WebhookListener net.Listener
+	WebhookCertDir  string
 }
 
 // Controller is a running `haptic run`.
@@ -60,7 +65,8 @@ type Controller struct {
 	bus      *events.Bus
 	recorder record.EventRecorder
 	log      *slog.Logger
-	status   *writer.Manager // Gateway API and Ingress status (gatewaystatus.go)
+	status   *writer.Manager           // Gateway API and Ingress status (gatewaystatus.go)
+	current  atomic.Pointer[iteration] // the running iteration, for admission (admission.go)
 }
 
 // Run runs the controller until ctx ends.
@@ -110,7 +116,10 @@ func (c *Controller) run(ctx context.Context) error {
 		defer srv.Close()
 		c.log.Info("metrics listening", "addr", ln.Addr().String())
 	}
-	// Every replica serves metrics; only the leader goes on.
+	if c.opts.WebhookListener != nil {
+		go c.serveWebhook(ctx)
+	}
+	// Every replica serves metrics (and admission); only the leader goes on.
 	parent := ctx
 	ctx, err := c.lead(ctx)
 	if err != nil {
@@ -208,8 +217,12 @@ func (c *Controller) start(ctx context.Context, cfg *v1alpha1.HAProxyTemplateCon
 
 func (c *Controller) launch(ctx context.Context, it *iteration) (*iteration, chan error) {
 	ictx, cancel := context.WithCancel(ctx)
-	it.stop = cancel
+	it.stop = func() {
+		c.current.CompareAndSwap(it, nil)
+		cancel()
+	}
 	done := make(chan error, 1)
+	c.current.Store(it)
 	go func() { done <- it.run(ictx) }()
 	return it, done
 }

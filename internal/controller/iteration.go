@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
@@ -33,7 +34,8 @@ type iteration struct {
 	checker    *validate.Checker
 	rendered   rendered // Gateways each bundle was rendered from (gatewaystatus.go)
 	creds      credentials
-	fleets     fleets // the pods that receive configs (fleets.go)
+	fleets     fleets      // the pods that receive configs (fleets.go)
+	ready      atomic.Bool // the stores synced and were reconciled once: admission may use them
 	stop       func()
 }
 
@@ -142,6 +144,7 @@ func drain(sub *events.Subscription) {
 func (it *iteration) reconcile(ctx context.Context) {
 	c := it.c
 	snap := it.live.Snapshot()
+	it.ready.Store(true)
 	for _, n := range snap.Names() {
 		c.metrics.WatchedObjects.WithLabelValues(n).Set(float64(snap.Stores[n].Len()))
 	}

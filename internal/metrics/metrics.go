@@ -72,6 +72,10 @@ type Metrics struct {
 
 	// Status: writes of Gateway API and Ingress status (unchanged statuses are not written).
 	StatusWrites *prometheus.CounterVec // haptic_status_writes_total{kind}
+
+	// Admission webhook: one observation per AdmissionReview.
+	WebhookRequests *prometheus.CounterVec // haptic_webhook_requests_total{resource,result}
+	WebhookDuration prometheus.Histogram   // haptic_webhook_request_duration_seconds
 }
 
 // Bucket boundaries, in seconds.
@@ -139,6 +143,12 @@ func New() *Metrics {
 
 		StatusWrites: f.counterVec("haptic_status_writes_total",
 			"Status subresource writes by kind (GatewayClass, Gateway, HTTPRoute, GRPCRoute, Ingress).", "kind"),
+
+		WebhookRequests: f.counterVec("haptic_webhook_requests_total",
+			"Admission reviews by resource (group/resource) and result: allowed, denied, or error (undecided: the API server applied the failurePolicy).",
+			"resource", "result"),
+		WebhookDuration: f.histogram("haptic_webhook_request_duration_seconds",
+			"Time to decide one admission review (a render of the configuration with the proposed object).", reconcileBuckets),
 	}
 	r.MustRegister(
 		collectors.NewGoCollector(),

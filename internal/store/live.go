@@ -97,3 +97,39 @@ func (l *Live) Snapshot() *snapshot.Snapshot {
 	}
 	return snap
 }
+
+// Proposed returns a snapshot in which one object of resource is replaced by raw
+// (admitted like Put; modified in place), or removed when raw is nil: what the
+// stores would hold if the API server accepted the change. The live stores do not
+// change; only resource's store is rebuilt.
+func (l *Live) Proposed(resource, key string, raw map[string]any) (*snapshot.Snapshot, error) {
+	var obj snapshot.Object
+	keep := false
+	if raw != nil {
+		var err error
+		if obj, keep, err = l.b.Admit(resource, raw); err != nil {
+			return nil, err
+		}
+	}
+	snap := l.Snapshot()
+	l.mu.Lock()
+	list := make([]snapshot.Object, 0, len(l.objects[resource])+1)
+	for k, o := range l.objects[resource] {
+		if k != key {
+			list = append(list, o)
+		}
+	}
+	onDemand := l.onDemand[resource]
+	l.mu.Unlock()
+	if keep {
+		list = append(list, obj)
+	}
+	st := l.b.NewStore(resource, list)
+	st.OnDemand = onDemand
+	out := &snapshot.Snapshot{Stores: make(map[string]*snapshot.Store, len(snap.Stores))}
+	for name, s := range snap.Stores {
+		out.Stores[name] = s
+	}
+	out.Stores[resource] = st
+	return out, nil
+}

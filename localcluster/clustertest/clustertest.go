@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -118,6 +119,12 @@ func Main(m *testing.M) int {
 // HTTPClient returns a client whose connections start inside the cluster's namespace.
 func (c *Cluster) HTTPClient(timeout time.Duration) *http.Client {
 	return netns.HTTPClient(c.Config.Netns, nil, timeout)
+}
+
+// Listen opens a TCP listener inside the cluster's namespace: what the API server
+// calls (an admission webhook on 127.0.0.1) can be served by the test process.
+func (c *Cluster) Listen(address string) (net.Listener, error) {
+	return netns.Listen(c.Config.Netns, "tcp", address)
 }
 
 // Command returns a command that runs argv inside the cluster's namespace.

@@ -110,3 +110,29 @@ func Inode(name string) (uint64, error) {
 	}
 	return st.Ino, nil
 }
+
+// Listen opens a listener inside the namespace: a socket keeps the namespace it
+// was created in, so the listener serves connections made inside the namespace
+// (e.g. the API server calling an admission webhook on 127.0.0.1) from any thread.
+func Listen(name, network, address string) (net.Listener, error) {
+	type result struct {
+		ln  net.Listener
+		err error
+	}
+	results := make(chan result, 1)
+	go func() {
+		// Never unlocked: the thread changed namespace and must not be reused.
+		runtime.LockOSThread()
+		if err := Enter(name); err != nil {
+			results <- result{err: err}
+			return
+		}
+		ln, err := net.Listen(network, address)
+		if err != nil {
+			err = fmt.Errorf("listen %s in netns %s: %w", address, name, err)
+		}
+		results <- result{ln: ln, err: err}
+	}()
+	r := <-results
+	return r.ln, r.err
+}

@@ -69,6 +69,10 @@ type env struct {
 	// controllerName is the GatewayClass controllerName the test's controller serves.
 	controllerName string
 	logs           *bytes.Buffer
+	// webhook, when set, is the admission webhook listener the controller serves
+	// (with the certificate in webhookCertDir).
+	webhook        net.Listener
+	webhookCertDir string
 }
 
 func setup(t testing.TB, haproxyReplicas int) *env {
@@ -81,7 +85,12 @@ func setup(t testing.TB, haproxyReplicas int) *env {
 // last — dataplane intervals, extraContext.
 func setupLibraries(t testing.TB, haproxyReplicas int, overlay string, libraries ...string) *env {
 	t.Helper()
-	return setupWith(t, haproxyReplicas, func(e *env) {
+	return setupWith(t, haproxyReplicas, librariesConfig(t, overlay, libraries...))
+}
+
+// librariesConfig applies the libraries' merged config (see setupLibraries).
+func librariesConfig(t testing.TB, overlay string, libraries ...string) func(*env) {
+	return func(e *env) {
 		files := []string{}
 		for _, l := range libraries {
 			files = append(files, "../../charts/haptic/libraries/"+l+".yaml")
@@ -120,7 +129,7 @@ func setupLibraries(t testing.TB, haproxyReplicas int, overlay string, libraries
 			t.Fatal(err)
 		}
 		e.applyFile(f)
-	})
+	}
 }
 
 func setupWith(t testing.TB, haproxyReplicas int, applyConfig func(*env)) *env {
@@ -234,6 +243,7 @@ func (e *env) runController(le *controller.LeaderElection) (string, func()) {
 		done <- controller.Run(ctx, controller.Options{
 			Rest: e.c.REST, Namespace: e.ns, ConfigName: "haptic-config", MetricsAddr: addr,
 			HAProxyBinary: "haproxy", Log: log, AgentHTTP: e.c.HTTPClient(2 * time.Minute), LeaderElection: le,
+			WebhookListener: e.webhook, WebhookCertDir: e.webhookCertDir,
 		})
 	}()
 	var once sync.Once

@@ -1,0 +1,108 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/haproxy-haptic/haptic/api/v1alpha1"
+	"github.com/haproxy-haptic/haptic/internal/render"
+	"github.com/haproxy-haptic/haptic/internal/watch"
+	"github.com/haproxy-haptic/haptic/internal/webhook"
+)
+
+// admission decides admission reviews with the running iteration: the proposed
+// object is put in place in a copy of the live stores and the configuration is
+// rendered with it. A render error denies the change, unless the configuration
+// already fails without it (then the change is not to blame: admitted, with the
+// error as a warning).
+type admission struct{ c *Controller }
+
+func (a admission) Validate(ctx context.Context, r webhook.Request) ([]string, error) {
+	it := a.c.current.Load()
+	if it == nil || !it.ready.Load() {
+		return []string{"HAPTIC did not validate this change: this replica has no synced configuration (not the leader, or starting)"}, nil
+	}
+	return it.validateProposed(ctx, r)
+}
+
+// validateProposed renders every watched resource's view of the change that asks
+// for validation (enableValidationWebhook).
+func (it *iteration) validateProposed(ctx context.Context, r webhook.Request) ([]string, error) {
+	key := r.Name
+	if r.Namespace != "" {
+		key = r.Namespace + "/" + r.Name
+	}
+	var warnings []string
+	for _, name := range it.live.Builder().Names() {
+		res, _ := it.live.Builder().Resource(name)
+		if !res.Watch.EnableValidationWebhook || !sameResource(res.Watch, r.Resource) {
+			continue
+		}
+		var obj map[string]any
+		if r.Operation != admissionv1.Delete {
+			obj = r.Object
+		}
+		snap, err := it.live.Proposed(name, key, obj)
+		if err != nil {
+			return warnings, fmt.Errorf("watchedResources[%s]: %w", name, err)
+		}
+		extra := it.admissionContext()
+		if _, err := it.engine.Render(ctx, render.Input{Snapshot: snap, ExtraContext: extra}); err != nil {
+			if ctx.Err() != nil {
+				return warnings, err
+			}
+			if _, baseErr := it.engine.Render(ctx, render.Input{Snapshot: it.live.Snapshot(), ExtraContext: extra}); baseErr != nil {
+				warnings = append(warnings, "the configuration already fails to render without this change: "+baseErr.Error())
+				continue
+			}
+			return warnings, err
+		}
+	}
+	return warnings, nil
+}
+
+// admissionContext is the podSelector fleet's extraContext with every Gateway in it:
+// under PerGateway provisioning each Gateway renders on its own pods, and one render
+// of them all checks a route whatever Gateway it attaches to.
+func (it *iteration) admissionContext() map[string]any {
+	it.fleets.mu.Lock()
+	def := it.fleets.byKey[types.NamespacedName{}]
+	it.fleets.mu.Unlock()
+	extra := map[string]any{}
+	if def != nil {
+		extra = maps.Clone(def.extra)
+	}
+	delete(extra, "gateway")
+	return extra
+}
+
+// sameResource: the review is about the watched resource (any version of its group
+// and resource: the API server converts, and the stores hold what the watch reads).
+func sameResource(w v1alpha1.WatchedResource, gvr schema.GroupVersionResource) bool {
+	want, err := watch.GVR(w)
+	return err == nil && want.Group == gvr.Group && want.Resource == gvr.Resource
+}
+
+// serveWebhook serves admission reviews until ctx ends.
+func (c *Controller) serveWebhook(ctx context.Context) {
+	srv := &webhook.Server{Listener: c.opts.WebhookListener, CertDir: c.opts.WebhookCertDir, Log: c.log,
+		Handler: &webhook.Handler{Validator: admission{c}, Log: c.log, Timeout: webhookTimeout,
+			Observe: func(gvr schema.GroupVersionResource, result string, took time.Duration) {
+				c.metrics.WebhookRequests.WithLabelValues(gvr.GroupResource().String(), result).Inc()
+				c.metrics.WebhookDuration.Observe(took.Seconds())
+			}}}
+	c.log.Info("admission webhook listening", "addr", c.opts.WebhookListener.Addr().String())
+	if err := srv.Run(ctx); err != nil {
+		c.log.Error("admission webhook stopped", "error", err)
+	}
+}
+
+// webhookTimeout leaves the API server's default webhook timeout (10s) room to
+// answer with the failurePolicy instead of timing out itself.
+const webhookTimeout = 8 * time.Second

@@ -1,0 +1,140 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/haproxy-haptic/haptic/internal/webhook"
+)
+
+// TestAdmissionWebhook: with the admission webhook registered, the API server asks
+// the controller about every Ingress of the test's namespace. An Ingress the
+// ingress library rejects (an invalid annotation value) is refused at create and
+// at update time with a message naming the object and the annotation; valid ones
+// are admitted and routed; a refused update leaves the running route alone.
+func TestAdmissionWebhook(t *testing.T) {
+	e := setupWithStart(t, 1, librariesConfig(t, "", "base", "ingress"), false)
+	cert, err := webhook.NewCertificate([]string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{"tls.crt": cert.Cert, "tls.key": cert.Key} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The API server runs in the cluster's network namespace: the listener is opened
+	// there, on its loopback.
+	if e.webhook, err = e.c.Listen("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	e.webhookCertDir = dir
+	e.metrics, _ = e.runController(nil)
+
+	url := "https://" + e.webhook.Addr().String() + "/validate"
+	fail, none, timeout := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone, int32(10)
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "haptic-" + e.ns},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:                    "ingresses.haproxy-haptic.org",
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: cert.CA},
+			Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}, Rule: admissionregistrationv1.Rule{APIGroups: []string{"networking.k8s.io"}, APIVersions: []string{"v1"}, Resources: []string{"ingresses"}}}},
+			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": e.ns}},
+			FailurePolicy:           &fail,
+			SideEffects:             &none,
+			TimeoutSeconds:          &timeout,
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	hooks := e.c.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	if _, err := hooks.Create(e.ctx, cfg, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hooks.Delete(e.ctx, cfg.Name, metav1.DeleteOptions{}) })
+
+	ingresses := e.c.Client.NetworkingV1().Ingresses(e.ns)
+	ingress := func(name, timeoutServer string) *networkingv1.Ingress {
+		class, prefix := e.ns, networkingv1.PathTypePrefix
+		return &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{"haproxy-haptic.org/timeout-server": timeoutServer}},
+			Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
+				Host: name + ".localhost",
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+					Path: "/", PathType: &prefix,
+					Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "echo", Port: networkingv1.ServiceBackendPort{Name: "http"}}},
+				}}}},
+			}}},
+		}
+	}
+
+	// The first admission waits for the controller's stores: until then it admits
+	// with a warning, which this create (valid) does not care about.
+	var pod string
+	e.eventually("a HAProxy pod", 60*time.Second, func() (bool, string) {
+		for _, ip := range e.haproxyPods() {
+			pod = ip
+			return true, ""
+		}
+		return false, "none ready"
+	})
+	if _, err := ingresses.Create(e.ctx, ingress("good", "30s"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a valid Ingress was refused: %v", err)
+	}
+	e.eventually("good.localhost answers 200", 60*time.Second, func() (bool, string) {
+		code, _, err := e.get(pod, "good.localhost", "/")
+		return code == 200, fmt.Sprint(code, err)
+	})
+
+	_, err = ingresses.Create(e.ctx, ingress("bad", "5 parsecs"), metav1.CreateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "denied the request") ||
+		!strings.Contains(err.Error(), "Ingress "+e.ns+"/bad") ||
+		!strings.Contains(err.Error(), "annotation haproxy-haptic.org/timeout-server") {
+		t.Fatalf("an invalid annotation was not refused with a message naming the object and field: %v", err)
+	}
+	if _, err := ingresses.Get(e.ctx, "bad", metav1.GetOptions{}); err == nil {
+		t.Fatal("the refused Ingress exists")
+	}
+
+	good, err := ingresses.Get(e.ctx, "good", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good.Annotations["haproxy-haptic.org/timeout-server"] = "soon"
+	if _, err := ingresses.Update(e.ctx, good, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "timeout-server") {
+		t.Fatalf("an invalid update was not refused: %v", err)
+	}
+	if code, _, err := e.get(pod, "good.localhost", "/"); code != 200 {
+		t.Fatalf("the route stopped after a refused update: %d %v", code, err)
+	}
+
+	// Admission latency for valid creates (each one a full render of the proposed
+	// configuration).
+	var took []time.Duration
+	for i := range 20 {
+		start := time.Now()
+		if _, err := ingresses.Create(e.ctx, ingress(fmt.Sprintf("lat-%d", i), "1m"), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create lat-%d: %v", i, err)
+		}
+		took = append(took, time.Since(start))
+	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	t.Logf("20 admitted creates (API round trip incl. the webhook): median %s, max %s",
+		took[len(took)/2].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond))
+
+	if denied := e.metric("haptic_webhook_requests_total", `result="denied"`); denied != 2 {
+		t.Errorf("haptic_webhook_requests_total{result=denied} = %v, want 2", denied)
+	}
+	if allowed := e.metric("haptic_webhook_requests_total", `resource="ingresses.networking.k8s.io",result="allowed"`); allowed < 21 {
+		t.Errorf("haptic_webhook_requests_total{result=allowed} = %v, want at least 21", allowed)
+	}
+}
