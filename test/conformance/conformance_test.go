@@ -79,6 +79,7 @@ var claimedExtended = []features.FeatureName{
 	features.SupportHTTPRouteResponseHeaderModification,
 	features.SupportHTTPRouteSchemeRedirect,
 	features.SupportGatewayInfrastructurePropagation,
+	features.SupportHTTPRouteCORS,
 }
 
 // reportPath is where a full run writes the ConformanceReport (relative to this
