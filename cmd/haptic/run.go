@@ -95,7 +95,7 @@ func runController(f runFlags, stderr io.Writer) error {
 	}
 	opts := controller.Options{
 		Rest: cfg, Namespace: f.namespace, ConfigName: f.configName, MetricsAddr: f.metricsAddr,
-		HAProxyBinary: f.haproxyBinary, SchemaDir: f.schemaDir, Log: log,
+		HAProxyBinary: f.haproxyBinary, SchemaDir: f.schemaDir, Log: log, PodName: os.Getenv("POD_NAME"),
 	}
 	if f.webhookAddr != "" {
 		ln, err := net.Listen("tcp", f.webhookAddr)

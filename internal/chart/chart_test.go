@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -130,6 +131,8 @@ func decodeTyped(obj map[string]any) error {
 		target = &networkingv1.IngressClass{}
 	case "GatewayClass":
 		target = &gatewayv1.GatewayClass{}
+	case "ValidatingWebhookConfiguration":
+		target = &admissionregistrationv1.ValidatingWebhookConfiguration{}
 	case v1alpha1.KindHAProxyTemplateConfig:
 		_, err := config.Decode("rendered", obj)
 		return err
@@ -270,7 +273,7 @@ func TestConfigOverlay(t *testing.T) {
 			t.Errorf("HAProxy pods lack podSelector label %s=%v", k, v)
 		}
 	}
-	secret := r.one(t, "Secret")
+	secret := credentialsSecret(t, r)
 	if ref := field(cfg, "spec", "credentialsSecretRef", "name"); ref != field(secret, "metadata", "name") {
 		t.Errorf("credentialsSecretRef %v is not the rendered Secret %v", ref, field(secret, "metadata", "name"))
 	}
@@ -528,7 +531,7 @@ func TestHAProxyDeployment(t *testing.T) {
 		}
 	}
 	volumes, _ := field(d, "spec", "template", "spec", "volumes").([]any)
-	secretName := field(r.one(t, "Secret"), "metadata", "name")
+	secretName := field(credentialsSecret(t, r), "metadata", "name")
 	if !slices.ContainsFunc(volumes, func(v any) bool { return field(v, "secret", "secretName") == secretName }) {
 		t.Errorf("no volume of the credentials Secret %v", secretName)
 	}

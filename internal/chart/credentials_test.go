@@ -13,10 +13,32 @@ import (
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 )
 
+// credentialSecrets are the rendered Secrets other than the webhook's TLS Secret.
+func credentialSecrets(t *testing.T, r *rendered) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, o := range r.find(t, "Secret") {
+		if o.obj["type"] != "kubernetes.io/tls" {
+			out = append(out, o.obj)
+		}
+	}
+	return out
+}
+
+// credentialsSecret is the agent credentials Secret.
+func credentialsSecret(t *testing.T, r *rendered) map[string]any {
+	t.Helper()
+	s := credentialSecrets(t, r)
+	if len(s) != 1 {
+		t.Fatalf("want one credentials Secret, got %d", len(s))
+	}
+	return s[0]
+}
+
 // secretValues decodes the rendered credentials Secret.
 func secretValues(t *testing.T, r *rendered) (user, pass, creds string) {
 	t.Helper()
-	s := r.one(t, "Secret")
+	s := credentialsSecret(t, r)
 	dec := func(k string) string {
 		v, _ := field(s, "data", k).(string)
 		b, err := base64.StdEncoding.DecodeString(v)
@@ -81,7 +103,7 @@ func TestAgentCredentials(t *testing.T) {
 
 	t.Run("existing Secret", func(t *testing.T) {
 		r := renderChart(t, valueSets["existing"], nil)
-		if n := len(r.find(t, "Secret")); n != 0 {
+		if n := len(credentialSecrets(t, r)); n != 0 {
 			t.Errorf("%d Secrets rendered with existingSecret", n)
 		}
 		cfg := r.one(t, v1alpha1.KindHAProxyTemplateConfig)

@@ -53,6 +53,8 @@ type Options struct {
 	// certificate in WebhookCertDir (tls.crt, tls.key).
 	WebhookListener net.Listener
 	WebhookCertDir  string
+	// PodName is this replica's pod in Namespace (POD_NAME): the leader labels it.
+	PodName string
 }
 
 // Controller is a running `haptic run`.
@@ -121,6 +123,7 @@ func (c *Controller) run(ctx context.Context) error {
 	}
 	// Every replica serves metrics (and admission); only the leader goes on.
 	parent := ctx
+	c.labelLeader(ctx, false)
 	ctx, err := c.lead(ctx)
 	if err != nil {
 		return err
@@ -128,6 +131,7 @@ func (c *Controller) run(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return c.leadershipEnded(parent)
 	}
+	c.labelLeader(ctx, true)
 	if err := c.startGatewayStatus(ctx); err != nil {
 		return fmt.Errorf("status writer: %w", err)
 	}

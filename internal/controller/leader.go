@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
@@ -85,5 +86,26 @@ func (c *Controller) lead(ctx context.Context) (context.Context, error) {
 		return lctx, nil
 	case <-lctx.Done():
 		return lctx, nil
+	}
+}
+
+// leaderLabel marks the pod of the replica that leads (the one whose stores the
+// admission webhook can use): the chart's webhook Service selects it.
+const leaderLabel = "haproxy-haptic.org/leader"
+
+// labelLeader sets (leading) or removes the leader label on this replica's own pod
+// (Options.PodName in Options.Namespace); without a pod name it does nothing. A
+// replica that stops leading exits, and removes the label when it starts again.
+func (c *Controller) labelLeader(ctx context.Context, leading bool) {
+	if c.opts.PodName == "" {
+		return
+	}
+	value := "null"
+	if leading {
+		value = `"true"`
+	}
+	patch := []byte(`{"metadata":{"labels":{"` + leaderLabel + `":` + value + `}}}`)
+	if _, err := c.kube.CoreV1().Pods(c.opts.Namespace).Patch(ctx, c.opts.PodName, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		c.log.Warn("label this pod as leader", "pod", c.opts.PodName, "leading", leading, "error", err)
 	}
 }

@@ -104,3 +104,22 @@ else nothing (HAProxy uses every core it may run on). */}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The parts every webhook of the ValidatingWebhookConfiguration shares. */}}
+{{- define "haptic.webhook.common" -}}
+{{- $w := .root.Values.controller.webhook -}}
+clientConfig:
+  service:
+    name: {{ .service }}
+    namespace: {{ .root.Release.Namespace }}
+    path: /validate
+  caBundle: {{ .ca }}
+failurePolicy: {{ $w.failurePolicy }}
+timeoutSeconds: {{ $w.timeoutSeconds }}
+sideEffects: None
+admissionReviewVersions: [v1]
+{{- with $w.namespaceSelector }}
+namespaceSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
