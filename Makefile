@@ -7,7 +7,7 @@ LDFLAGS := -X github.com/haproxy-haptic/haptic/internal/version.Version=$(VERSIO
            -X github.com/haproxy-haptic/haptic/internal/version.Commit=$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all deps haproxy build test test-unit lint generate run bench-render clean bench-runtime bench-reloadfree bench-e2e
+.PHONY: all deps haproxy build test test-unit lint generate run bench-render clean bench-runtime bench-reloadfree bench-e2e bench-webhook
 
 all: build
 
@@ -81,6 +81,10 @@ bench-runtime: deps
 ## bench-reloadfree: new route → first 200 on 1,000- and 5,000-route configs (default libraries), with reload count
 bench-reloadfree: build cluster-binaries
 	$(GO) test -run '^$$' -bench RouteAtScale -benchtime 10x -timeout 40m ./test/e2e/
+
+## bench-webhook: admission round trip of an Ingress create with 1,000 and 5,000 Ingresses (one at a time, 8 at once)
+bench-webhook: build cluster-binaries
+	$(GO) test -run '^$$' -bench Admission -benchtime 1x -timeout 30m ./test/e2e/
 
 ## bench-e2e: time from creating an Ingress to its first 200 through HAProxy (20 samples)
 bench-e2e: build cluster-binaries

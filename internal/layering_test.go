@@ -42,6 +42,11 @@ func TestLayering(t *testing.T) {
 			why:       "validation judges bundles; it does not render",
 		},
 		{
+			pkgs:      []string{"internal/webhook"},
+			forbidden: []string{"k8s.io/client-go/", "github.com/open2b/scriggo", module + "/internal/render"},
+			why:       "the webhook speaks AdmissionReview; the controller decides (it renders)",
+		},
+		{
 			pkgs:      []string{"internal/status"},
 			forbidden: []string{"k8s.io/client-go/", module + "/internal/status/writer"},
 			why:       "status is computed as a pure function; only internal/status/writer talks to the API server",

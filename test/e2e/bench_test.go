@@ -138,6 +138,12 @@ func BenchmarkRouteAtScale(b *testing.B) {
 // createIngresses creates n Ingresses scale-<i>.localhost → echo, 8 at a time.
 func (e *env) createIngresses(n int) {
 	e.t.Helper()
+	e.createIngressRange(0, n)
+}
+
+// createIngressRange creates the Ingresses scale-<from> … scale-<to-1>, 8 at a time.
+func (e *env) createIngressRange(from, to int) {
+	e.t.Helper()
 	cfg := rest.CopyConfig(e.c.REST)
 	cfg.QPS, cfg.Burst = 1000, 2000
 	client, err := kubernetes.NewForConfig(cfg)
@@ -152,7 +158,7 @@ func (e *env) createIngresses(n int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < n; i += 8 {
+			for i := from + w; i < to; i += 8 {
 				ing := &networkingv1.Ingress{
 					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("scale-%d", i)},
 					Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
