@@ -139,7 +139,18 @@ func putConfig(t *testing.T, srv *httptest.Server, files ...bundle.File) (int, R
 
 func getState(t *testing.T, srv *httptest.Server) State {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/state", nil)
+	return stateAt(t, srv, "/v1/state")
+}
+
+// verifyState is GET /v1/state?verify=runtime.
+func verifyState(t *testing.T, srv *httptest.Server) State {
+	t.Helper()
+	return stateAt(t, srv, "/v1/state?verify=runtime")
+}
+
+func stateAt(t *testing.T, srv *httptest.Server, path string) State {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
 	req.SetBasicAuth(testUser, testPass)
 	resp, err := srv.Client().Do(req)
 	if err != nil {

@@ -2,10 +2,8 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -203,26 +201,6 @@ func TestRuntimeReadBack(t *testing.T) {
 			t.Fatalf("state: %+v", st)
 		}
 	})
-}
-
-// verifyState is GET /v1/state?verify=runtime.
-func verifyState(t *testing.T, srv *httptest.Server) State {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/state?verify=runtime", nil)
-	req.SetBasicAuth(testUser, testPass)
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("verify: %s", resp.Status)
-	}
-	var st State
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		t.Fatal(err)
-	}
-	return st
 }
 
 // TestRuntimeVerifyServers: the runtime verification compares every running server
