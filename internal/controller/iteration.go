@@ -182,6 +182,9 @@ func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapsho
 		return
 	}
 	it.statusRendered(res.Bundle.Hash, gws)
+	if c.status != nil {
+		c.status.SetUnrendered(f.gateway.String(), unrenderedListeners(res.Bundle))
+	}
 	f.dep.SetDesired(res.Bundle)
 	f.pub.SetDesired(res.Bundle)
 	c.metrics.ObserveReconciliation(time.Since(start), "success")

@@ -49,6 +49,9 @@ type Input struct {
 	// Programmed says which Gateways' configuration is live on at least one
 	// HAProxy pod.
 	Programmed map[types.NamespacedName]bool
+	// Unrendered are listeners the rendered configuration left out because their
+	// port is taken (the libraries' "not rendered: port …" notes), with why.
+	Unrendered map[types.NamespacedName]map[string]string
 	// BundleVersion is the gateway.networking.k8s.io/bundle-version annotation of
 	// the installed CRDs; empty: unknown (no SupportedVersion condition).
 	BundleVersion string

@@ -302,3 +302,32 @@ func grant(ns, fromGroup, fromKind, fromNS, toGroup, toKind string) *gwv1beta1.R
 			To:   []gwv1beta1.ReferenceGrantTo{{Group: gwv1.Group(toGroup), Kind: gwv1.Kind(toKind)}},
 		}}
 }
+
+// A listener the configuration left out (its port is taken) is not accepted, and
+// nothing attaches to it.
+func TestUnrenderedListener(t *testing.T) {
+	in := base()
+	in.Gateways[0].Spec.Listeners = []gwv1.Listener{httpListener("http", 80, ""), httpListener("status", 8404, "")}
+	in.Unrendered = map[types.NamespacedName]map[string]string{
+		{Namespace: "gw", Name: "gw"}: {"status": "port 8404 is used by the base status frontend"}}
+	in.HTTPRoutes = []*gwv1.HTTPRoute{
+		httpRoute("gw", "on-status", []gwv1.ParentReference{{Name: "gw", SectionName: ptr(gwv1.SectionName("status"))}}, nil, svc("echo", 8080)),
+		httpRoute("gw", "any", []gwv1.ParentReference{parent("gw")}, nil, svc("echo", 8080)),
+	}
+	res := Compute(in)
+	st := res.Gateways[types.NamespacedName{Namespace: "gw", Name: "gw"}]
+	l := st.Listeners[1]
+	wantCond(t, l.Conditions, string(gwv1.ListenerConditionAccepted), metav1.ConditionFalse, string(gwv1.ListenerReasonPortUnavailable))
+	wantCond(t, l.Conditions, string(gwv1.ListenerConditionProgrammed), metav1.ConditionFalse, string(gwv1.ListenerReasonInvalid))
+	if c := condOf(t, l.Conditions, string(gwv1.ListenerConditionAccepted)); c.Message != "port 8404 is used by the base status frontend" {
+		t.Errorf("message %q", c.Message)
+	}
+	if l.AttachedRoutes != 0 || st.Listeners[0].AttachedRoutes != 1 {
+		t.Errorf("attachedRoutes: status %d, http %d; want 0 and 1", l.AttachedRoutes, st.Listeners[0].AttachedRoutes)
+	}
+	onStatus := res.HTTPRoutes[types.NamespacedName{Namespace: "gw", Name: "on-status"}]
+	if len(onStatus.Parents) != 1 {
+		t.Fatalf("parents %+v", onStatus.Parents)
+	}
+	wantCond(t, onStatus.Parents[0].Conditions, string(gwv1.RouteConditionAccepted), metav1.ConditionFalse, string(gwv1.RouteReasonNotAllowedByListeners))
+}

@@ -74,6 +74,16 @@ func newListener(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants) *li
 	if refsOK && l.Protocol == gwv1.HTTPSProtocolType {
 		refsOK, refsReason, refsMsg = certificateRefs(gw, l, in, grants)
 	}
+	if why, ok := in.Unrendered[key(gw.Namespace, gw.Name)][string(l.Name)]; ok {
+		// The configuration has no frontend for it: nothing can attach.
+		li.valid = false
+		li.status.Conditions = []metav1.Condition{
+			cond(string(gwv1.ListenerConditionAccepted), false, string(gwv1.ListenerReasonPortUnavailable), why, gen),
+			cond(string(gwv1.ListenerConditionResolvedRefs), refsOK, refsReason, refsMsg, gen),
+			cond(string(gwv1.ListenerConditionProgrammed), false, string(gwv1.ListenerReasonInvalid), why, gen),
+		}
+		return li
+	}
 	programmed := cond(string(gwv1.ListenerConditionProgrammed), true, string(gwv1.ListenerReasonProgrammed), "", gen)
 	switch {
 	case !refsOK:

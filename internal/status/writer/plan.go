@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"maps"
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -70,6 +71,15 @@ func (m *Manager) plan() ([]job, error) {
 	m.mu.Lock()
 	in.Addresses = append([]string(nil), m.addresses...)
 	in.GatewayAddresses = m.gwAddresses
+	in.Unrendered = map[types.NamespacedName]map[string]string{}
+	for _, byGateway := range m.unrendered {
+		for gw, listeners := range byGateway {
+			if in.Unrendered[gw] == nil {
+				in.Unrendered[gw] = map[string]string{}
+			}
+			maps.Copy(in.Unrendered[gw], listeners)
+		}
+	}
 	programmed := m.programmed
 	class := m.ingressClass
 	in.BundleVersion = m.bundle

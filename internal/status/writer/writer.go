@@ -57,7 +57,8 @@ type Manager struct {
 	addrsKnown   bool                           // SetAddresses was called: no pass before (it would clear every address)
 	programmed   map[types.NamespacedName]int64 // Gateway → generation live on a pod
 	gwAddresses  map[types.NamespacedName][]string
-	controller   gwv1.GatewayController // the GatewayClass controllerName served
+	unrendered   map[string]map[types.NamespacedName]map[string]string // per render (fleet) → Gateway → listener → why
+	controller   gwv1.GatewayController                                // the GatewayClass controllerName served
 	ingressClass string
 	bundle       string // the Gateway API CRDs' bundle-version
 	written      map[types.UID]written
@@ -118,6 +119,21 @@ func (m *Manager) SetProgrammed(p map[types.NamespacedName]int64) {
 	m.mu.Lock()
 	changed := fmt.Sprint(p) != fmt.Sprint(m.programmed)
 	m.programmed = p
+	m.mu.Unlock()
+	if changed {
+		m.Trigger()
+	}
+}
+
+// SetUnrendered records, for one rendering (a fleet), the Gateway listeners its
+// configuration left out because their port is taken, with why.
+func (m *Manager) SetUnrendered(render string, listeners map[types.NamespacedName]map[string]string) {
+	m.mu.Lock()
+	if m.unrendered == nil {
+		m.unrendered = map[string]map[types.NamespacedName]map[string]string{}
+	}
+	changed := fmt.Sprint(listeners) != fmt.Sprint(m.unrendered[render])
+	m.unrendered[render] = listeners
 	m.mu.Unlock()
 	if changed {
 		m.Trigger()
