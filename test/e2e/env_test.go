@@ -68,7 +68,7 @@ type env struct {
 	metrics string // base URL of the controller's /metrics (loopback)
 	// controllerName is the GatewayClass controllerName the test's controller serves.
 	controllerName string
-	logs           *bytes.Buffer
+	logs           *logBuffer // every controller of the test logs here
 	// webhook, when set, is the admission webhook listener the controller serves
 	// (with the certificate in webhookCertDir).
 	webhook        net.Listener
@@ -96,15 +96,6 @@ func librariesConfig(t testing.TB, overlay string, libraries ...string) func(*en
 			files = append(files, "../../charts/haptic/libraries/"+l+".yaml")
 		}
 		files = append(files, "../../deploy/local/30-haptic-overlay.yaml")
-		// A GatewayClass controllerName of its own, like its IngressClass: other
-		// controllers on the cluster (an earlier test's, a conformance run) leave this
-		// test's Gateways alone, and it leaves theirs.
-		e.controllerName = "haproxy-haptic.org/" + e.ns
-		own := filepath.Join(t.TempDir(), "controller-name.yaml")
-		if err := os.WriteFile(own, []byte("apiVersion: haproxy-haptic.org/v1alpha1\nkind: HAProxyTemplateConfig\nspec:\n  gateways:\n    controllerName: "+e.controllerName+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, own)
 		if overlay != "" {
 			f := filepath.Join(t.TempDir(), "overlay.yaml")
 			if err := os.WriteFile(f, []byte("apiVersion: haproxy-haptic.org/v1alpha1\nkind: HAProxyTemplateConfig\n"+overlay), 0o644); err != nil {
@@ -143,7 +134,7 @@ func setupWithStart(t testing.TB, haproxyReplicas int, applyConfig func(*env), s
 	ns := c.NewNamespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
-	e := &env{t: t, c: c, ns: ns.Name, ctx: ctx, http: c.HTTPClient(5 * time.Second), logs: &bytes.Buffer{}}
+	e := &env{t: t, c: c, ns: ns.Name, ctx: ctx, http: c.HTTPClient(5 * time.Second), logs: &logBuffer{}}
 	e.kubectl("apply", "--server-side", "--force-conflicts", "-f", "../../charts/haptic/crds/")
 	_, err := c.Client.CoreV1().Secrets(e.ns).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "haptic-agent-credentials"},
@@ -155,6 +146,12 @@ func setupWithStart(t testing.TB, haproxyReplicas int, applyConfig func(*env), s
 	e.applyFile("../../deploy/local/10-haproxy.yaml")
 	e.kubectl("scale", "deployment/haproxy", fmt.Sprintf("--replicas=%d", haproxyReplicas))
 	applyConfig(e)
+	// A GatewayClass controllerName of its own, like its IngressClass: other
+	// controllers on the cluster (another test's, a conformance run) leave this
+	// test's Gateways alone, and its status writer leaves theirs.
+	e.controllerName = "haproxy-haptic.org/" + e.ns
+	e.kubectl("patch", "haproxytemplateconfig", "haptic-config", "--type=merge",
+		"-p", `{"spec":{"gateways":{"controllerName":"`+e.controllerName+`"}}}`)
 	e.applyFile("../../deploy/local/40-echo.yaml")
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -238,7 +235,7 @@ func (e *env) runController(le *controller.LeaderElection) (string, func()) {
 	ln.Close()
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan error, 1)
-	log := slog.New(slog.NewTextHandler(&syncWriter{w: e.logs}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	go func() {
 		done <- controller.Run(ctx, controller.Options{
 			Rest: e.c.REST, Namespace: e.ns, ConfigName: "haptic-config", MetricsAddr: addr,
@@ -370,15 +367,22 @@ func (e *env) tryMetric(name, match string) (float64, error) {
 	return sum, nil
 }
 
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+// logBuffer collects log lines from several goroutines (and controllers).
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
 }
 
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
