@@ -34,6 +34,9 @@ func (a admission) Validate(ctx context.Context, r webhook.Request) ([]string, e
 // validateProposed renders every watched resource's view of the change that asks
 // for validation (enableValidationWebhook).
 func (it *iteration) validateProposed(ctx context.Context, r webhook.Request) ([]string, error) {
+	if r.Unchanged() {
+		return nil, nil // a no-op update renders what runs
+	}
 	key := r.Name
 	if r.Namespace != "" {
 		key = r.Namespace + "/" + r.Name

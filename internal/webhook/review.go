@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"reflect"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -21,8 +23,32 @@ type Request struct {
 	Operation admissionv1.Operation
 	Namespace string
 	Name      string
-	// Object is the proposed object (nil on DELETE).
-	Object map[string]any
+	// Object is the proposed object (nil on DELETE); OldObject the stored one (UPDATE).
+	Object, OldObject map[string]any
+}
+
+// Unchanged reports whether an UPDATE changes nothing a configuration can see: the
+// objects are equal but for status and the bookkeeping metadata the API server
+// maintains (a re-applied, unchanged manifest).
+func (r Request) Unchanged() bool {
+	if r.Operation != admissionv1.Update || r.Object == nil || r.OldObject == nil {
+		return false
+	}
+	return reflect.DeepEqual(content(r.Object), content(r.OldObject))
+}
+
+// content is an object without status and server-maintained metadata.
+func content(obj map[string]any) map[string]any {
+	out := maps.Clone(obj)
+	delete(out, "status")
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		meta = maps.Clone(meta)
+		for _, k := range []string{"resourceVersion", "generation", "managedFields", "creationTimestamp", "uid"} {
+			delete(meta, k)
+		}
+		out["metadata"] = meta
+	}
+	return out
 }
 
 // What names the object in messages: Kind namespace/name.
@@ -113,6 +139,11 @@ func (h *Handler) decide(ctx context.Context, ar *admissionv1.AdmissionRequest) 
 		}
 		if err := json.Unmarshal(ar.Object.Raw, &req.Object); err != nil {
 			return deny(http.StatusBadRequest, fmt.Sprintf("%s: object: %v", req.What(), err)), nil
+		}
+		if len(ar.OldObject.Raw) > 0 {
+			if err := json.Unmarshal(ar.OldObject.Raw, &req.OldObject); err != nil {
+				return deny(http.StatusBadRequest, fmt.Sprintf("%s: oldObject: %v", req.What(), err)), nil
+			}
 		}
 		if req.Name == "" { // generateName: the API server names it later
 			if meta, ok := req.Object["metadata"].(map[string]any); ok {

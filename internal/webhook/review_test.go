@@ -102,3 +102,25 @@ func TestHandlerDecides(t *testing.T) {
 		t.Fatalf("GET: %d", rec.Code)
 	}
 }
+
+func TestRequestUnchanged(t *testing.T) {
+	obj := func(rv, value string) map[string]any {
+		return map[string]any{"metadata": map[string]any{"name": "a", "resourceVersion": rv, "generation": int64(3),
+			"annotations": map[string]any{"haproxy-haptic.org/timeout-server": value}},
+			"spec": map[string]any{"rules": []any{}}, "status": map[string]any{"loadBalancer": rv}}
+	}
+	cases := []struct {
+		r    Request
+		want bool
+	}{
+		{Request{Operation: admissionv1.Update, Object: obj("2", "5s"), OldObject: obj("1", "5s")}, true},
+		{Request{Operation: admissionv1.Update, Object: obj("2", "bad"), OldObject: obj("1", "5s")}, false},
+		{Request{Operation: admissionv1.Create, Object: obj("2", "5s"), OldObject: obj("1", "5s")}, false},
+		{Request{Operation: admissionv1.Update, Object: obj("2", "5s")}, false},
+	}
+	for i, c := range cases {
+		if got := c.r.Unchanged(); got != c.want {
+			t.Errorf("case %d: Unchanged() = %v, want %v", i, got, c.want)
+		}
+	}
+}
