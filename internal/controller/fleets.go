@@ -112,17 +112,22 @@ func (it *iteration) syncGatewayFleets(ctx context.Context, gws map[types.Namesp
 			continue
 		}
 		sel, err := it.ensureGatewayDeployment(ctx, gw, infra)
-		if err == nil {
-			err = it.ensureGatewayService(ctx, obj, infra)
-		}
 		if err != nil {
 			it.c.log.Warn("provision gateway pods; retrying", "gateway", gw, "error", err, "in", gatewayRetry)
-			time.AfterFunc(gatewayRetry, func() { it.c.bus.Publish(resourceChanged{}) })
+			it.retryGateways()
 			continue
+		}
+		// The Service is for people; its failure (e.g. a Service of that name that is
+		// not the Gateway's) never holds the data plane back: retried, not waited for.
+		recorded := infra
+		if err := it.ensureGatewayService(ctx, obj, infra); err != nil {
+			it.c.log.Warn("gateway service; retrying", "gateway", gw, "error", err, "in", gatewayRetry)
+			recorded = gatewayInfra{}
+			it.retryGateways()
 		}
 		it.fleets.mu.Lock()
 		if exists {
-			f.infra = infra
+			f.infra = recorded
 			it.fleets.mu.Unlock()
 			it.syncEndpoints(ctx, f)
 			continue
@@ -133,7 +138,7 @@ func (it *iteration) syncGatewayFleets(ctx context.Context, gws map[types.Namesp
 		it.fleets.addresses[gw] = []string{} // its own pods, none yet: never the podSelector's
 		it.fleets.mu.Unlock()
 		it.c.log.Info("gateway fleet started", "gateway", gw)
-		it.startFleet(ctx, gw, sel, infra, map[string]any{"gateway": gw.Namespace + "/" + gw.Name})
+		it.startFleet(ctx, gw, sel, recorded, map[string]any{"gateway": gw.Namespace + "/" + gw.Name})
 	}
 	for _, f := range it.fleets.list() {
 		if _, ok := gws[f.gateway]; ok || f.isDefault() {
@@ -220,6 +225,9 @@ func (it *iteration) syncEndpoints(ctx context.Context, f *fleet) {
 	fs.mu.Lock()
 	infra, ips := f.infra, fs.addresses[f.gateway]
 	fs.mu.Unlock()
+	if infra.name == "" {
+		return // its Service is not there yet (retried with the Gateway)
+	}
 	err := it.syncGatewayEndpoints(ctx, f.gateway, infra, ips)
 	if err == nil || ctx.Err() != nil {
 		return
@@ -228,6 +236,11 @@ func (it *iteration) syncEndpoints(ctx context.Context, f *fleet) {
 	fs.mu.Lock()
 	f.infra = gatewayInfra{}
 	fs.mu.Unlock()
+	it.retryGateways()
+}
+
+// retryGateways syncs the Gateways again after gatewayRetry.
+func (it *iteration) retryGateways() {
 	time.AfterFunc(gatewayRetry, func() { it.c.bus.Publish(resourceChanged{}) })
 }
 

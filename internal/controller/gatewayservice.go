@@ -95,6 +95,9 @@ func (it *iteration) syncGatewayEndpoints(ctx context.Context, gw types.Namespac
 	if err != nil {
 		return fmt.Errorf("get service %s/%s: %w", gw.Namespace, svcName, err)
 	}
+	if owner := metav1.GetControllerOf(svc); owner == nil || owner.Kind != "Gateway" || owner.Name != gw.Name {
+		return fmt.Errorf("service %s/%s exists and is not this gateway's", gw.Namespace, svcName)
+	}
 	want := discoveryv1.EndpointSlice{AddressType: discoveryv1.AddressTypeIPv4}
 	for _, ip := range ips {
 		if p := net.ParseIP(ip); p != nil && p.To4() != nil {
