@@ -46,7 +46,7 @@ k -n haptic rollout status deployment/haptic-controller --timeout=120s
 echo ">> registering the admission webhook"
 sed "s|CA_BUNDLE|$(base64 -w0 "$certs/ca.crt")|" deploy/local/25-webhook.yaml | k apply -f - >/dev/null
 rm -rf "$certs"
-for _ in $(seq 1 60); do # the leader labels its pod; the webhook Service then has it
+for _ in $(seq 1 60); do # the webhook Service has the controller as endpoint
   [ -n "$(k -n haptic get endpointslices -l kubernetes.io/service-name=haptic-webhook \
     -o jsonpath='{.items[*].endpoints[*].addresses[*]}')" ] && break
   sleep 0.5

@@ -24,11 +24,12 @@ import (
 type admission struct{ c *Controller }
 
 func (a admission) Validate(ctx context.Context, r webhook.Request) ([]string, error) {
-	it := a.c.current.Load()
-	if it == nil || !it.ready.Load() {
-		return []string{"HAPTIC did not validate this change: this replica has no synced configuration (not the leader, or starting)"}, nil
+	for _, it := range []*iteration{a.c.current.Load(), a.c.standby.Load()} {
+		if it != nil && it.ready.Load() {
+			return it.validateProposed(ctx, r)
+		}
 	}
-	return it.validateProposed(ctx, r)
+	return []string{"HAPTIC did not validate this change: this replica has not synced its configuration yet"}, nil
 }
 
 // validateProposed renders every watched resource's view of the change that asks
@@ -77,10 +78,10 @@ func (it *iteration) admissionContext() map[string]any {
 	it.fleets.mu.Lock()
 	def := it.fleets.byKey[types.NamespacedName{}]
 	it.fleets.mu.Unlock()
-	extra := map[string]any{}
-	if def != nil {
-		extra = maps.Clone(def.extra)
+	if def == nil { // a standby: no fleets
+		return map[string]any{"gatewayControllerName": it.cfg.Spec.Gateways.GatewayControllerName()}
 	}
+	extra := maps.Clone(def.extra)
 	delete(extra, "gateway")
 	return extra
 }

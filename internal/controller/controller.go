@@ -69,6 +69,9 @@ type Controller struct {
 	log      *slog.Logger
 	status   *writer.Manager           // Gateway API and Ingress status (gatewaystatus.go)
 	current  atomic.Pointer[iteration] // the running iteration, for admission (admission.go)
+	standby  atomic.Pointer[iteration] // stores for admission before this replica leads (standby.go)
+	// standbyDone stops the standby once the leader's stores are ready.
+	standbyDone standbyStopper
 }
 
 // Run runs the controller until ctx ends.
@@ -120,6 +123,9 @@ func (c *Controller) run(ctx context.Context) error {
 	}
 	if c.opts.WebhookListener != nil {
 		go c.serveWebhook(ctx)
+		sctx, stop := context.WithCancel(ctx)
+		c.standbyDone.stop = stop
+		go c.runStandby(sctx)
 	}
 	// Every replica serves metrics (and admission); only the leader goes on.
 	parent := ctx
@@ -135,33 +141,10 @@ func (c *Controller) run(ctx context.Context) error {
 	if err := c.startGatewayStatus(ctx); err != nil {
 		return fmt.Errorf("status writer: %w", err)
 	}
-	configs := make(chan *unstructured.Unstructured, 1)
-	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.dyn, 0, c.opts.Namespace, func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", c.opts.ConfigName).String()
-	})
-	inf := f.ForResource(ConfigGVR).Informer()
-	offer := func(obj any) {
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
-			return
-		}
-		select { // latest wins
-		case <-configs:
-		default:
-		}
-		configs <- u
-	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: offer,
-		UpdateFunc: func(old, obj any) {
-			if o, n := old.(*unstructured.Unstructured), obj.(*unstructured.Unstructured); o.GetGeneration() != n.GetGeneration() {
-				offer(obj)
-			}
-		},
-	}); err != nil {
+	configs, err := c.watchConfig(ctx)
+	if err != nil {
 		return err
 	}
-	go inf.Run(ctx.Done())
 	c.log.Info("waiting for config", "namespace", c.opts.Namespace, "name", c.opts.ConfigName)
 
 	var current *iteration
@@ -279,6 +262,39 @@ func (c *Controller) startPublisher(ctx context.Context, cfg *v1alpha1.HAProxyTe
 	p := publish.New(opts)
 	go p.Run(ctx)
 	return p
+}
+
+// watchConfig delivers the HAProxyTemplateConfig whenever its generation changes
+// (latest wins) until ctx ends.
+func (c *Controller) watchConfig(ctx context.Context) (<-chan *unstructured.Unstructured, error) {
+	configs := make(chan *unstructured.Unstructured, 1)
+	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.dyn, 0, c.opts.Namespace, func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", c.opts.ConfigName).String()
+	})
+	inf := f.ForResource(ConfigGVR).Informer()
+	offer := func(obj any) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return
+		}
+		select { // latest wins
+		case <-configs:
+		default:
+		}
+		configs <- u
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: offer,
+		UpdateFunc: func(old, obj any) {
+			if o, n := old.(*unstructured.Unstructured), obj.(*unstructured.Unstructured); o.GetGeneration() != n.GetGeneration() {
+				offer(obj)
+			}
+		},
+	}); err != nil {
+		return nil, err
+	}
+	go inf.Run(ctx.Done())
+	return configs, nil
 }
 
 // leadershipEnded is what run returns when its context ends: nil on shutdown, an

@@ -145,6 +145,7 @@ func (it *iteration) reconcile(ctx context.Context) {
 	c := it.c
 	snap := it.live.Snapshot()
 	it.ready.Store(true)
+	c.standbyDone.done() // admission uses these stores from now on
 	for _, n := range snap.Names() {
 		c.metrics.WatchedObjects.WithLabelValues(n).Set(float64(snap.Stores[n].Len()))
 	}

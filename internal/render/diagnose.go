@@ -56,7 +56,7 @@ func (e *Engine) findLine(ctx context.Context, m mainTemplate, in Input, te *Tem
 	if err != nil {
 		return
 	}
-	tmpl, err := scriggo.BuildTemplate(fsys, mainPath(string(m.file.Kind), m.file.Name), &scriggo.BuildOptions{Globals: decls})
+	tmpl, err := buildTemplate(fsys, mainPath(string(m.file.Kind), m.file.Name), decls)
 	if err != nil {
 		return // the marked build is best effort
 	}

@@ -140,7 +140,7 @@ func Compile(spec *v1alpha1.HAProxyTemplateConfigSpec, opts Options) (*Engine, e
 			return nil, fmt.Errorf("%s: %w", m.file.Target(), err)
 		}
 		path := mainPath(string(m.file.Kind), m.file.Name)
-		tmpl, err := scriggo.BuildTemplate(fsys, path, &scriggo.BuildOptions{Globals: decls})
+		tmpl, err := buildTemplate(fsys, path, decls)
 		if err != nil {
 			return nil, e.describe(m.file.Target(), err)
 		}
@@ -434,4 +434,16 @@ func runTemplate(ctx context.Context, tmpl *scriggo.Template, buf *bytes.Buffer)
 		}
 	}()
 	return tmpl.Run(buf, nil, &scriggo.RunOptions{Context: ctx})
+}
+
+// buildMu serializes template builds: Scriggo's type checker shares state between
+// builds (the race detector sees two concurrent compiles write the same type
+// information), and a controller compiles from more than one goroutine (a config's
+// iteration, the admission standby, error diagnosis).
+var buildMu sync.Mutex
+
+func buildTemplate(fsys scriggo.Files, path string, decls native.Declarations) (*scriggo.Template, error) {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	return scriggo.BuildTemplate(fsys, path, &scriggo.BuildOptions{Globals: decls})
 }

@@ -216,13 +216,6 @@ func (e *env) startController(cancelAll context.CancelFunc) {
 	_ = cancelAll
 }
 
-// setupNoController deploys like setup (example config, echo app) but starts no
-// controller: the test runs its own.
-func setupNoController(t testing.TB, haproxyReplicas int) *env {
-	t.Helper()
-	return setupWithStart(t, haproxyReplicas, func(e *env) { e.applyFile("../../examples/ingress/haptic-config.yaml") }, false)
-}
-
 // runController runs one more `haptic run` in the test process (le: its leader
 // election, nil for none) and returns its metrics URL and a stop function; it is
 // stopped at cleanup too.
