@@ -12,7 +12,7 @@ import (
 
 // TestWebhook checks the admission webhook: a CA-signed serving certificate for
 // the webhook Service's DNS name, one webhook per enabled library, the Service
-// selecting the leading replica, the controller serving it, and the certificate
+// selecting every replica, the controller serving it, and the certificate
 // kept on upgrades.
 func TestWebhook(t *testing.T) {
 	t.Parallel()
@@ -60,8 +60,8 @@ func TestWebhook(t *testing.T) {
 		t.Errorf("the serving certificate does not verify for %s: %v", dns, err)
 	}
 	svc := r.named(t, "Service", "haptic-controller-webhook")
-	if field(svc, "spec", "selector", "haproxy-haptic.org/leader") != "true" {
-		t.Errorf("the webhook Service does not select the leader: %v", field(svc, "spec", "selector"))
+	if sel := field(svc, "spec", "selector"); field(sel, "app.kubernetes.io/component") != "controller" || field(sel, "haproxy-haptic.org/leader") != nil {
+		t.Errorf("the webhook Service must select every controller replica: %v", sel)
 	}
 	ctl := r.named(t, "Deployment", "haptic-controller")
 	args := fmt.Sprint(field(ctl, "spec", "template", "spec", "containers").([]any)[0].(map[string]any)["args"])
