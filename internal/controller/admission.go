@@ -56,6 +56,9 @@ func (it *iteration) validateProposed(ctx context.Context, r webhook.Request) ([
 		if err != nil {
 			return warnings, fmt.Errorf("watchedResources[%s]: %w", name, err)
 		}
+		if snap == nil {
+			continue // not ours (another class): nothing to render
+		}
 		extra := it.admissionContext()
 		if _, err := it.engine.Render(ctx, render.Input{Snapshot: snap, ExtraContext: extra}); err != nil {
 			if ctx.Err() != nil {

@@ -101,7 +101,8 @@ func (l *Live) Snapshot() *snapshot.Snapshot {
 // Proposed returns a snapshot in which one object of resource is replaced by raw
 // (admitted like Put; modified in place), or removed when raw is nil: what the
 // stores would hold if the API server accepted the change. The live stores do not
-// change; only resource's store is rebuilt.
+// change; only resource's store is rebuilt. A nil snapshot means the stores would
+// not change (an object the selectors reject, and none under key before).
 func (l *Live) Proposed(resource, key string, raw map[string]any) (*snapshot.Snapshot, error) {
 	var obj snapshot.Object
 	keep := false
@@ -110,6 +111,12 @@ func (l *Live) Proposed(resource, key string, raw map[string]any) (*snapshot.Sna
 		if obj, keep, err = l.b.Admit(resource, raw); err != nil {
 			return nil, err
 		}
+	}
+	l.mu.Lock()
+	_, held := l.objects[resource][key]
+	l.mu.Unlock()
+	if !keep && !held {
+		return nil, nil
 	}
 	snap := l.Snapshot()
 	l.mu.Lock()

@@ -35,11 +35,12 @@ func TestLiveProposed(t *testing.T) {
 		t.Fatalf("proposed delete left %v", objs)
 	}
 	snap, err = l.Proposed("ingresses", "web/c", ingress(t, "web", "c", "other"))
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || snap != nil {
+		t.Fatalf("an object the field selector rejects changes nothing, got %v %v", snap, err)
 	}
-	if n := snap.Stores["ingresses"].Len(); n != 2 {
-		t.Fatalf("an object the field selector rejects was added: %d objects", n)
+	snap, err = l.Proposed("ingresses", "web/a", ingress(t, "web", "a", "other"))
+	if err != nil || snap == nil || snap.Stores["ingresses"].Len() != 1 {
+		t.Fatalf("moving a held object out of the class removes it: %v %v", snap, err)
 	}
 	if n := l.Len("ingresses"); n != 2 || l.Snapshot().Stores["ingresses"].Len() != 2 {
 		t.Fatalf("the live store changed: %d", n)
