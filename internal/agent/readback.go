@@ -63,10 +63,14 @@ type cfgServer struct {
 }
 
 // configServers reads the server lines of the backend and listen sections of a
-// configuration: backend → server → line. Comments start at a '#' that begins a word.
-func configServers(cfg string) map[string]map[string]cfgServer {
+// configuration: backend → server → line, and the sections with a server-template
+// line (their servers have generated names). Comments start at a '#' that begins a
+// word.
+func configServers(cfg string) (servers map[string]map[string]cfgServer, templated map[string]bool) {
 	out := map[string]map[string]cfgServer{}
+	templated = map[string]bool{}
 	var cur map[string]cfgServer
+	section := ""
 	for _, line := range strings.Split(cfg, "\n") {
 		words := strings.Fields(line)
 		for i, w := range words {
@@ -79,12 +83,15 @@ func configServers(cfg string) map[string]map[string]cfgServer {
 			continue
 		}
 		if sectionStart(line, words[0]) {
-			cur = nil
+			cur, section = nil, ""
 			if (words[0] == "backend" || words[0] == "listen") && len(words) > 1 {
-				cur = map[string]cfgServer{}
-				out[words[1]] = cur
+				cur, section = map[string]cfgServer{}, words[1]
+				out[section] = cur
 			}
 			continue
+		}
+		if cur != nil && words[0] == "server-template" {
+			templated[section] = true
 		}
 		if cur == nil || words[0] != "server" || len(words) < 3 {
 			continue
@@ -111,31 +118,7 @@ func configServers(cfg string) map[string]map[string]cfgServer {
 		}
 		cur[words[1]] = s
 	}
-	return out
-}
-
-// templatedBackends are the backend and listen sections with a server-template line
-// (their servers have generated names).
-func templatedBackends(cfg string) map[string]bool {
-	out := map[string]bool{}
-	cur := ""
-	for _, line := range strings.Split(cfg, "\n") {
-		words := strings.Fields(line)
-		if len(words) == 0 || strings.HasPrefix(words[0], "#") {
-			continue
-		}
-		if sectionStart(line, words[0]) {
-			cur = ""
-			if (words[0] == "backend" || words[0] == "listen") && len(words) > 1 {
-				cur = words[1]
-			}
-			continue
-		}
-		if cur != "" && words[0] == "server-template" {
-			out[cur] = true
-		}
-	}
-	return out
+	return out, templated
 }
 
 // union is the set of keys of a and b.
@@ -187,7 +170,7 @@ func (a *Agent) readBack(ctx context.Context, ops []runtime.Op, b *bundle.Bundle
 	var d divergence
 	t := touchedBy(ops)
 	if len(t.servers) > 0 {
-		cfg := configServers(configOf(b))
+		cfg, _ := configServers(configOf(b))
 		for _, be := range sortedKeys(t.servers) {
 			running, err := runtime.ShowServersState(ctx, a.admin, be)
 			if err != nil {

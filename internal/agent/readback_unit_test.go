@@ -24,7 +24,7 @@ listen li
 frontend fe
     server nope 10.0.0.3:80
 `
-	got := configServers(cfg)
+	got, _ := configServers(cfg)
 	want := map[string]map[string]cfgServer{
 		"be_a": {
 			"a1": {address: "10.0.0.1", port: 80, weight: 5, weighted: true},

@@ -129,7 +129,7 @@ func (a *Agent) verifyServers(ctx context.Context, rec *VerifyRecord) error {
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
-	cfg := configServers(string(data))
+	cfg, templated := configServers(string(data))
 	running, err := runtime.ShowServersState(ctx, a.admin, "")
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
@@ -141,7 +141,6 @@ func (a *Agent) verifyServers(ctx context.Context, rec *VerifyRecord) error {
 		}
 		got[s.Backend][s.Server] = s
 	}
-	templated := templatedBackends(string(data))
 	for _, be := range sortedKeys(union(cfg, got)) {
 		if templated[be] {
 			continue
