@@ -43,6 +43,7 @@ func (it *iteration) validateProposed(ctx context.Context, r webhook.Request) ([
 		key = r.Namespace + "/" + r.Name
 	}
 	var warnings []string
+	extra := it.admissionContext()
 	for _, name := range it.live.Builder().Names() {
 		res, _ := it.live.Builder().Resource(name)
 		if !res.Watch.EnableValidationWebhook || !sameResource(res.Watch, r.Resource) {
@@ -59,7 +60,6 @@ func (it *iteration) validateProposed(ctx context.Context, r webhook.Request) ([
 		if snap == nil {
 			continue // not ours (another class): nothing to render
 		}
-		extra := it.admissionContext()
 		if _, err := it.engine.Render(ctx, render.Input{Snapshot: snap, ExtraContext: extra}); err != nil {
 			if ctx.Err() != nil {
 				return warnings, err

@@ -40,7 +40,7 @@ func (it *iteration) ensureGatewayDeployment(ctx context.Context, gw types.Names
 	switch {
 	case err == nil:
 		if infra.applyTo(&cur.Spec.Template.ObjectMeta, cur.Annotations[infraKeysAnnotation]) {
-			cur.Annotations[infraKeysAnnotation] = infra.keys()
+			metav1.SetMetaDataAnnotation(&cur.ObjectMeta, infraKeysAnnotation, infra.keys())
 			if _, err := deployments.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
 				return nil, fmt.Errorf("update deployment %s for gateway %s: %w", name, gw, err)
 			}

@@ -36,12 +36,24 @@ func gatewayServiceName(gw types.NamespacedName) string {
 	return "haptic-gw-" + gatewayID(gw)
 }
 
+// portName names a listener port in the Service and its EndpointSlice alike.
+func portName(p int32) string { return fmt.Sprintf("port-%d", p) }
+
 func (g gatewayInfra) servicePorts() []corev1.ServicePort {
 	out := make([]corev1.ServicePort, 0, len(g.ports))
 	for _, p := range g.ports {
-		out = append(out, corev1.ServicePort{Name: fmt.Sprintf("port-%d", p), Port: p, Protocol: corev1.ProtocolTCP})
+		out = append(out, corev1.ServicePort{Name: portName(p), Port: p, Protocol: corev1.ProtocolTCP})
 	}
 	return out
+}
+
+// ownService reports whether svc is the Service HAPTIC made for Gateway gw (it is
+// controlled by it): another one of the same name is never touched.
+func ownService(svc *corev1.Service, gw string) error {
+	if owner := metav1.GetControllerOf(svc); owner == nil || owner.Kind != "Gateway" || owner.Name != gw {
+		return fmt.Errorf("service %s/%s exists and is not gateway %s's", svc.Namespace, svc.Name, gw)
+	}
+	return nil
 }
 
 // ensureGatewayService creates or updates the Gateway's Service.
@@ -70,8 +82,8 @@ func (it *iteration) ensureGatewayService(ctx context.Context, gw *gwv1.Gateway,
 	if err != nil {
 		return fmt.Errorf("get service %s/%s: %w", gw.Namespace, name, err)
 	}
-	if !metav1.IsControlledBy(cur, gw) {
-		return fmt.Errorf("service %s/%s exists and is not this gateway's", gw.Namespace, name)
+	if err := ownService(cur, gw.Name); err != nil {
+		return err
 	}
 	if maps.Equal(cur.Labels, labels) && maps.Equal(cur.Annotations, infra.annotations) &&
 		slices.EqualFunc(cur.Spec.Ports, infra.servicePorts(), samePort) {
@@ -95,8 +107,8 @@ func (it *iteration) syncGatewayEndpoints(ctx context.Context, gw types.Namespac
 	if err != nil {
 		return fmt.Errorf("get service %s/%s: %w", gw.Namespace, svcName, err)
 	}
-	if owner := metav1.GetControllerOf(svc); owner == nil || owner.Kind != "Gateway" || owner.Name != gw.Name {
-		return fmt.Errorf("service %s/%s exists and is not this gateway's", gw.Namespace, svcName)
+	if err := ownService(svc, gw.Name); err != nil {
+		return err
 	}
 	want := discoveryv1.EndpointSlice{AddressType: discoveryv1.AddressTypeIPv4}
 	for _, ip := range ips {
@@ -108,7 +120,7 @@ func (it *iteration) syncGatewayEndpoints(ctx context.Context, gw types.Namespac
 	}
 	tcp := corev1.ProtocolTCP
 	for _, p := range infra.ports {
-		name, port := fmt.Sprintf("port-%d", p), p
+		name, port := portName(p), p
 		want.Ports = append(want.Ports, discoveryv1.EndpointPort{Name: &name, Port: &port, Protocol: &tcp})
 	}
 	eps := it.c.kube.DiscoveryV1().EndpointSlices(gw.Namespace)

@@ -69,7 +69,7 @@ type standbyStopper struct {
 }
 
 func (s *standbyStopper) done() {
-	if s != nil && s.stop != nil {
+	if s.stop != nil { // nil: no webhook, no standby
 		s.once.Do(s.stop)
 	}
 }

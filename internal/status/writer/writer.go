@@ -126,14 +126,19 @@ func (m *Manager) SetProgrammed(p map[types.NamespacedName]int64) {
 }
 
 // SetUnrendered records, for one rendering (a fleet), the Gateway listeners its
-// configuration left out because their port is taken, with why.
+// configuration left out because their port is taken, with why; empty forgets it
+// (a fleet that is gone).
 func (m *Manager) SetUnrendered(render string, listeners map[types.NamespacedName]map[string]string) {
 	m.mu.Lock()
 	if m.unrendered == nil {
 		m.unrendered = map[string]map[types.NamespacedName]map[string]string{}
 	}
 	changed := fmt.Sprint(listeners) != fmt.Sprint(m.unrendered[render])
-	m.unrendered[render] = listeners
+	if len(listeners) == 0 {
+		delete(m.unrendered, render)
+	} else {
+		m.unrendered[render] = listeners
+	}
 	m.mu.Unlock()
 	if changed {
 		m.Trigger()
