@@ -1,6 +1,7 @@
 package store
 
 import (
+	"maps"
 	"sync"
 
 	"github.com/haproxy-haptic/haptic/internal/fieldpath"
@@ -114,12 +115,10 @@ func (l *Live) Proposed(resource, key string, raw map[string]any) (*snapshot.Sna
 	}
 	l.mu.Lock()
 	_, held := l.objects[resource][key]
-	l.mu.Unlock()
 	if !keep && !held {
+		l.mu.Unlock()
 		return nil, nil
 	}
-	snap := l.Snapshot()
-	l.mu.Lock()
 	list := make([]snapshot.Object, 0, len(l.objects[resource])+1)
 	for k, o := range l.objects[resource] {
 		if k != key {
@@ -128,15 +127,13 @@ func (l *Live) Proposed(resource, key string, raw map[string]any) (*snapshot.Sna
 	}
 	onDemand := l.onDemand[resource]
 	l.mu.Unlock()
+	snap := l.Snapshot()
 	if keep {
 		list = append(list, obj)
 	}
 	st := l.b.NewStore(resource, list)
 	st.OnDemand = onDemand
-	out := &snapshot.Snapshot{Stores: make(map[string]*snapshot.Store, len(snap.Stores))}
-	for name, s := range snap.Stores {
-		out.Stores[name] = s
-	}
+	out := &snapshot.Snapshot{Stores: maps.Clone(snap.Stores)}
 	out.Stores[resource] = st
 	return out, nil
 }
