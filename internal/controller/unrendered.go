@@ -2,6 +2,7 @@ package controller
 
 import (
 	"regexp"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -16,7 +17,11 @@ var unrenderedNote = regexp.MustCompile(`(?m)^\s*# gateway ([^/\s]+)/(\S+) liste
 // unrenderedListeners reads those notes from a bundle's haproxy.cfg.
 func unrenderedListeners(b *bundle.Bundle) map[types.NamespacedName]map[string]string {
 	out := map[types.NamespacedName]map[string]string{}
-	for _, m := range unrenderedNote.FindAllStringSubmatch(b.Config().Content, -1) {
+	cfg := b.Config().Content
+	if !strings.Contains(cfg, " not rendered: port ") { // the usual case: no regexp over a large config
+		return out
+	}
+	for _, m := range unrenderedNote.FindAllStringSubmatch(cfg, -1) {
 		gw := types.NamespacedName{Namespace: m[1], Name: m[2]}
 		if out[gw] == nil {
 			out[gw] = map[string]string{}
