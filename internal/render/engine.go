@@ -229,6 +229,9 @@ type globals struct {
 
 func (e *Engine) declarations() (native.Declarations, error) {
 	decls := builtins()
+	for k, v := range writers() {
+		decls[k] = v
+	}
 	decls["first_seen"] = e.firstSeen
 	for _, n := range reservedNames {
 		decls[n] = nil
@@ -405,6 +408,9 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	out := normalize(m.file.Kind, buf.String())
 	for _, p := range m.post {
 		out = p.apply(out)
+	}
+	if err := checkOutput(m.file.Kind, out); err != nil {
+		return bundle.File{}, timing, &TemplateError{Target: m.file.Target(), Template: m.file.Target(), Message: err.Error()}
 	}
 	f := m.file
 	f.Content = out

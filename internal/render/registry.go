@@ -70,6 +70,9 @@ func (f *FileRegistry) Register(kind, name, content string) string {
 	}
 	file := bundle.File{Kind: k, Name: name, Content: content}
 	key := file.Target()
+	if err := checkOutput(k, content); err != nil {
+		panic(fmt.Sprintf("fileRegistry.Register: %s: %v", key, err))
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if prev, ok := f.files[key]; ok && prev.Content != content {

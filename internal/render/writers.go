@@ -1,0 +1,108 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/open2b/scriggo/native"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+)
+
+// The writers are the one way a template puts text taken from an object into its
+// output, one per output context. Each either writes the text so that it is exactly
+// one value in that context or stops the render with an error naming the field; the
+// render then leaves the object out (see Engine.Render). Every rendered file is
+// checked again afterwards (checkOutput), so a template that forgets a writer cannot
+// add a map entry or run past a line either.
+
+func writers() native.Declarations {
+	return native.Declarations{
+		"cfg_word":  cfgWord,
+		"lf_word":   lfWord,
+		"map_key":   mapKey,
+		"map_value": mapValue,
+		"comment":   comment,
+	}
+}
+
+// refuse stops the render: field (e.g. "spec.rules[0].host") could not be written.
+func refuse(env native.Env, field string, err error) string {
+	msg := err.Error()
+	if field != "" {
+		msg = field + ": " + msg
+	}
+	env.Stop(&FailError{Template: env.CallPath(), Message: msg})
+	return ""
+}
+
+// cfgWord writes s as one word of an haproxy.cfg line.
+func cfgWord(env native.Env, s string, field ...string) string {
+	out, err := bundle.QuoteConfigWord(s)
+	if err != nil {
+		return refuse(env, fieldName(field), err)
+	}
+	return out
+}
+
+// lfWord writes s as one word HAProxy reads as a log-format string ('%' doubled).
+func lfWord(env native.Env, s string, field ...string) string {
+	out, err := bundle.QuoteLogFormatWord(s)
+	if err != nil {
+		return refuse(env, fieldName(field), err)
+	}
+	return out
+}
+
+// mapKey returns s when it is a map key HAProxy reads back whole.
+func mapKey(env native.Env, s string, field ...string) string {
+	if err := bundle.CheckMapKey(s); err != nil {
+		return refuse(env, fieldName(field), err)
+	}
+	return s
+}
+
+// mapValue returns s when it is a map value HAProxy reads back whole.
+func mapValue(env native.Env, s string, field ...string) string {
+	if err := bundle.CheckMapValue(s); err != nil {
+		return refuse(env, fieldName(field), err)
+	}
+	return s
+}
+
+// fetchArg returns s when it can be a sample-fetch argument as it is.
+func fetchArg(env native.Env, s string, field ...string) string {
+	if err := bundle.CheckFetchArg(s); err != nil {
+		return refuse(env, fieldName(field), err)
+	}
+	return s
+}
+
+// comment writes any text inside a comment: quoted, every control character and
+// line separator escaped, so it can never end the comment's line.
+func comment(v any) string {
+	return strconv.Quote(fmt.Sprint(v))
+}
+
+func fieldName(field []string) string {
+	if len(field) == 0 {
+		return ""
+	}
+	return field[0]
+}
+
+// checkOutput is the last line of defence: whatever the templates did, a rendered
+// file must read back in HAProxy as the lines it shows. The message leaves the line
+// number out, so that the object diagnosis (which re-renders subsets) can match it.
+func checkOutput(kind bundle.Kind, content string) error {
+	err := bundle.Check(kind, content)
+	if err == nil {
+		return nil
+	}
+	var le *bundle.LineError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	return fmt.Errorf("rendered output is unsafe: %w", err)
+}
