@@ -36,8 +36,8 @@ func (e *Engine) diagnose(ctx context.Context, m mainTemplate, in Input, renderE
 	if te.Line == 0 {
 		e.findLine(ctx, m, in, te)
 	}
-	if obj := e.findObject(ctx, m, in, te.Message); obj != "" {
-		te.Object = obj
+	if res, key := e.findObject(ctx, m, in, te.Message); key != "" {
+		te.Object, te.resource, te.key = res+" "+key, res, key
 	}
 	return te
 }
@@ -136,9 +136,11 @@ func scanActions(line, open string) string {
 	return open
 }
 
-// findObject bisects each store's objects for one whose presence alone keeps the
-// error; it returns "<resource> <namespace>/<name>" or "".
-func (e *Engine) findObject(ctx context.Context, m mainTemplate, in Input, message string) string {
+// findObject finds an object whose presence alone keeps the error: first among the
+// input's suspects (the objects that changed since the last good render, one render
+// each), then by bisecting each store. It returns the resource and namespace/name,
+// or "" when no single object explains the error.
+func (e *Engine) findObject(ctx context.Context, m mainTemplate, in Input, message string) (resource, key string) {
 	budget := maxDiagnosticRenders
 	fails := func(snap *snapshot.Snapshot) bool {
 		budget--
@@ -148,6 +150,16 @@ func (e *Engine) findObject(ctx context.Context, m mainTemplate, in Input, messa
 		_, _, err := e.renderOne(ctx, m, nil)
 		var te *TemplateError
 		return errors.As(err, &te) && te.Message == message
+	}
+	for _, s := range in.Suspects {
+		store := in.Snapshot.Stores[s.Resource]
+		if store == nil || budget <= 0 {
+			continue
+		}
+		if o, ok := find(store.List(), s.Key); ok && fails(with(in.Snapshot, store, []snapshot.Object{o})) &&
+			!fails(with(in.Snapshot, store, nil)) {
+			return s.Resource, s.Key
+		}
 	}
 	for _, name := range in.Snapshot.Names() {
 		store := in.Snapshot.Stores[name]
@@ -166,10 +178,33 @@ func (e *Engine) findObject(ctx context.Context, m mainTemplate, in Input, messa
 			}
 		}
 		if len(candidates) == 1 && budget > 0 && fails(with(in.Snapshot, store, candidates)) {
-			return name + " " + candidates[0].Key()
+			return name, candidates[0].Key()
 		}
 	}
-	return ""
+	return "", ""
+}
+
+func find(objs []snapshot.Object, key string) (snapshot.Object, bool) {
+	for _, o := range objs {
+		if o.Key() == key {
+			return o, true
+		}
+	}
+	return snapshot.Object{}, false
+}
+
+// without returns snap with one object of a store removed.
+func without(snap *snapshot.Snapshot, resource, key string) *snapshot.Snapshot {
+	store := snap.Stores[resource]
+	keep := make([]snapshot.Object, 0, store.Len())
+	for _, o := range store.List() {
+		if o.Key() != key {
+			keep = append(keep, o)
+		}
+	}
+	out := with(snap, store, append(keep, store.Refused()...))
+	out.Stores[resource].OnDemand = store.OnDemand
+	return out
 }
 
 // with returns a snapshot whose store holds only objs.

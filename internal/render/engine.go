@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -293,13 +294,30 @@ type Input struct {
 	ExtraContext map[string]any
 	// CurrentConfig is what runs now, if known (for templates that keep server slots).
 	CurrentConfig any
+	// LeaveOut renders without the objects that make the render fail: when an error
+	// depends on one object, that object is left out and the render repeated (up to
+	// MaxLeftOut objects). Without it the first error is returned.
+	LeaveOut bool
+	// Suspects are the objects most likely to cause an error (those changed since the
+	// last good render); they are tried before bisecting every store.
+	Suspects []ObjectRef
 }
+
+// ObjectRef names a watched object.
+type ObjectRef struct{ Resource, Key string }
+
+// MaxLeftOut bounds how many objects one render leaves out before it gives up: more
+// failing objects than that are not one bad object, and the last good config stays.
+const MaxLeftOut = 16
 
 // Result is a render's output.
 type Result struct {
 	Bundle  *bundle.Bundle
 	Timings []Timing
 	Profile *Profile
+	// LeftOut are the objects the templates did not see: refused when they were
+	// stored, or left out because the render failed with them (Input.LeaveOut).
+	LeftOut []snapshot.LeftOut
 }
 
 // renderState is what the current render's native helpers read.
@@ -333,6 +351,28 @@ func (e *Engine) Render(ctx context.Context, in Input) (*Result, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	leftOut := in.Snapshot.LeftOut()
+	for {
+		res, err := e.renderAll(ctx, in)
+		if err == nil {
+			res.LeftOut = leftOut
+			return res, nil
+		}
+		var te *TemplateError
+		if !in.LeaveOut || len(leftOut) >= MaxLeftOut || !errors.As(err, &te) || ctx.Err() != nil {
+			return nil, err
+		}
+		resource, key, ok := te.Culprit()
+		if !ok {
+			return nil, err
+		}
+		leftOut = append(leftOut, snapshot.LeftOut{Resource: resource, Key: key, Reason: te.Message})
+		in.Snapshot = without(in.Snapshot, resource, key)
+	}
+}
+
+// renderAll renders every template of in once; the caller holds e.mu.
+func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 	e.begin(in)
 	res := &Result{Timings: make([]Timing, len(e.mains))}
 	if e.opts.ProfileIncludes {

@@ -23,6 +23,14 @@ type TemplateError struct {
 	Object string
 	// Failed is true when the template called fail(msg).
 	Failed bool
+
+	resource, key string // the object named in Object
+}
+
+// Culprit returns the watched resource and namespace/name of the object the error
+// depends on, or ok=false.
+func (e *TemplateError) Culprit() (resource, key string, ok bool) {
+	return e.resource, e.key, e.key != ""
 }
 
 func (e *TemplateError) Error() string {

@@ -19,6 +19,16 @@ type Object struct {
 	// Typed is a pointer to a value of the resource's schema type; invalid when the
 	// resource has no schema.
 	Typed reflect.Value
+	// Refused says why the object is kept out of templates ("<field>: <reason>"),
+	// e.g. a string that holds a control character; empty for usable objects.
+	Refused string
+}
+
+// LeftOut is an object the templates did not see, and why.
+type LeftOut struct {
+	Resource string // the watched resource's name
+	Key      string // namespace/name
+	Reason   string
 }
 
 // Key is namespace/name (or name for cluster-scoped objects).
@@ -41,6 +51,7 @@ type Store struct {
 	// Type is the typed element type (a struct), nil for untyped resources.
 	Type    reflect.Type
 	objects []Object
+	refused []Object
 	index   map[string][]int
 	// OnDemand, when set, answers Fetch and GetSingle instead of the held objects.
 	OnDemand Loader
@@ -58,16 +69,29 @@ func indexKey(keys []string) string {
 	return b.String()
 }
 
-// NewStore sorts objects and builds the index. Objects must not be modified afterwards.
+// NewStore sorts objects and builds the index. Objects must not be modified
+// afterwards. Refused objects are kept aside: templates never see them.
 func NewStore(name string, indexBy []fieldpath.Path, typ reflect.Type, objects []Object) *Store {
-	objs := append([]Object(nil), objects...)
-	sort.SliceStable(objs, func(i, j int) bool {
-		if objs[i].Namespace != objs[j].Namespace {
-			return objs[i].Namespace < objs[j].Namespace
+	objs := make([]Object, 0, len(objects))
+	var refused []Object
+	for _, o := range objects {
+		if o.Refused != "" {
+			refused = append(refused, o)
+		} else {
+			objs = append(objs, o)
 		}
-		return objs[i].Name < objs[j].Name
-	})
-	s := &Store{Name: name, IndexBy: indexBy, Type: typ, objects: objs, index: map[string][]int{}}
+	}
+	byKey := func(objs []Object) {
+		sort.SliceStable(objs, func(i, j int) bool {
+			if objs[i].Namespace != objs[j].Namespace {
+				return objs[i].Namespace < objs[j].Namespace
+			}
+			return objs[i].Name < objs[j].Name
+		})
+	}
+	byKey(objs)
+	byKey(refused)
+	s := &Store{Name: name, IndexBy: indexBy, Type: typ, objects: objs, refused: refused, index: map[string][]int{}}
 	for i, o := range objs {
 		keys := s.indexValues(o.Raw)
 		for n := 1; n <= len(keys); n++ {
@@ -93,6 +117,9 @@ func (s *Store) indexValues(raw map[string]any) []string {
 
 // List returns every object, sorted by namespace and name.
 func (s *Store) List() []Object { return s.objects }
+
+// Refused returns the objects kept out of the store, sorted by namespace and name.
+func (s *Store) Refused() []Object { return s.refused }
 
 // Len is the number of held objects.
 func (s *Store) Len() int { return len(s.objects) }
@@ -146,4 +173,15 @@ func (s *Snapshot) Names() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// LeftOut lists every refused object of every store, in store-name order.
+func (s *Snapshot) LeftOut() []LeftOut {
+	var out []LeftOut
+	for _, n := range s.Names() {
+		for _, o := range s.Stores[n].refused {
+			out = append(out, LeftOut{Resource: n, Key: o.Key(), Reason: o.Refused})
+		}
+	}
+	return out
 }

@@ -110,6 +110,9 @@ func (b *Builder) Admit(resource string, raw map[string]any) (obj snapshot.Objec
 		Name:      fieldpath.Name.GetString(raw),
 		Raw:       raw,
 	}
+	if obj.Refused = screen(r.Watch.Resources, raw); obj.Refused != "" {
+		return obj, true, nil // kept aside by the store, reported, never rendered
+	}
 	if r.Type != nil {
 		v, err := r.Type.Convert(raw)
 		if err != nil {

@@ -1,0 +1,104 @@
+package bundle
+
+import (
+	"math/rand"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestQuoteConfigWordRoundTrips(t *testing.T) {
+	cases := []string{"", "plain", "a b", "it's", `"backend" x`, `\x62ackend`, "#comment", "$HOME", "${X}", ";", "ünï", "%[src]", "'", "''", `\`}
+	alphabet := []rune{'a', ' ', '\'', '"', '\\', '#', '$', '{', '}', ';', 'x', '%', 'é', '<'}
+	r := rand.New(rand.NewSource(1))
+	for i := 0; i < 2000; i++ {
+		var b strings.Builder
+		for n := r.Intn(12); n > 0; n-- {
+			b.WriteRune(alphabet[r.Intn(len(alphabet))])
+		}
+		cases = append(cases, b.String())
+	}
+	for _, s := range cases {
+		q, err := QuoteConfigWord(s)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		words, err := ConfigWords("setenv " + q + " tail")
+		if err != nil || !reflect.DeepEqual(words, []string{"setenv", s, "tail"}) {
+			t.Fatalf("%q quoted as %s reads back as %q (%v)", s, q, words, err)
+		}
+	}
+	for _, s := range []string{"a\nb", "a\x00", "a\rb", "\t"} {
+		if _, err := QuoteConfigWord(s); err == nil {
+			t.Errorf("%q: want an error", s)
+		}
+	}
+}
+
+func TestConfigWordsUnquotesLikeHAProxy(t *testing.T) {
+	for line, want := range map[string][]string{
+		`"backend" x`:             {"backend", "x"},
+		`'frontend' x`:            {"frontend", "x"},
+		`\x62ackend x`:            {"backend", "x"},
+		`bind "${POD_IP}:80" # c`: {"bind", "${POD_IP}:80"},
+		`a'b c'd e`:               {"ab cd", "e"},
+		`x\ y`:                    {"x y"},
+	} {
+		got, err := ConfigWords(line)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %q (%v), want %q", line, got, err, want)
+		}
+	}
+	if _, err := ConfigWords(`a "b`); err == nil {
+		t.Error("unterminated quote: want an error")
+	}
+}
+
+func TestCheckMapFile(t *testing.T) {
+	ok := "# comment\n\nexample.com/ be1\n  host\tvalue with spaces\nkeyonly\n"
+	if err := CheckMapFile(ok); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		"long line":       "k " + strings.Repeat("v", MaxMapLine),
+		"payload marker":  "k value<<",
+		"NUL":             "k\x00v value",
+		"trailing blank":  "k value ",
+		"carriage return": "k v\rx",
+	} {
+		err := CheckMapFile(content)
+		if err == nil {
+			t.Errorf("%s: want an error", name)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), "line 1: ") {
+			t.Errorf("%s: %v does not name the line", name, err)
+		}
+	}
+	for _, k := range []string{"", "#x", "a b", "a\tb", "k<<"} {
+		if CheckMapKey(k) == nil {
+			t.Errorf("key %q: want an error", k)
+		}
+	}
+}
+
+func TestCheckConfigCountsWords(t *testing.T) {
+	line := "acl x src" + strings.Repeat(" 10.0.0.1", MaxConfigWords)
+	if err := CheckConfig("global\n" + line + "\n"); err == nil || !strings.Contains(err.Error(), "words") {
+		t.Fatalf("want a word-count error, got %v", err)
+	}
+	if err := CheckConfig("global\n  setenv X 'a b c'\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckFetchArg(t *testing.T) {
+	if err := CheckFetchArg("X-Request-Id"); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"", "a#b", "a$b", "a'b", "a,b", "a)b", "a b", "a%b"} {
+		if CheckFetchArg(s) == nil {
+			t.Errorf("%q: want an error", s)
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package store
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// screen finds the first string of an object that no output context can hold: one
+// with a control character (NUL, newline, carriage return, tab, ...). No field of the
+// kinds templates read has a use for one, and any of them would end a configuration
+// line, a map line or a runtime command, so such an object is refused before a
+// template sees it, whatever the templates do with it.
+//
+// Free-form text is exempt where it is legitimately multi-line and no template is
+// expected to print it raw: the data of Secrets and ConfigMaps, managedFields, and
+// annotations of other tools (only haproxy-haptic.org/ annotations are read, and of
+// those the raw configuration snippets config-* are checked line by line by the
+// library's snippet guard). resource is the API resource (secrets, ingresses, ...).
+// It returns "" or "<field path>: <reason>".
+func screen(resource string, raw map[string]any) string {
+	var found string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		if found != "" {
+			return
+		}
+		switch x := v.(type) {
+		case string:
+			if reason := controlReason(x); reason != "" {
+				found = fmt.Sprintf("%s: %s", path, reason)
+			}
+		case map[string]any:
+			for _, k := range sortedKeys(x) {
+				child := joinPath(path, k)
+				if exempt(resource, child, path) {
+					continue
+				}
+				if reason := controlReason(k); reason != "" {
+					found = fmt.Sprintf("%s: the key %s", child, reason)
+					return
+				}
+				walk(child, x[k])
+			}
+		case []any:
+			for i, e := range x {
+				walk(path+"["+strconv.Itoa(i)+"]", e)
+			}
+		}
+	}
+	walk("", raw)
+	return found
+}
+
+// exempt reports whether the field at path (a child of parent) is free-form text.
+func exempt(resource, path, parent string) bool {
+	switch path {
+	case "metadata.managedFields":
+		return true
+	case "data", "stringData", "binaryData":
+		return resource == "secrets" || resource == "configmaps"
+	}
+	if parent == "metadata.annotations" {
+		key := strings.TrimPrefix(path, parent+".")
+		name, ours := strings.CutPrefix(key, "haproxy-haptic.org/")
+		return !ours || strings.HasPrefix(name, "config-")
+	}
+	return false
+}
+
+func controlReason(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != 0x7f {
+			continue
+		}
+		switch c {
+		case 0:
+			return "holds a NUL byte"
+		case '\n':
+			return "holds a newline"
+		case '\r':
+			return "holds a carriage return"
+		case '\t':
+			return "holds a tab"
+		}
+		return fmt.Sprintf("holds the control character 0x%02x", c)
+	}
+	return ""
+}
+
+func joinPath(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
