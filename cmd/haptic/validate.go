@@ -72,6 +72,12 @@ func runValidate(ctx context.Context, f validateFlags, stdout, stderr io.Writer)
 		return err
 	}
 	log.Debug("config loaded", "files", f.files, "tests", len(p.Config.Spec.ValidationTests))
+	if issues := p.Engine.Lint(); len(issues) > 0 {
+		for _, l := range issues {
+			fmt.Fprintln(stderr, "lint:", l)
+		}
+		return &exitError{code: exitTestsFailed, err: fmt.Errorf("%d template lines print object text without a writer", len(issues)), reported: true}
+	}
 
 	var mu sync.Mutex
 	rendered := map[string]*render.Result{}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/render"
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
 	"github.com/haproxy-haptic/haptic/internal/watch"
 	"github.com/haproxy-haptic/haptic/internal/webhook"
 )
@@ -60,7 +62,12 @@ func (it *iteration) validateProposed(ctx context.Context, r webhook.Request) ([
 		if snap == nil {
 			continue // not ours (another class): nothing to render
 		}
-		if _, err := it.engine.Render(ctx, render.Input{Snapshot: snap, ExtraContext: extra}); err != nil {
+		ref := snapshot.Ref{Resource: name, Key: key}
+		if o, ok := snap.Object(ref); ok && o.Refused != "" {
+			return warnings, errors.New(o.Refused) // it would be left out: no render needed
+		}
+		in := render.Input{Snapshot: snap, ExtraContext: extra, Suspects: []snapshot.Ref{ref}}
+		if _, err := it.engine.Render(ctx, in); err != nil {
 			if ctx.Err() != nil {
 				return warnings, err
 			}

@@ -47,6 +47,8 @@ type Metrics struct {
 	RenderDuration   prometheus.Histogram // haptic_render_duration_seconds
 	Renders          prometheus.Counter   // haptic_renders_total
 	ValidationErrors prometheus.Counter   // haptic_validation_errors_total
+	// ObjectsLeftOut counts the objects the last render of a fleet left out, by resource.
+	ObjectsLeftOut *prometheus.GaugeVec // haptic_objects_left_out{fleet,resource}
 
 	// Deployment: one DeploymentDuration observation per pod deploy.
 	DeploymentDuration          prometheus.Histogram   // haptic_deployment_duration_seconds
@@ -105,6 +107,8 @@ func New() *Metrics {
 			"Renders of the configuration, successful or not."),
 		ValidationErrors: f.counter("haptic_validation_errors_total",
 			"Rendered configurations rejected by validation."),
+		ObjectsLeftOut: f.gaugeVec("haptic_objects_left_out",
+			"Watched objects the last render of a fleet left out (unsafe or failing input), by fleet and resource.", "fleet", "resource"),
 
 		DeploymentDuration: f.histogram("haptic_deployment_duration_seconds",
 			"Duration of deploying a configuration to one HAProxy pod.", deployBuckets),

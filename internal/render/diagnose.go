@@ -193,20 +193,6 @@ func find(objs []snapshot.Object, key string) (snapshot.Object, bool) {
 	return snapshot.Object{}, false
 }
 
-// without returns snap with one object of a store removed.
-func without(snap *snapshot.Snapshot, resource, key string) *snapshot.Snapshot {
-	store := snap.Stores[resource]
-	keep := make([]snapshot.Object, 0, store.Len())
-	for _, o := range store.List() {
-		if o.Key() != key {
-			keep = append(keep, o)
-		}
-	}
-	out := with(snap, store, append(keep, store.Refused()...))
-	out.Stores[resource].OnDemand = store.OnDemand
-	return out
-}
-
 // with returns a snapshot whose store holds only objs.
 func with(snap *snapshot.Snapshot, store *snapshot.Store, objs []snapshot.Object) *snapshot.Snapshot {
 	stores := make(map[string]*snapshot.Store, len(snap.Stores))

@@ -300,11 +300,8 @@ type Input struct {
 	LeaveOut bool
 	// Suspects are the objects most likely to cause an error (those changed since the
 	// last good render); they are tried before bisecting every store.
-	Suspects []ObjectRef
+	Suspects []snapshot.Ref
 }
-
-// ObjectRef names a watched object.
-type ObjectRef struct{ Resource, Key string }
 
 // MaxLeftOut bounds how many objects one render leaves out before it gives up: more
 // failing objects than that are not one bad object, and the last good config stays.
@@ -367,7 +364,7 @@ func (e *Engine) Render(ctx context.Context, in Input) (*Result, error) {
 			return nil, err
 		}
 		leftOut = append(leftOut, snapshot.LeftOut{Resource: resource, Key: key, Reason: te.Message})
-		in.Snapshot = without(in.Snapshot, resource, key)
+		in.Snapshot = in.Snapshot.Without(snapshot.Ref{Resource: resource, Key: key})
 	}
 }
 

@@ -48,7 +48,7 @@ func TestWritersRefuseAndTheObjectIsLeftOut(t *testing.T) {
 	}
 
 	// With LeaveOut the rest is rendered and the object reported.
-	out, err := e.Render(context.Background(), Input{Snapshot: snap, LeaveOut: true, Suspects: []ObjectRef{{"ingresses", "b/bad"}}})
+	out, err := e.Render(context.Background(), Input{Snapshot: snap, LeaveOut: true, Suspects: []snapshot.Ref{{Resource: "ingresses", Key: "b/bad"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,9 @@ type Object struct {
 	Refused string
 }
 
+// Ref names a watched object: the watched resource's name and namespace/name.
+type Ref struct{ Resource, Key string }
+
 // LeftOut is an object the templates did not see, and why.
 type LeftOut struct {
 	Resource string // the watched resource's name
@@ -184,4 +187,79 @@ func (s *Snapshot) LeftOut() []LeftOut {
 		}
 	}
 	return out
+}
+
+// Object returns the object (held or refused) named by ref.
+func (s *Snapshot) Object(ref Ref) (Object, bool) {
+	st := s.Stores[ref.Resource]
+	if st == nil {
+		return Object{}, false
+	}
+	for _, list := range [][]Object{st.objects, st.refused} {
+		i := sort.Search(len(list), func(i int) bool { return list[i].Key() >= ref.Key })
+		if i < len(list) && list[i].Key() == ref.Key {
+			return list[i], true
+		}
+	}
+	return Object{}, false
+}
+
+// Without returns a snapshot in which the named objects are not held; stores that
+// lose nothing are shared.
+func (s *Snapshot) Without(refs ...Ref) *Snapshot {
+	drop := map[string]map[string]bool{}
+	for _, r := range refs {
+		if drop[r.Resource] == nil {
+			drop[r.Resource] = map[string]bool{}
+		}
+		drop[r.Resource][r.Key] = true
+	}
+	out := &Snapshot{Stores: make(map[string]*Store, len(s.Stores))}
+	for name, st := range s.Stores {
+		keys := drop[name]
+		if len(keys) == 0 {
+			out.Stores[name] = st
+			continue
+		}
+		keep := make([]Object, 0, len(st.objects))
+		for _, o := range st.objects {
+			if !keys[o.Key()] {
+				keep = append(keep, o)
+			}
+		}
+		ns := NewStore(st.Name, st.IndexBy, st.Type, append(keep, st.refused...))
+		ns.OnDemand = st.OnDemand
+		out.Stores[name] = ns
+	}
+	return out
+}
+
+// Changed lists the held objects of s that are not in prev, or are there as another
+// version (objects are immutable, so a changed object is a different Raw map). A
+// store s shares with prev holds no changes.
+func (s *Snapshot) Changed(prev *Snapshot) []Ref {
+	var out []Ref
+	for _, name := range s.Names() {
+		st := s.Stores[name]
+		old := prev.Stores[name]
+		if old == st {
+			continue
+		}
+		was := map[string]map[string]any{}
+		if old != nil {
+			for _, o := range old.objects {
+				was[o.Key()] = o.Raw
+			}
+		}
+		for _, o := range st.objects {
+			if r, ok := was[o.Key()]; !ok || !sameMap(r, o.Raw) {
+				out = append(out, Ref{Resource: name, Key: o.Key()})
+			}
+		}
+	}
+	return out
+}
+
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

@@ -14,7 +14,7 @@ func TestScreenRefusesControlCharacters(t *testing.T) {
 		}
 	}
 	if got := screen("ingresses", obj("example.com", map[string]any{
-		"kubectl.kubernetes.io/last-applied-configuration": "{}\n",
+		"kubectl.kubernetes.io/last-applied-configuration":  "{}\n",
 		"nginx.ingress.kubernetes.io/configuration-snippet": "a;\nb;",
 		"haproxy-haptic.org/config-backend":                 "http-request deny\nhttp-request allow",
 	})); got != "" {
