@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/netip"
 	"reflect"
 	"regexp"
 	"sort"
@@ -15,6 +16,8 @@ import (
 	"sync"
 
 	"github.com/open2b/scriggo/native"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
 // FailError is returned when a template calls fail(msg).
@@ -64,7 +67,35 @@ func builtins() native.Declarations {
 		"dig":           dig,
 		"seq":           seq,
 		"ceil":          ceil,
+		"is_ip":         isIP,
+		"config_words":  configWords,
+		"tls_problem":   tlsProblem,
+		// fetch_arg is a writer (writers.go); declared here too so that templates
+		// have it whichever declaration list the engine merges last.
+		"fetch_arg": fetchArg,
 	}
+}
+
+// isIP reports whether s is an IPv4 or IPv6 address as a server line may hold it:
+// no zone ("fe80::1%eth0"), no brackets, no port, no prefix length.
+func isIP(s string) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.Zone() == ""
+}
+
+// configWords splits one haproxy.cfg line into the words HAProxy reads (quotes,
+// escapes and comments applied, see bundle.ConfigWords). It returns nil when a quote
+// is not closed, a line HAProxy refuses; an empty or comment-only line gives an
+// empty, non-nil slice.
+func configWords(line string) []string {
+	words, err := bundle.ConfigWords(line)
+	if err != nil {
+		return nil
+	}
+	if words == nil {
+		words = []string{}
+	}
+	return words
 }
 
 // fallback returns v unless it is nil or the zero value of its type.
