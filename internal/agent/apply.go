@@ -65,6 +65,10 @@ func (a *Agent) ApplyConfig(ctx context.Context, req ConfigRequest) (Result, int
 		res.Result, res.Error = ResultError, err.Error()
 		return done(http.StatusBadRequest)
 	}
+	if err := checkMaps(b.Files); err != nil {
+		res.Result, res.Error = ResultError, err.Error()
+		return done(http.StatusBadRequest)
+	}
 
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -15,9 +15,13 @@
 // to the last known good set (<state>/last-known-good.json, mode 0600), then to the
 // bootstrap config.
 //
-// Applying a file set (ApplyConfig): the hash must match the files; an identical set
-// is a no-op; `haproxy -c` must accept it (else 422 with HAProxy's alerts, nothing
-// changed); each file is staged next to its target and renamed into place and files
+// Applying a file set (ApplyConfig): the hash must match the files; every map file
+// must hold only lines the runtime API can reproduce (runtime.CheckMapFile: no line
+// over runtime.MaxMapLine bytes, no control character but TAB and a final CR, every
+// entry HAProxy loads from it passing runtime.CheckMapEntry), else 400 naming the
+// file, the line and why, before anything is written; an identical set is a no-op;
+// `haproxy -c` must accept it (else 422 with HAProxy's alerts, nothing changed); each
+// file is staged next to its target and renamed into place and files
 // of the previous set that the new one lacks are removed; then a reload through the
 // master CLI (retried while the master refuses connections) is verified within the
 // reload verification timeout: the master's reload counter moved, its failed counter
@@ -26,9 +30,12 @@
 //
 // Runtime operations (ApplyRuntime) go to the admin socket (see
 // internal/haproxy/runtime for the JSON shape), then the given files are written so
-// that disk matches what runs. A failing operation falls back to a verified reload of
-// the resulting set. Everything that changes files or HAProxy is serialized by one
-// mutex, so a runtime operation never lands in a worker that a reload is replacing.
+// that disk matches what runs. An operation that fails Validate (a map entry
+// CheckMapEntry refuses included) or a given map file that fails CheckMapFile is
+// refused with 400 before anything is sent or written. A failing operation falls
+// back to a verified reload of the resulting set. Everything that changes files or
+// HAProxy is serialized by one mutex, so a runtime operation never lands in a worker
+// that a reload is replacing.
 //
 // # Read-back and divergence
 //
@@ -46,6 +53,13 @@
 // divergence) and cumulatively in State; any divergence, or a read-back that fails,
 // takes the same path as a failed operation: a verified reload of the resulting set
 // (reloaded-after-runtime-failure), so that what runs equals disk again.
+//
+// Map files are read with runtime.ParseMapFile everywhere (read-back, verification,
+// correction): it reads a file exactly as HAProxy 2.6 loads it (comments only with
+// '#' in the first byte, blanks around keys and values dropped, CR/NUL ending a
+// line, lines of 16,383 bytes or more loaded as two entries), and runtime.DiffMap
+// skips entries too long for `show map` to print, so that a file and the worker
+// never differ in appearance only.
 //
 // Runtime verification (verify.go): GET /v1/state?verify=runtime, and every
 // --verify-interval (Agent.VerifyLoop), compares every map file of the current set,

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
 // manifest lists the files of the current set; it is how the agent knows, after a
@@ -59,6 +60,27 @@ func checkFiles(l bundle.Layout, files []bundle.File) error {
 	}
 	if configs != 1 {
 		return fmt.Errorf("file set needs exactly one config file, has %d", configs)
+	}
+	return nil
+}
+
+// checkMaps refuses map files that hold a line the runtime API cannot reproduce
+// (runtime.CheckMapFile: a line over runtime.MaxMapLine bytes, a control character,
+// an entry CheckMapEntry refuses), so that every map the agent installs can be
+// verified against `show map` and corrected with runtime operations.
+func checkMaps(files []bundle.File) error {
+	for _, f := range files {
+		if f.Kind != bundle.KindMap {
+			continue
+		}
+		// The name must be one the map operations accept (no blank, ';', control
+		// character or trailing "<<"): it ends `show map` and `commit map` commands.
+		if err := (&runtime.ReplaceMap{Map: f.Name}).Validate(); err != nil {
+			return fmt.Errorf("map file %q: the runtime API cannot name it", f.Name)
+		}
+		if err := runtime.CheckMapFile(f.Content); err != nil {
+			return fmt.Errorf("map file %s: %w", f.Name, err)
+		}
 	}
 	return nil
 }

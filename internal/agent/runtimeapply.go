@@ -49,6 +49,9 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req RuntimeRequest) (Result, i
 			return fail(http.StatusBadRequest, "operation %d: %v", i, err)
 		}
 	}
+	if err := checkMaps(req.Files); err != nil {
+		return fail(http.StatusBadRequest, "%v", err)
+	}
 
 	a.mu.Lock()
 	defer a.mu.Unlock()

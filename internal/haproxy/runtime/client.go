@@ -32,8 +32,8 @@ type Client struct {
 // Do sends one command line (several commands may be joined with ';') and returns
 // HAProxy's reply.
 func (c *Client) Do(ctx context.Context, command string) (string, error) {
-	if strings.ContainsAny(command, "\n\r") {
-		return "", fmt.Errorf("cli %q: command contains a newline", firstWord(command))
+	if strings.ContainsAny(command, "\n\r\x00") {
+		return "", fmt.Errorf("cli %q: command contains a newline or NUL", firstWord(command))
 	}
 	return c.do(ctx, command, func(w io.Writer) error {
 		_, err := io.WriteString(w, command+"\n")
@@ -120,15 +120,19 @@ func firstWord(cmd string) string {
 }
 
 // Escape quotes one CLI argument: HAProxy splits arguments on blanks and commands on
-// ';', and a backslash protects the next character.
+// ';', and a backslash protects the next character (HAProxy removes the backslash; a
+// doubled one stands for one). It works on bytes: every other byte, valid UTF-8 or
+// not, goes through unchanged. It cannot protect NUL, CR or LF, nor a trailing "<<"
+// (see CheckMapEntry).
 func Escape(arg string) string {
 	var b strings.Builder
-	for _, r := range arg {
-		switch r {
+	b.Grow(len(arg) + 8)
+	for i := 0; i < len(arg); i++ {
+		switch arg[i] {
 		case ' ', '\t', ';', '\\':
 			b.WriteByte('\\')
 		}
-		b.WriteRune(r)
+		b.WriteByte(arg[i])
 	}
 	return b.String()
 }

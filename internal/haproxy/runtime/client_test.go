@@ -17,12 +17,18 @@ import (
 // by PID at cleanup.
 func startHAProxy(t testing.TB) (master, admin *Client, mapFile string) {
 	t.Helper()
+	return startHAProxyMap(t, "a.test be_a\nb.test be_b\n")
+}
+
+// startHAProxyMap is startHAProxy with the given map file content.
+func startHAProxyMap(t testing.TB, mapContent string) (master, admin *Client, mapFile string) {
+	t.Helper()
 	if _, err := exec.LookPath("haproxy"); err != nil {
 		t.Fatal("haproxy not installed: make test installs it (apt-get install -y haproxy)")
 	}
 	dir := t.TempDir()
 	mapFile = filepath.Join(dir, "host.map")
-	if err := os.WriteFile(mapFile, []byte("a.test be_a\nb.test be_b\n"), 0o644); err != nil {
+	if err := os.WriteFile(mapFile, []byte(mapContent), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -98,7 +104,7 @@ func TestClientRealHAProxy(t *testing.T) {
 	for i := 0; i < 1500; i++ {
 		entries = append(entries, MapEntry{Key: fmt.Sprintf("h%04d.test", i), Value: "be_b"})
 	}
-	entries = append(entries, MapEntry{Key: "with space", Value: "be_a"})
+	entries = append(entries, MapEntry{Key: "with;semicolon", Value: "be a; b\\"})
 	op := &ReplaceMap{Map: "host.map", Entries: entries}
 	paths := func(string) string { return mapFile }
 	if err := op.Run(ctx, admin, paths); err != nil {

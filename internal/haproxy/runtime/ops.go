@@ -176,14 +176,42 @@ func checkServer(kind, be, srv string) error {
 	return nil
 }
 
-func checkMap(kind, name string, kv ...string) error {
-	if name == "" || strings.ContainsAny(name, " \t\n\r;") || strings.Contains(name, "..") {
+// checkMapName refuses map names that cannot be resolved to a path and sent safely.
+func checkMapName(kind, name string) error {
+	bad := name == "" || strings.ContainsAny(name, " ;") || strings.Contains(name, "..") ||
+		strings.HasSuffix(name, payloadMarker)
+	for i := 0; i < len(name) && !bad; i++ {
+		bad = name[i] < 0x20 || name[i] == 0x7f
+	}
+	if bad {
 		return fmt.Errorf("%s: invalid map name %q", kind, name)
 	}
-	for _, s := range kv {
-		if strings.ContainsAny(s, "\n\r") {
-			return fmt.Errorf("%s %s: key or value contains a newline", kind, name)
-		}
+	return nil
+}
+
+// checkMapEntry checks the map name and one entry to send with add/set map
+// (sendableEntry); the error names the operation, the map and the key.
+func checkMapEntry(kind, name, key, value string) error {
+	if err := checkMapName(kind, name); err != nil {
+		return err
+	}
+	if err := sendableEntry(key, value); err != nil {
+		return fmt.Errorf("%s %s key %s: %w", kind, name, quoteShort(key), err)
+	}
+	return nil
+}
+
+// errEmptyValue: add map and set map answer "'add map' expects three parameters"
+// to a command without a value.
+var errEmptyValue = &MapEntryError{"value", "", "is empty (add map and set map need a value)"}
+
+// sendableEntry is CheckMapEntry plus what the CLI needs beyond the file: a value.
+func sendableEntry(key, value string) error {
+	if err := CheckMapEntry(key, value); err != nil {
+		return err
+	}
+	if value == "" {
+		return errEmptyValue
 	}
 	return nil
 }
@@ -198,16 +226,24 @@ func checkAddr(kind, addr string, port int) error {
 	return nil
 }
 
-func (o *SetMap) Validate() error { return checkMap(o.Kind(), o.Map, o.Key, o.Value) }
-func (o *AddMap) Validate() error { return checkMap(o.Kind(), o.Map, o.Key, o.Value) }
-func (o *DelMap) Validate() error { return checkMap(o.Kind(), o.Map, o.Key) }
-func (o *ReplaceMap) Validate() error {
-	if err := checkMap(o.Kind(), o.Map); err != nil {
+func (o *SetMap) Validate() error { return checkMapEntry(o.Kind(), o.Map, o.Key, o.Value) }
+func (o *AddMap) Validate() error { return checkMapEntry(o.Kind(), o.Map, o.Key, o.Value) }
+func (o *DelMap) Validate() error {
+	if err := checkMapName(o.Kind(), o.Map); err != nil {
 		return err
 	}
-	for _, e := range o.Entries {
-		if err := checkMap(o.Kind(), o.Map, e.Key, e.Value); err != nil {
-			return err
+	if err := checkMapKey(o.Key); err != nil {
+		return fmt.Errorf("%s %s key %s: %w", o.Kind(), o.Map, quoteShort(o.Key), err)
+	}
+	return nil
+}
+func (o *ReplaceMap) Validate() error {
+	if err := checkMapName(o.Kind(), o.Map); err != nil {
+		return err
+	}
+	for i, e := range o.Entries {
+		if err := sendableEntry(e.Key, e.Value); err != nil {
+			return fmt.Errorf("%s %s entry %d key %s: %w", o.Kind(), o.Map, i, quoteShort(e.Key), err)
 		}
 	}
 	return nil

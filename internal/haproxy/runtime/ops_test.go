@@ -40,7 +40,7 @@ func TestOpCommands(t *testing.T) {
 		want []string
 	}{
 		{&SetMap{Map: "host.map", Key: "a.test", Value: "be_a"}, []string{"set map /m/host.map a.test be_a"}},
-		{&AddMap{Map: "host.map", Key: "a b;c", Value: `x\y`}, []string{`add map /m/host.map a\ b\;c x\\y`}},
+		{&AddMap{Map: "host.map", Key: `a;c\`, Value: `x y;z\`}, []string{`add map /m/host.map a\;c\\ x\ y\;z\\`}},
 		{&DelMap{Map: "host.map", Key: "a.test"}, []string{"del map /m/host.map a.test"}},
 		{&ReplaceMap{Map: "host.map", Entries: []MapEntry{{"a", "1"}, {"b", "2"}}},
 			[]string{"prepare map /m/host.map", "add map @7 /m/host.map a 1;add map @7 /m/host.map b 2", "commit map @7 /m/host.map"}},

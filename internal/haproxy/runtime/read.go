@@ -43,6 +43,9 @@ func ShowServersState(ctx context.Context, x Execer, backend string) ([]ServerSt
 // ShowMap reads `show map <path>` (path as HAProxy loaded the map) from a worker's
 // stats socket. An unknown map is an error carrying HAProxy's reply.
 func ShowMap(ctx context.Context, x Execer, path string) ([]MapEntry, error) {
+	if strings.HasSuffix(path, payloadMarker) {
+		return nil, fmt.Errorf("show map: invalid map path %q", path)
+	}
 	out, err := x.Do(ctx, "show map "+Escape(path))
 	if err != nil {
 		return nil, fmt.Errorf("show map %s: %w", path, err)
@@ -52,25 +55,6 @@ func ShowMap(ctx context.Context, x Execer, path string) ([]MapEntry, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return entries, nil
-}
-
-// ParseMapFile reads a map file the way HAProxy loads one: leading blanks are
-// skipped, empty lines and lines starting with '#' are ignored, the key runs to the
-// first blank, the value starts at the next non-blank and runs to the end of the line.
-func ParseMapFile(content string) []MapEntry {
-	var entries []MapEntry
-	for _, line := range strings.Split(content, "\n") {
-		line = strings.TrimLeft(strings.TrimRight(line, "\r"), " \t")
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		k, v := line, ""
-		if i := strings.IndexAny(line, " \t"); i >= 0 {
-			k, v = line[:i], strings.TrimLeft(line[i:], " \t")
-		}
-		entries = append(entries, MapEntry{Key: k, Value: v})
-	}
-	return entries
 }
 
 // MapDiff is how a running map differs from the wanted entries, compared as
@@ -101,7 +85,7 @@ func (d MapDiff) String() string {
 				ex = append(ex, "...")
 				break
 			}
-			ex = append(ex, e.Key+" "+e.Value)
+			ex = append(ex, truncate(e.Key+" "+e.Value, 100))
 		}
 		parts = append(parts, fmt.Sprintf("%d %s (%s)", len(side.entries), side.name, strings.Join(ex, ", ")))
 	}
@@ -112,8 +96,12 @@ func (d MapDiff) String() string {
 }
 
 // DiffMap compares the running entries with the wanted ones as multisets; both
-// result lists are sorted by key, then value.
+// result lists are sorted by key, then value. Entries whose "key value" is longer
+// than MaxShowMapEntry are left out on both sides: `show map` may not print them
+// (only a map file line longer than MaxMapLine loads one; CheckMapFile refuses
+// those).
 func DiffMap(want, running []MapEntry) MapDiff {
+	want, running = showable(want), showable(running)
 	count := make(map[MapEntry]int, len(want))
 	for _, e := range want {
 		count[e]++
@@ -144,4 +132,20 @@ func sortEntries(es []MapEntry) {
 		}
 		return es[i].Value < es[j].Value
 	})
+}
+
+// showable returns the entries `show map` always prints (see MaxShowMapEntry).
+func showable(entries []MapEntry) []MapEntry {
+	for i, e := range entries {
+		if len(e.Key)+1+len(e.Value) > MaxShowMapEntry {
+			out := append([]MapEntry{}, entries[:i]...)
+			for _, e := range entries[i+1:] {
+				if len(e.Key)+1+len(e.Value) <= MaxShowMapEntry {
+					out = append(out, e)
+				}
+			}
+			return out
+		}
+	}
+	return entries
 }

@@ -70,17 +70,6 @@ func TestParseShowMapRuntime(t *testing.T) {
 	}
 }
 
-func TestParseMapFile(t *testing.T) {
-	got := ParseMapFile("a.test be_a\r\n\n# comment\n   # indented comment\n  c.test \t be value with spaces\nlonely\nb.test be_b")
-	want := []MapEntry{{"a.test", "be_a"}, {"c.test", "be value with spaces"}, {"lonely", ""}, {"b.test", "be_b"}}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("%+v", got)
-	}
-	if got := ParseMapFile(""); len(got) != 0 {
-		t.Fatalf("empty file: %+v", got)
-	}
-}
-
 func TestDiffMap(t *testing.T) {
 	e := func(k, v string) MapEntry { return MapEntry{Key: k, Value: v} }
 	tests := []struct {
@@ -132,6 +121,9 @@ func TestReadWrappers(t *testing.T) {
 	}
 	if m, err := ShowMap(ctx, x, "/m/with space.map"); err != nil || len(m) != 0 {
 		t.Fatalf("escaped path: %+v %v", m, err)
+	}
+	if _, err := ShowMap(ctx, x, "/m/host.map<<"); err == nil {
+		t.Fatal("a path ending in << was sent")
 	}
 	if _, err := ShowMap(ctx, x, "/m/gone.map"); err == nil {
 		t.Fatal("unknown map: no error")

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"regexp"
 	"strconv"
@@ -31,28 +32,64 @@ func empty(r string) bool { return r == "" }
 
 func srv(be, s string) string { return be + "/" + s }
 
+// The map operations validate themselves again before sending anything (Validate,
+// CheckMapEntry) and refuse, unsent, a command longer than MaxCommand: an entry that
+// HAProxy would not store as given never reaches the socket.
+
 func (o *SetMap) Run(ctx context.Context, x Execer, maps MapPath) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
 	cmd := fmt.Sprintf("set map %s %s %s", Escape(maps(o.Map)), Escape(o.Key), Escape(o.Value))
+	if err := fits(cmd); err != nil {
+		return wrapKey(o, o.Map, o.Key, err)
+	}
 	_, err := expect(ctx, x, cmd, empty)
-	return wrap(o, o.Map+" "+o.Key, err)
+	return wrapKey(o, o.Map, o.Key, err)
 }
 
 func (o *AddMap) Run(ctx context.Context, x Execer, maps MapPath) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
 	cmd := fmt.Sprintf("add map %s %s %s", Escape(maps(o.Map)), Escape(o.Key), Escape(o.Value))
+	if err := fits(cmd); err != nil {
+		return wrapKey(o, o.Map, o.Key, err)
+	}
 	_, err := expect(ctx, x, cmd, empty)
-	return wrap(o, o.Map+" "+o.Key, err)
+	return wrapKey(o, o.Map, o.Key, err)
 }
 
 func (o *DelMap) Run(ctx context.Context, x Execer, maps MapPath) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
 	cmd := fmt.Sprintf("del map %s %s", Escape(maps(o.Map)), Escape(o.Key))
+	if err := fits(cmd); err != nil {
+		return wrapKey(o, o.Map, o.Key, err)
+	}
 	_, err := expect(ctx, x, cmd, func(r string) bool { return r == "" || r == "Key not found." })
-	return wrap(o, o.Map+" "+o.Key, err)
+	return wrapKey(o, o.Map, o.Key, err)
 }
 
 var newVersionRe = regexp.MustCompile(`New version created: (\d+)`)
 
 func (o *ReplaceMap) Run(ctx context.Context, x Execer, maps MapPath) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
 	path := Escape(maps(o.Map))
+	// Every entry's command must fit before anything is sent (with the widest
+	// version number, which is not known yet).
+	widest := fmt.Sprintf("add map @%d %s ", uint32(math.MaxUint32), path)
+	for _, e := range o.Entries {
+		if err := fits(widest + Escape(e.Key) + " " + Escape(e.Value)); err != nil {
+			return wrapKey(o, o.Map, e.Key, err)
+		}
+	}
+	if err := fits(fmt.Sprintf("commit map @%d %s", uint32(math.MaxUint32), path)); err != nil {
+		return wrap(o, o.Map, err)
+	}
 	reply, err := expect(ctx, x, "prepare map "+path, newVersionRe.MatchString)
 	if err != nil {
 		return wrap(o, o.Map, err)
@@ -67,7 +104,16 @@ func (o *ReplaceMap) Run(ctx context.Context, x Execer, maps MapPath) error {
 	return wrap(o, o.Map, err)
 }
 
-// batch joins "<prefix><key> <value>" commands with ';' into lines under MaxLine.
+// fits refuses a command line (without its newline) longer than MaxCommand allows.
+func fits(cmd string) error {
+	if n := len(cmd) + 1; n > MaxCommand {
+		return fmt.Errorf("command of %d bytes is longer than HAProxy's CLI takes (%d); not sent", n, MaxCommand)
+	}
+	return nil
+}
+
+// batch joins "<prefix><key> <value>" commands with ';' into lines under MaxLine
+// (a command longer than MaxLine goes alone on its line).
 func batch(prefix string, entries []MapEntry) []string {
 	var lines []string
 	var b strings.Builder
@@ -160,6 +206,11 @@ func (o *SetServerWeight) Run(ctx context.Context, x Execer, _ MapPath) error {
 	name := srv(o.Backend, o.Server)
 	_, err := expect(ctx, x, "set server "+name+" weight "+strconv.Itoa(o.Weight), empty)
 	return wrap(o, name, err)
+}
+
+// wrapKey is wrap naming the map and the entry key.
+func wrapKey(o Operation, m, key string, err error) error {
+	return wrap(o, m+" key "+quoteShort(key), err)
 }
 
 func wrap(o Operation, what string, err error) error {

@@ -1,0 +1,234 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestCheckMapEntry(t *testing.T) {
+	long := strings.Repeat("v", MaxMapLine-2) // "k " + value = MaxMapLine
+	ok := []MapEntry{
+		{"a.test", "be_a"},
+		{"a.test", "value with  inner   blanks"},
+		{"k", `back\slash\`},
+		{"k;x", "a;b;"},
+		{`k\`, `\\`},
+		{"k", "a<<b"},
+		{"k<<x", "<<v"},
+		{"k", "<"},
+		{"k#", "#v"},
+		{"héllo", "wörld"},
+		{"\xff\xfe", "\x80"},
+		{"k", ""}, // a key-only line; add/set map refuse it (TestMapOpsRefuseUnsendable)
+		{"k", long},
+	}
+	for _, e := range ok {
+		if err := CheckMapEntry(e.Key, e.Value); err != nil {
+			t.Errorf("CheckMapEntry(%q, %q): %v", e.Key, e.Value, err)
+		}
+	}
+	bad := []struct {
+		key, value string
+		part       string
+		why        string
+	}{
+		{"", "v", "key", "is empty"},
+		{"a\x00b", "v", "key", "control character 0x00 at byte 1"},
+		{"k", "a\x00b", "value", "control character 0x00"},
+		{"a\nb", "v", "key", "control character 0x0a"},
+		{"k", "v\n", "value", "control character 0x0a"},
+		{"k", "v\r", "value", "control character 0x0d"},
+		{"k", "a\tb", "value", "control character 0x09"},
+		{"a\tb", "v", "key", "control character 0x09"},
+		{"k", "\x1b[31m", "value", "control character 0x1b"},
+		{"k", "del\x7f", "value", "control character 0x7f"},
+		{"a b", "v", "key", "contains a blank"},
+		{"#k", "v", "key", "begins with '#'"},
+		{"k<<", "v", "key", `ends in "<<"`},
+		{"k", "v<<", "value", `ends in "<<"`},
+		{"k", "<<", "value", `ends in "<<"`},
+		{"k", " v", "value", "begins or ends with white space"},
+		{"k", "v ", "value", "begins or ends with white space"},
+		{"k", "v\u00a0", "value", "begins or ends with white space"},
+		{"k", long + "x", "value", "over the limit of 16000"},
+		{strings.Repeat("k", MaxMapLine-1), "vv", "key", "over the limit of 16000"},
+		{strings.Repeat("k", MaxMapLine+1), "v", "key", "over the limit of 16000"},
+	}
+	for _, tt := range bad {
+		err := CheckMapEntry(tt.key, tt.value)
+		var me *MapEntryError
+		if !errors.As(err, &me) {
+			t.Errorf("CheckMapEntry(%.20q, %.20q) = %v, want a *MapEntryError", tt.key, tt.value, err)
+			continue
+		}
+		if me.Part != tt.part || !strings.Contains(err.Error(), tt.why) || !strings.HasPrefix(err.Error(), "map "+tt.part+" \"") {
+			t.Errorf("CheckMapEntry(%.20q, %.20q) = %q (part %s), want part %s and %q", tt.key, tt.value, err, me.Part, tt.part, tt.why)
+		}
+	}
+	// The offending text is quoted, truncated to 60 bytes.
+	err := CheckMapEntry("k", strings.Repeat("x", 100)+"\n")
+	if err == nil || !strings.Contains(err.Error(), `"`+strings.Repeat("x", 60)+`"...(101 bytes)`) || strings.Contains(err.Error(), strings.Repeat("x", 61)) {
+		t.Errorf("truncation: %v", err)
+	}
+}
+
+func TestParseMapFile(t *testing.T) {
+	long := "long " + strings.Repeat("x", 19995) // a 20,000-byte line
+	tests := []struct {
+		name    string
+		content string
+		want    []MapEntry
+	}{
+		{"plain", "a.test be_a\nb.test be_b\n", []MapEntry{{"a.test", "be_a"}, {"b.test", "be_b"}}},
+		{"no final newline", "a.test be_a\nb.test be_b", []MapEntry{{"a.test", "be_a"}, {"b.test", "be_b"}}},
+		{"empty file", "", nil},
+		{"leading blanks", "   a.test be_a\n\t \tb.test be_b\n", []MapEntry{{"a.test", "be_a"}, {"b.test", "be_b"}}},
+		{"tabs between key and value", "a.test\tbe_a\nb.test \t\t be_b\n", []MapEntry{{"a.test", "be_a"}, {"b.test", "be_b"}}},
+		{"comment lines", "# header\na.test be_a\n#b.test be_b\n", []MapEntry{{"a.test", "be_a"}}},
+		// Only a '#' in the first byte makes a comment: HAProxy tests it before
+		// skipping leading blanks.
+		{"indented hash is an entry", "  # not a comment\n\t#x y\n", []MapEntry{{"#", "not a comment"}, {"#x", "y"}}},
+		{"empty and blank lines", "\n\na.test be_a\n   \n\t\n\r\n \r\n", []MapEntry{{"a.test", "be_a"}}},
+		{"value with inner blanks", "a.test be value  with\tinner blanks\n", []MapEntry{{"a.test", "be value  with\tinner blanks"}}},
+		{"trailing blanks and CR", "a.test be_a  \t\r\nb.test be_b\r\nc.test be_c \r\n", []MapEntry{{"a.test", "be_a"}, {"b.test", "be_b"}, {"c.test", "be_c"}}},
+		{"key only", "lonely\nlonely2   \r\n", []MapEntry{{"lonely", ""}, {"lonely2", ""}}},
+		{"CR inside a line ends it", "a.test be_a\rjunk\nk\rv\n", []MapEntry{{"a.test", "be_a"}, {"k", ""}}},
+		{"NUL ends a line", "a.test be\x00_a\nk\x00v\n\x00x y\n", []MapEntry{{"a.test", "be"}, {"k", ""}}},
+		{"special bytes kept", "k;x a;b\\c<<\nhé \xffv\n", []MapEntry{{"k;x", "a;b\\c<<"}, {"hé", "\xffv"}}},
+		// fgets reads 16,383 bytes at most: the rest of the line is a line of its own.
+		{"20,000-byte line", long + "\nb.test be_b\n", []MapEntry{
+			{"long", strings.Repeat("x", MapFileBufSize-1-len("long "))},
+			{strings.Repeat("x", 20000-(MapFileBufSize-1)), ""},
+			{"b.test", "be_b"},
+		}},
+		{"16,383 bytes and LF: the LF alone is an empty line", "k " + strings.Repeat("y", 16381) + "\nb v\n", []MapEntry{
+			{"k", strings.Repeat("y", 16381)}, {"b", "v"},
+		}},
+		{"16,382 bytes and LF: one line", "k " + strings.Repeat("y", 16380) + "\nb v\n", []MapEntry{
+			{"k", strings.Repeat("y", 16380)}, {"b", "v"},
+		}},
+		{"split piece starting with blanks", "k " + strings.Repeat("y", 16381) + "   z w\n", []MapEntry{
+			{"k", strings.Repeat("y", 16381)}, {"z", "w"},
+		}},
+		{"long comment: its tail is an entry", "#" + strings.Repeat("c", 16382) + "tail value\n", []MapEntry{{"tail", "value"}}},
+		{"long comment: a '#' tail is a comment", "#" + strings.Repeat("c", 16382) + "#tail\n", nil},
+	}
+	for _, tt := range tests {
+		got := ParseMapFile(tt.content)
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: got %s, want %s", tt.name, summarize(got), summarize(tt.want))
+		}
+	}
+}
+
+// summarize prints entries with long keys and values shortened.
+func summarize(es []MapEntry) string {
+	var parts []string
+	for _, e := range es {
+		parts = append(parts, quoteShort(e.Key)+"→"+quoteShort(e.Value))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func TestCheckMapFile(t *testing.T) {
+	ok := []string{
+		"",
+		"a.test be_a\n",
+		"# generated\n\na.test be_a\r\n  b.test\tbe b  \n#" + strings.Repeat("c", 100) + "\n",
+		"k " + strings.Repeat("v", MaxMapLine-2) + "\n",
+		"# a comment may hold \x00 and \r anything\n",
+		"lonely\n",
+	}
+	for _, c := range ok {
+		if err := CheckMapFile(c); err != nil {
+			t.Errorf("CheckMapFile(%.40q): %v", c, err)
+		}
+	}
+	bad := []struct{ content, want string }{
+		{"a be_a\nk " + strings.Repeat("v", MaxMapLine-1) + "\n", "line 2: 16001 bytes long"},
+		{"#" + strings.Repeat("c", 20000) + "\n", "line 1: 20001 bytes long"},
+		{"a be_a\n  # indented\n", `line 2: map key "#"`},
+		{"a be\x00_a\n", "line 1: control character 0x00 at byte 4"},
+		{"a be\r_a\n", "line 1: control character 0x0d"},
+		{"a be_a\x1b\n", "line 1: control character 0x1b"},
+		{"k a\tb\n", `line 1: map value "a\tb"`},
+		{"k v<<\n", `line 1: map value "v<<"`},
+		{"k;a b\nk<< v\n", `line 2: map key "k<<"`},
+		{"k v\x7f\n", "line 1: control character 0x7f"},
+	}
+	for _, tt := range bad {
+		err := CheckMapFile(tt.content)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("CheckMapFile(%.40q) = %v, want %q", tt.content, err, tt.want)
+		}
+	}
+}
+
+func TestDiffMapSkipsWhatShowMapCannotPrint(t *testing.T) {
+	huge := MapEntry{"k", strings.Repeat("v", MaxShowMapEntry)} // "k " + value: one byte too many
+	fits := MapEntry{"j", strings.Repeat("v", MaxShowMapEntry-2)}
+	if d := DiffMap([]MapEntry{{"a", "1"}, huge, fits}, []MapEntry{fits, {"a", "1"}}); !d.Empty() {
+		t.Fatalf("an entry show map leaves out counts: %s", d)
+	}
+	if d := DiffMap([]MapEntry{{"a", "1"}, fits}, []MapEntry{{"a", "1"}}); d.String() != "1 missing (j "+strings.Repeat("v", 98)+"...)" {
+		t.Fatalf("a printable entry is compared: %s", d)
+	}
+}
+
+func TestEscape(t *testing.T) {
+	tests := map[string]string{
+		"plain":         "plain",
+		"a b":           `a\ b`,
+		"a\tb":          "a\\\tb",
+		"a;b":           `a\;b`,
+		`a\b`:           `a\\b`,
+		`x\`:            `x\\`,
+		"\xff\xfe é<<#": "\xff\xfe\\ é<<#",
+	}
+	for in, want := range tests {
+		if got := Escape(in); got != want {
+			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestMapOpsRefuseUnsendable: an entry CheckMapEntry refuses, or whose command is
+// too long for HAProxy's CLI, fails Validate and Run, and Run sends nothing.
+func TestMapOpsRefuseUnsendable(t *testing.T) {
+	spaces := strings.Repeat("a ", 7000) + "a" // 14,001 bytes, 21,001 escaped
+	tests := []struct {
+		op       Operation
+		validate bool // Validate refuses it too (else only the command length does)
+		want     string
+	}{
+		{&AddMap{Map: "host.map", Key: "a.test", Value: "be_a\nshow info"}, true, `add-map host.map key "a.test": map value "be_a\nshow info"`},
+		{&AddMap{Map: "host.map", Key: "a\x00b", Value: "v"}, true, `add-map host.map key "a\x00b": map key "a\x00b"`},
+		{&AddMap{Map: "host.map", Key: "a.test", Value: ""}, true, `add-map host.map key "a.test": map value "" is empty (add map and set map need a value)`},
+		{&SetMap{Map: "host.map", Key: "a.test", Value: "be_x<<"}, true, `set-map host.map key "a.test": map value "be_x<<"`},
+		{&SetMap{Map: "host.map", Key: "a b", Value: "v"}, true, `set-map host.map key "a b": map key "a b"`},
+		{&DelMap{Map: "host.map", Key: "k<<"}, true, `del-map host.map key "k<<": map key "k<<"`},
+		{&DelMap{Map: "host.map", Key: "#k"}, true, `del-map host.map key "#k": map key "#k"`},
+		{&ReplaceMap{Map: "host.map", Entries: []MapEntry{{"a", "1"}, {"b", "x\r"}}}, true, `replace-map host.map entry 1 key "b": map value "x\r"`},
+		{&ReplaceMap{Map: "host.map", Entries: []MapEntry{{"a", "1"}, {"b", ""}}}, true, `replace-map host.map entry 1 key "b": map value "" is empty`},
+		{&AddMap{Map: "host.map<<", Key: "k", Value: "v"}, true, `invalid map name`},
+		{&AddMap{Map: "host.map", Key: "k", Value: spaces}, false, `add-map host.map key "k": command of 21024 bytes is longer than HAProxy's CLI takes (15360); not sent`},
+		{&ReplaceMap{Map: "host.map", Entries: []MapEntry{{"a", "1"}, {"k", spaces}}}, false, `replace-map host.map key "k": command of `},
+	}
+	for _, tt := range tests {
+		verr := tt.op.Validate()
+		if tt.validate != (verr != nil) {
+			t.Errorf("%s: Validate = %v", tt.op.Kind(), verr)
+		}
+		x := &fakeExec{replies: map[string]string{"prepare map": "New version created: 1\n"}}
+		err := tt.op.Run(context.Background(), x, mapsIn("/m"))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Run = %v, want %q", tt.op.Kind(), err, tt.want)
+		}
+		if len(x.cmds) > 0 {
+			t.Errorf("%s: sent %.80q", tt.op.Kind(), x.cmds)
+		}
+	}
+}
