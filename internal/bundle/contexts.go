@@ -116,13 +116,17 @@ func CheckMapEntry(key, value string) error {
 	return nil
 }
 
-// SplitMapLine splits one map-file line the way HAProxy's file reader does: leading
-// blanks skipped, the key up to the first blank, the value after the following
-// blanks. ok is false for lines HAProxy skips (empty, or a comment).
+// SplitMapLine splits one map-file line the way HAProxy 2.6's file reader does: a
+// '#' in the first byte makes a comment; leading blanks are skipped, the key runs to
+// the first blank, the value follows the next blanks, trailing blanks dropped. ok is
+// false for lines HAProxy skips (comments and blank lines).
 func SplitMapLine(line string) (key, value string, ok bool) {
 	line = strings.TrimRight(line, "\r\n")
-	line = strings.TrimLeft(line, " \t")
-	if line == "" || line[0] == '#' {
+	if strings.HasPrefix(line, "#") {
+		return "", "", false
+	}
+	line = strings.Trim(line, " \t")
+	if line == "" {
 		return "", "", false
 	}
 	i := strings.IndexAny(line, " \t")

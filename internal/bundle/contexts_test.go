@@ -55,7 +55,7 @@ func TestConfigWordsUnquotesLikeHAProxy(t *testing.T) {
 }
 
 func TestCheckMapFile(t *testing.T) {
-	ok := "# comment\n\nexample.com/ be1\n  host\tvalue with spaces\nkeyonly\n"
+	ok := "# comment\n\nexample.com/ be1\n  host\tvalue with spaces \t\nkeyonly\n"
 	if err := CheckMapFile(ok); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestCheckMapFile(t *testing.T) {
 		"long line":       "k " + strings.Repeat("v", MaxMapLine),
 		"payload marker":  "k value<<",
 		"NUL":             "k\x00v value",
-		"trailing blank":  "k value ",
+		"indented hash":   "  # x",
 		"carriage return": "k v\rx",
 	} {
 		err := CheckMapFile(content)
