@@ -14,23 +14,8 @@ import (
 // cheaper than many `del map` on a big map (~244 µs each on 2.6).
 const MaxSingleMapOps = 100
 
-// ParseMap reads a map file: one "key value" per line, the key up to the first blank,
-// the value the rest; blank lines and lines starting with '#' are skipped.
-func ParseMap(text string) []runtime.MapEntry {
-	var entries []runtime.MapEntry
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.Trim(line, " \t\r")
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		key, value := line, ""
-		if i := strings.IndexAny(line, " \t"); i >= 0 {
-			key, value = line[:i], strings.TrimLeft(line[i:], " \t")
-		}
-		entries = append(entries, runtime.MapEntry{Key: key, Value: value})
-	}
-	return entries
-}
+// ParseMap reads a map file exactly as HAProxy does (runtime.ParseMapFile).
+func ParseMap(text string) []runtime.MapEntry { return runtime.ParseMapFile(text) }
 
 // diffMap plans the runtime operations that turn the running map into the desired
 // one.
