@@ -117,7 +117,7 @@ func (e *env) listenWebhook() []byte {
 }
 
 // registerWebhook makes the API server ask the controller about every create and
-// update of an Ingress in the test's namespace (failurePolicy Fail); the returned
+// update of an Ingress, Gateway or route in the test's namespace (failurePolicy Fail); the returned
 // function unregisters it (cleanup does too).
 func (e *env) registerWebhook(ca []byte) func() {
 	e.t.Helper()
@@ -131,6 +131,10 @@ func (e *env) registerWebhook(ca []byte) func() {
 			Rules: []admissionregistrationv1.RuleWithOperations{{
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 				Rule:       admissionregistrationv1.Rule{APIGroups: []string{"networking.k8s.io"}, APIVersions: []string{"v1"}, Resources: []string{"ingresses"}},
+			}, {
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{"gateway.networking.k8s.io"}, APIVersions: []string{"v1"},
+					Resources: []string{"gateways", "httproutes", "grpcroutes"}},
 			}},
 			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": e.ns}},
 			FailurePolicy:           &fail,
