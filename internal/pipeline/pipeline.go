@@ -180,12 +180,17 @@ func (p *Pipeline) Fixtures(name string, t v1alpha1.ValidationTest) (*Fixture, e
 
 // Render renders a fixture.
 func (p *Pipeline) Render(ctx context.Context, f *Fixture) (*render.Result, error) {
+	return p.RenderInput(ctx, render.Input{Snapshot: f.Snapshot, ExtraContext: f.ExtraContext})
+}
+
+// RenderInput renders in with an idle engine; callers may render concurrently.
+func (p *Pipeline) RenderInput(ctx context.Context, in render.Input) (*render.Result, error) {
 	e, err := p.borrow()
 	if err != nil {
 		return nil, err
 	}
 	defer func() { p.idle <- e }()
-	return e.Render(ctx, render.Input{Snapshot: f.Snapshot, ExtraContext: f.ExtraContext})
+	return e.Render(ctx, in)
 }
 
 // Observer sees every successful test render, e.g. to dump or trace it.
