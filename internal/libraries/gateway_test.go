@@ -116,7 +116,7 @@ func TestGatewayPlainRouteKeepsConfig(t *testing.T) {
 	if before == structural {
 		t.Errorf("an HTTPRoute with a header match left haproxy.cfg unchanged")
 	}
-	if !strings.Contains(structural, "{ req.hdr(x-canary) -m str '1' }") {
+	if !strings.Contains(structural, "{ req.hdr(x-canary) -m str 1 }") {
 		t.Errorf("the header match is not a frontend rule")
 	}
 }
