@@ -8,10 +8,14 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/deploy"
 	"github.com/haproxy-haptic/haptic/internal/publish"
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
+	"github.com/haproxy-haptic/haptic/internal/status/writer"
+	"github.com/haproxy-haptic/haptic/internal/watch"
 )
 
 // A fleet is a set of HAProxy pods that run one rendering of the config: the
@@ -37,8 +41,8 @@ const noGateway = "-"
 type fleets struct {
 	mu         sync.Mutex
 	byKey      map[types.NamespacedName]*fleet
-	programmed map[types.NamespacedName]int64    // Gateway → generation live on one of its pods
-	addresses  map[types.NamespacedName][]string // Gateway → its pods' IPs
+	programmed map[types.NamespacedName]writer.Revision // Gateway → revision live on one of its pods
+	addresses  map[types.NamespacedName][]string        // Gateway → its pods' IPs, once discovered
 }
 
 // perGateway reports whether Gateways get pods of their own.
@@ -49,6 +53,12 @@ func (it *iteration) perGateway() bool {
 // startFleet starts a fleet's deployer, pod discovery and drift loop; they stop
 // with ctx or the fleet's cancel.
 func (it *iteration) startFleet(ctx context.Context, gw types.NamespacedName, selector map[string]string, infra gatewayInfra, extra map[string]any) *fleet {
+	if gw == (types.NamespacedName{}) {
+		// The podSelector's fleet starts first, before any pod discovery reports:
+		// tell the status writer whose addresses Gateways get (their own pods' with
+		// per-Gateway provisioning, never the podSelector's).
+		it.publishGatewayAddresses()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	extra = maps.Clone(extra)
 	extra["gatewayControllerName"] = it.cfg.Spec.Gateways.GatewayControllerName()
@@ -60,7 +70,7 @@ func (it *iteration) startFleet(ctx context.Context, gw types.NamespacedName, se
 		OnOutcome: func(o deploy.Outcome) {
 			it.observeDeploy(o)
 			if o.Err == nil {
-				it.statusDeployed(o)
+				it.statusDeployed(f, o)
 			}
 			f.pub.OnOutcome(o)
 		},
@@ -132,11 +142,9 @@ func (it *iteration) syncGatewayFleets(ctx context.Context, gws map[types.Namesp
 			it.syncEndpoints(ctx, f)
 			continue
 		}
-		if it.fleets.addresses == nil {
-			it.fleets.addresses = map[types.NamespacedName][]string{}
-		}
-		it.fleets.addresses[gw] = []string{} // its own pods, none yet: never the podSelector's
 		it.fleets.mu.Unlock()
+		// Its addresses come from its own pod discovery (setFleetPods); until then
+		// the status writer gives it none (it is new) — never the podSelector's.
 		it.c.log.Info("gateway fleet started", "gateway", gw)
 		it.startFleet(ctx, gw, sel, recorded, map[string]any{"gateway": gw.Namespace + "/" + gw.Name})
 	}
@@ -152,7 +160,13 @@ func (it *iteration) syncGatewayFleets(ctx context.Context, gws map[types.Namesp
 		it.fleets.mu.Lock()
 		delete(it.fleets.byKey, f.gateway)
 		delete(it.fleets.addresses, f.gateway)
+		_, wasProgrammed := it.fleets.programmed[f.gateway]
+		delete(it.fleets.programmed, f.gateway)
+		programmed := maps.Clone(it.fleets.programmed)
 		it.fleets.mu.Unlock()
+		if wasProgrammed {
+			it.c.status.SetProgrammedRevisions(programmed)
+		}
 		it.c.log.Info("gateway fleet stopped", "gateway", f.gateway)
 	}
 	if err := it.deleteStaleGatewayDeployments(ctx, gws); err != nil {
@@ -161,38 +175,117 @@ func (it *iteration) syncGatewayFleets(ctx context.Context, gws map[types.Namesp
 	it.publishGatewayAddresses()
 }
 
-// fleetGateways are the Gateways (with generations) a fleet's bundle renders.
-func (it *iteration) fleetGateways(f *fleet) map[types.NamespacedName]int64 {
+// fleetGateways are the Gateways (object and generation) a fleet's render of snap
+// is made from: its own Gateway, or — for the podSelector's fleet when Gateways
+// share it — every Gateway of our classes, as snap holds them. The status writer's
+// informer may be ahead of the stores snap was taken from (a Gateway it already
+// sees, a newer generation): what snap does not hold is not in the render, and a
+// deploy of it must not make that Gateway Programmed.
+func (it *iteration) fleetGateways(f *fleet, snap *snapshot.Snapshot) map[types.NamespacedName]writer.Revision {
 	s := it.c.status
 	if s == nil {
 		return nil
 	}
-	all := s.Gateways()
+	all := s.GatewayRevisions()
 	switch {
 	case !f.isDefault():
-		if gen, ok := all[f.gateway]; ok {
-			return map[types.NamespacedName]int64{f.gateway: gen}
+		r, ok := all[f.gateway]
+		if !ok {
+			return nil
 		}
-		return nil
+		all = map[types.NamespacedName]writer.Revision{f.gateway: r}
 	case it.perGateway():
 		return nil
 	}
-	return all
+	return renderedGateways(all, it.gatewayStores(), snap)
 }
 
-// markProgrammed records that gws are live on a pod and tells the status writer.
-func (it *iteration) markProgrammed(gws map[types.NamespacedName]int64) {
+// gatewayStores are the names of the watched resources that hold Gateways.
+func (it *iteration) gatewayStores() []string {
+	var out []string
+	for name, w := range it.cfg.Spec.WatchedResources {
+		if gvr, err := watch.GVR(w); err == nil && gvr.Group == gwv1.GroupName && gvr.Resource == "gateways" {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// renderedGateways returns the Gateways of want (as the status writer sees them)
+// that the stores of snap hold, at the object and generation held there: what a
+// render of snap is made from. Without a full store of Gateways (none watched, or
+// on-demand) what a render holds is unknown and want is taken as it is.
+func renderedGateways(want map[types.NamespacedName]writer.Revision, stores []string, snap *snapshot.Snapshot) map[types.NamespacedName]writer.Revision {
+	held := map[types.NamespacedName]writer.Revision{}
+	known := false
+	for _, name := range stores {
+		st := snap.Stores[name]
+		if st == nil || st.OnDemand != nil {
+			continue
+		}
+		known = true
+		for _, o := range st.List() {
+			meta, _ := o.Raw["metadata"].(map[string]any)
+			uid, _ := meta["uid"].(string)
+			held[types.NamespacedName{Namespace: o.Namespace, Name: o.Name}] = writer.Revision{UID: types.UID(uid), Generation: toInt64(meta["generation"])}
+		}
+	}
+	if !known {
+		return want
+	}
+	out := make(map[types.NamespacedName]writer.Revision, len(want))
+	for nn, w := range want {
+		r, ok := held[nn]
+		switch {
+		case !ok:
+		case r.Generation == 0: // metadata.generation not kept (watchedResourcesIgnoreFields)
+			out[nn] = writer.Revision{UID: r.UID, Generation: w.Generation}
+		default:
+			out[nn] = r
+		}
+	}
+	return out
+}
+
+func toInt64(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case int:
+		return int64(n)
+	case float64:
+		return int64(n)
+	}
+	return 0
+}
+
+// serves reports whether a fleet's pods serve a Gateway: its own, or — the
+// podSelector's fleet when Gateways share it — any.
+func (it *iteration) serves(f *fleet, gw types.NamespacedName) bool {
+	if !f.isDefault() {
+		return f.gateway == gw
+	}
+	return !it.perGateway()
+}
+
+// markProgrammed records that gws are live on a pod of their fleet and tells the
+// status writer.
+func (it *iteration) markProgrammed(gws map[types.NamespacedName]writer.Revision) {
 	fs := &it.fleets
 	fs.mu.Lock()
 	if fs.programmed == nil {
-		fs.programmed = map[types.NamespacedName]int64{}
+		fs.programmed = map[types.NamespacedName]writer.Revision{}
 	}
-	for gw, gen := range gws {
-		fs.programmed[gw] = max(fs.programmed[gw], gen)
+	for gw, r := range gws {
+		if cur, ok := fs.programmed[gw]; ok && cur.UID == r.UID && cur.Generation > r.Generation {
+			continue // a newer bundle of the same object was live already
+		}
+		fs.programmed[gw] = r
 	}
 	all := maps.Clone(fs.programmed)
 	fs.mu.Unlock()
-	it.c.status.SetProgrammed(all)
+	it.c.status.SetProgrammedRevisions(all)
 }
 
 // setFleetPods records a fleet's pods: the podSelector's are the data plane's
@@ -245,8 +338,15 @@ func (it *iteration) retryGateways() {
 	time.AfterFunc(gatewayRetry, func() { it.c.bus.Publish(resourceChanged{}) })
 }
 
+// publishGatewayAddresses tells the status writer whose addresses a Gateway gets:
+// with per-Gateway pods, those its own pod discovery found (and none before it
+// reported); otherwise (nil) the podSelector's pods'.
 func (it *iteration) publishGatewayAddresses() {
-	if it.c.status == nil || !it.perGateway() {
+	if it.c.status == nil {
+		return
+	}
+	if !it.perGateway() {
+		it.c.status.SetGatewayAddresses(nil)
 		return
 	}
 	fs := &it.fleets

@@ -53,11 +53,14 @@ func (c *Controller) startGatewayStatus(ctx context.Context) error {
 	return nil
 }
 
-// rendered remembers which Gateways (and generations) a bundle was rendered from,
-// so that a deploy of that bundle can mark them Programmed.
+// rendered remembers which Gateways (object and generation) a bundle was rendered
+// from, so that a deploy of that bundle can mark them Programmed. Fleets may render
+// identical bundles (e.g. two new Gateways before the stores hold them): the
+// Gateways of every render of a hash are kept, and a deploy to a fleet's pod marks
+// only those that fleet serves.
 type rendered struct {
 	mu     sync.Mutex
-	hashes map[string]map[types.NamespacedName]int64
+	hashes map[string]map[types.NamespacedName]writer.Revision
 	order  []string
 }
 
@@ -65,7 +68,7 @@ const renderedKept = 16 // bundles in flight at most (pacing keeps it far lower)
 
 // statusRendered is called with every bundle handed to a deployer and the
 // Gateways it was rendered from.
-func (it *iteration) statusRendered(hash string, gws map[types.NamespacedName]int64) {
+func (it *iteration) statusRendered(hash string, gws map[types.NamespacedName]writer.Revision) {
 	s := it.c.status
 	if s == nil {
 		return
@@ -73,12 +76,22 @@ func (it *iteration) statusRendered(hash string, gws map[types.NamespacedName]in
 	r := &it.rendered
 	r.mu.Lock()
 	if r.hashes == nil {
-		r.hashes = map[string]map[types.NamespacedName]int64{}
+		r.hashes = map[string]map[types.NamespacedName]writer.Revision{}
 	}
-	if _, ok := r.hashes[hash]; !ok {
+	rec, ok := r.hashes[hash]
+	if !ok {
+		rec = map[types.NamespacedName]writer.Revision{}
+		r.hashes[hash] = rec
 		r.order = append(r.order, hash)
 	}
-	r.hashes[hash] = gws
+	for gw, rev := range gws {
+		// The same bundle from a newer generation of the same object: the bundle
+		// holds that generation too.
+		if cur, ok := rec[gw]; ok && cur.UID == rev.UID && cur.Generation > rev.Generation {
+			continue
+		}
+		rec[gw] = rev
+	}
 	for len(r.order) > renderedKept {
 		delete(r.hashes, r.order[0])
 		r.order = r.order[1:]
@@ -87,18 +100,24 @@ func (it *iteration) statusRendered(hash string, gws map[types.NamespacedName]in
 	s.Trigger()
 }
 
-// statusDeployed is called with every successful deploy outcome: a bundle live on
-// a pod makes the Gateways it was rendered from Programmed.
-func (it *iteration) statusDeployed(o deploy.Outcome) {
+// statusDeployed is called with every successful deploy outcome of a fleet: a
+// bundle live on one of its pods makes the Gateways it was rendered from that the
+// fleet serves Programmed — never another fleet's Gateway.
+func (it *iteration) statusDeployed(f *fleet, o deploy.Outcome) {
 	if it.c.status == nil {
 		return
 	}
 	r := &it.rendered
 	r.mu.Lock()
-	gws, ok := r.hashes[o.Hash]
+	live := map[types.NamespacedName]writer.Revision{}
+	for gw, rev := range r.hashes[o.Hash] {
+		if it.serves(f, gw) {
+			live[gw] = rev
+		}
+	}
 	r.mu.Unlock()
-	if ok && len(gws) > 0 {
-		it.markProgrammed(gws)
+	if len(live) > 0 {
+		it.markProgrammed(live)
 	}
 }
 

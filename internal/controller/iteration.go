@@ -160,7 +160,7 @@ func (it *iteration) reconcile(ctx context.Context) {
 func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapshot.Snapshot) {
 	c := it.c
 	start := time.Now()
-	gws := it.fleetGateways(f) // before the render: a Gateway it saw is at least this new
+	gws := it.fleetGateways(f, snap) // the Gateways (as snap holds them) this render is made from
 	res, err := it.engine.Render(ctx, render.Input{Snapshot: snap, ExtraContext: f.extra})
 	c.metrics.ObserveRender(time.Since(start))
 	scope := "" // errors of a Gateway's render name the Gateway

@@ -41,13 +41,19 @@ type Input struct {
 	Secrets map[types.NamespacedName]bool
 	// Namespaces holds every namespace's labels (allowedRoutes selectors).
 	Namespaces map[string]map[string]string
-	// Addresses are the data plane's addresses (HAProxy pod IPs).
+	// Addresses are the data plane's addresses (the podSelector's HAProxy pod IPs):
+	// every Gateway's unless PerGateway.
 	Addresses []string
-	// GatewayAddresses are the addresses of Gateways that have pods of their own
-	// (per-Gateway provisioning); other Gateways get Addresses.
+	// PerGateway: every Gateway has HAProxy pods of its own (per-Gateway
+	// provisioning) and only their addresses are its. A Gateway's addresses are then
+	// its GatewayAddresses entry; one without an entry (its pods not discovered yet:
+	// a new Gateway, a controller that just started) keeps the addresses its status
+	// already carries — none for a new Gateway, never the podSelector's Addresses.
+	PerGateway bool
+	// GatewayAddresses are the IPs of each Gateway's own pods (PerGateway).
 	GatewayAddresses map[types.NamespacedName][]string
-	// Programmed says which Gateways' configuration is live on at least one
-	// HAProxy pod.
+	// Programmed says which Gateways' configuration is live on at least one of
+	// their HAProxy pods.
 	Programmed map[types.NamespacedName]bool
 	// Unrendered are listeners the rendered configuration left out because their
 	// port is taken (the libraries' "not rendered: port …" notes), with why.

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"fmt"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -330,4 +331,68 @@ func TestUnrenderedListener(t *testing.T) {
 		t.Fatalf("parents %+v", onStatus.Parents)
 	}
 	wantCond(t, onStatus.Parents[0].Conditions, string(gwv1.RouteConditionAccepted), metav1.ConditionFalse, string(gwv1.RouteReasonNotAllowedByListeners))
+}
+
+// TestGatewayAddressesPerGateway: with per-Gateway pods a Gateway lists its own
+// pods' addresses only — never the podSelector's, not even before its own pods are
+// discovered — and is Programmed only with one of them.
+func TestGatewayAddressesPerGateway(t *testing.T) {
+	gk := types.NamespacedName{Namespace: "gw", Name: "gw"}
+	ipType := gwv1.IPAddressType
+	for _, tc := range []struct {
+		name       string
+		mutate     func(*Input)
+		addresses  []string
+		programmed string
+	}{
+		{name: "shared: the data plane's", mutate: func(in *Input) {},
+			addresses: []string{"10.244.0.3", "10.244.0.9"}, programmed: "True/Programmed"},
+		{name: "own pods", mutate: func(in *Input) {
+			in.PerGateway = true
+			in.GatewayAddresses = map[types.NamespacedName][]string{gk: {"10.244.0.55"}}
+		}, addresses: []string{"10.244.0.55"}, programmed: "True/Programmed"},
+		{name: "new Gateway, its pods not discovered yet", mutate: func(in *Input) {
+			in.PerGateway = true
+			in.GatewayAddresses = map[types.NamespacedName][]string{{Namespace: "gw", Name: "other"}: {"10.244.0.7"}}
+		}, programmed: "False/AddressNotAssigned"},
+		{name: "new Gateway, no Gateway discovered yet", mutate: func(in *Input) {
+			in.PerGateway = true
+		}, programmed: "False/AddressNotAssigned"},
+		{name: "own pods not running yet", mutate: func(in *Input) {
+			in.PerGateway = true
+			in.GatewayAddresses = map[types.NamespacedName][]string{gk: {}}
+		}, programmed: "False/AddressNotAssigned"},
+		{name: "own pods, configuration not live yet", mutate: func(in *Input) {
+			in.PerGateway = true
+			in.GatewayAddresses = map[types.NamespacedName][]string{gk: {"10.244.0.55"}}
+			in.Programmed = nil
+		}, addresses: []string{"10.244.0.55"}, programmed: "False/Pending"},
+		{name: "a restarted controller keeps what the status has until its pods are discovered", mutate: func(in *Input) {
+			in.PerGateway = true
+			in.GatewayAddresses = map[types.NamespacedName][]string{}
+			in.Gateways[0].Status.Addresses = []gwv1.GatewayStatusAddress{{Type: &ipType, Value: "10.244.0.55"}}
+		}, addresses: []string{"10.244.0.55"}, programmed: "True/Programmed"},
+		{name: "discovered pods replace what the status has", mutate: func(in *Input) {
+			in.PerGateway = true
+			in.GatewayAddresses = map[types.NamespacedName][]string{gk: {"10.244.0.56"}}
+			in.Gateways[0].Status.Addresses = []gwv1.GatewayStatusAddress{{Type: &ipType, Value: "10.244.0.55"}}
+		}, addresses: []string{"10.244.0.56"}, programmed: "True/Programmed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := base()
+			tc.mutate(&in)
+			st := Compute(in).Gateways[gk]
+			var got []string
+			for _, a := range st.Addresses {
+				got = append(got, a.Value)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.addresses) {
+				t.Errorf("addresses = %v, want %v", got, tc.addresses)
+			}
+			p := condOf(t, st.Conditions, "Programmed")
+			if s := string(p.Status) + "/" + p.Reason; s != tc.programmed {
+				t.Errorf("Programmed = %s, want %s", s, tc.programmed)
+			}
+		})
+	}
 }

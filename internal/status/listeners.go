@@ -2,7 +2,6 @@ package status
 
 import (
 	"fmt"
-	"k8s.io/apimachinery/pkg/types"
 	"net"
 	"strings"
 
@@ -186,10 +185,7 @@ func gatewayStatus(g *gateway, in Input) gwv1.GatewayStatus {
 	gen := gw.Generation
 	var st gwv1.GatewayStatus
 	ipType := gwv1.IPAddressType
-	addrs := sortedAddresses(in.Addresses)
-	if own, ok := in.GatewayAddresses[types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}]; ok {
-		addrs = sortedAddresses(own)
-	}
+	addrs := gatewayAddresses(gw, in)
 	have := map[string]bool{}
 	for _, a := range addrs {
 		have[a] = true
@@ -234,6 +230,22 @@ func gatewayStatus(g *gateway, in Input) gwv1.GatewayStatus {
 	}
 	st.Conditions = []metav1.Condition{accepted, programmed}
 	return st
+}
+
+// gatewayAddresses are a Gateway's addresses: the data plane's, or with PerGateway
+// those of its own pods only (see Input.PerGateway).
+func gatewayAddresses(gw *gwv1.Gateway, in Input) []string {
+	if !in.PerGateway {
+		return sortedAddresses(in.Addresses)
+	}
+	if own, ok := in.GatewayAddresses[key(gw.Namespace, gw.Name)]; ok {
+		return sortedAddresses(own)
+	}
+	var kept []string
+	for _, a := range gw.Status.Addresses {
+		kept = append(kept, a.Value)
+	}
+	return sortedAddresses(kept)
 }
 
 func contains(list []string, s string) bool {

@@ -70,7 +70,7 @@ func (m *Manager) plan() ([]job, error) {
 	}
 	m.mu.Lock()
 	in.Addresses = append([]string(nil), m.addresses...)
-	in.GatewayAddresses = m.gwAddresses
+	in.PerGateway, in.GatewayAddresses = m.perGateway, m.gwAddresses
 	in.Unrendered = map[types.NamespacedName]map[string]string{}
 	for _, byGateway := range m.unrendered {
 		for gw, listeners := range byGateway {
@@ -85,8 +85,9 @@ func (m *Manager) plan() ([]job, error) {
 	in.BundleVersion = m.bundle
 	m.mu.Unlock()
 	for _, g := range in.Gateways {
-		if gen, ok := programmed[types.NamespacedName{Namespace: g.Namespace, Name: g.Name}]; ok && gen >= g.Generation {
-			in.Programmed[types.NamespacedName{Namespace: g.Namespace, Name: g.Name}] = true
+		nn := types.NamespacedName{Namespace: g.Namespace, Name: g.Name}
+		if r, ok := programmed[nn]; ok && r.Generation >= g.Generation && (r.UID == "" || r.UID == g.UID) {
+			in.Programmed[nn] = true
 		}
 	}
 

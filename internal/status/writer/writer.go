@@ -54,8 +54,9 @@ type Manager struct {
 
 	mu           sync.Mutex
 	addresses    []string
-	addrsKnown   bool                           // SetAddresses was called: no pass before (it would clear every address)
-	programmed   map[types.NamespacedName]int64 // Gateway → generation live on a pod
+	addrsKnown   bool                              // SetAddresses was called: no pass before (it would clear every address)
+	programmed   map[types.NamespacedName]Revision // Gateway → the object and generation live on one of its pods
+	perGateway   bool                              // Gateways have pods of their own: gwAddresses only
 	gwAddresses  map[types.NamespacedName][]string
 	unrendered   map[string]map[types.NamespacedName]map[string]string // per render (fleet) → Gateway → listener → why
 	controller   gwv1.GatewayController                                // the GatewayClass controllerName served
@@ -86,7 +87,7 @@ func New(opts Options) *Manager {
 		opts.Log = slog.Default()
 	}
 	return &Manager{opts: opts, trigger: make(chan struct{}, 1), typed: typedCache{m: map[types.UID]typedEntry{}},
-		programmed: map[types.NamespacedName]int64{}, ingressClass: status.DefaultIngressClass, written: map[types.UID]written{},
+		programmed: map[types.NamespacedName]Revision{}, ingressClass: status.DefaultIngressClass, written: map[types.UID]written{},
 		controller: opts.ControllerName}
 }
 
@@ -113,9 +114,28 @@ func (m *Manager) SetAddresses(addrs []string) {
 	}
 }
 
+// Revision is one version of a Gateway: the object (UID; empty: whichever object
+// has the name) and its generation.
+type Revision struct {
+	UID        types.UID
+	Generation int64
+}
+
 // SetProgrammed sets the Gateways (with the generation) whose configuration is live
-// on at least one HAProxy pod.
+// on at least one HAProxy pod, whichever object of that name it was rendered from.
 func (m *Manager) SetProgrammed(p map[types.NamespacedName]int64) {
+	r := make(map[types.NamespacedName]Revision, len(p))
+	for k, gen := range p {
+		r[k] = Revision{Generation: gen}
+	}
+	m.SetProgrammedRevisions(r)
+}
+
+// SetProgrammedRevisions sets the Gateways whose configuration is live on at least
+// one of their HAProxy pods, with the revision it was rendered from: a Gateway is
+// Programmed while that is its current object (a Gateway deleted and created again
+// under the same name is not) at its current generation or a newer one.
+func (m *Manager) SetProgrammedRevisions(p map[types.NamespacedName]Revision) {
 	m.mu.Lock()
 	changed := fmt.Sprint(p) != fmt.Sprint(m.programmed)
 	m.programmed = p
@@ -145,11 +165,15 @@ func (m *Manager) SetUnrendered(render string, listeners map[types.NamespacedNam
 	}
 }
 
-// SetGatewayAddresses sets the addresses of Gateways that have pods of their own.
+// SetGatewayAddresses sets the addresses of Gateways that have pods of their own
+// (per-Gateway provisioning): a Gateway's addresses are then its entry only, and one
+// without an entry (its pods not discovered yet) keeps the addresses its status has —
+// none for a new Gateway, never the data plane's (SetAddresses). nil: Gateways share
+// the data plane and its addresses (Shared provisioning, the default).
 func (m *Manager) SetGatewayAddresses(addrs map[types.NamespacedName][]string) {
 	m.mu.Lock()
-	changed := fmt.Sprint(addrs) != fmt.Sprint(m.gwAddresses)
-	m.gwAddresses = addrs
+	changed := fmt.Sprint(addrs) != fmt.Sprint(m.gwAddresses) || (addrs != nil) != m.perGateway
+	m.gwAddresses, m.perGateway = addrs, addrs != nil
 	m.mu.Unlock()
 	if changed {
 		m.Trigger()
@@ -191,10 +215,20 @@ func (m *Manager) SetIngressClass(name string) {
 }
 
 // Gateways returns the Gateways of our classes and their generations as the
-// Manager currently sees them (for the caller to record what a rendered
-// configuration contained).
+// Manager currently sees them.
 func (m *Manager) Gateways() map[types.NamespacedName]int64 {
 	out := map[types.NamespacedName]int64{}
+	for k, r := range m.GatewayRevisions() {
+		out[k] = r.Generation
+	}
+	return out
+}
+
+// GatewayRevisions returns the Gateways of our classes (object and generation) as
+// the Manager currently sees them (for the caller to record what a rendered
+// configuration contained).
+func (m *Manager) GatewayRevisions() map[types.NamespacedName]Revision {
+	out := map[types.NamespacedName]Revision{}
 	src := m.src.Load()
 	if src == nil {
 		return out
@@ -209,7 +243,7 @@ func (m *Manager) Gateways() map[types.NamespacedName]int64 {
 	for _, o := range src.list(Gateways) {
 		u := o.(*unstructured.Unstructured)
 		if cls, _, _ := unstructured.NestedString(u.Object, "spec", "gatewayClassName"); ours[cls] {
-			out[types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}] = u.GetGeneration()
+			out[types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}] = Revision{UID: u.GetUID(), Generation: u.GetGeneration()}
 		}
 	}
 	return out

@@ -55,6 +55,53 @@ func TestPassWritesOnlyChanges(t *testing.T) {
 					BackendObjectReference: gwv1.BackendObjectReference{Name: "echo", Port: func() *gwv1.PortNumber { p := gwv1.PortNumber(8080); return &p }()}}}}}}},
 		}))
 	}
+	writes := map[string]int{}
+	var mu sync.Mutex
+	m, dyn, ctx := fakeManager(t, objs, func(k string) {
+		mu.Lock()
+		writes[k]++
+		mu.Unlock()
+	})
+	m.SetAddresses([]string{"10.244.0.2"})
+	n, err := m.Pass(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 5 || writes["HTTPRoute"] != 3 || writes["Gateway"] != 1 || writes["GatewayClass"] != 1 {
+		t.Fatalf("first pass: %d writes %v, want 5 (class, gateway, 3 routes)", n, writes)
+	}
+	// The informer may or may not have seen the writes yet: either way nothing is
+	// written again.
+	for range 3 {
+		if n, err := m.Pass(ctx); err != nil || n != 0 {
+			t.Fatalf("identical pass wrote %d (%v)", n, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	u, err := dyn.Resource(HTTPRoutes).Namespace("ns").Get(ctx, "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rt gwv1.HTTPRoute
+	_ = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &rt)
+	if len(rt.Status.Parents) != 1 || rt.Status.Parents[0].Conditions[0].Reason != "Accepted" || rt.Status.Parents[0].Conditions[0].LastTransitionTime.IsZero() {
+		t.Fatalf("route status = %+v", rt.Status)
+	}
+	// The Gateway goes live: only the Gateway changes.
+	m.SetProgrammed(m.Gateways())
+	if n, err := m.Pass(ctx); err != nil || n != 1 {
+		t.Fatalf("programmed pass wrote %d (%v), want 1", n, err)
+	}
+	if writes["Gateway"] != 2 {
+		t.Errorf("writes = %v", writes)
+	}
+}
+
+// fakeManager runs a Manager against fake clients holding objs (created through
+// the client) and returns once its informers have synced; it passes only when
+// asked (Pass).
+func fakeManager(t *testing.T, objs []runtime.Object, onWrite func(string)) (*Manager, *dynamicfake.FakeDynamicClient, context.Context) {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	lists := map[schema.GroupVersionResource]string{}
 	for gvr, kind := range map[schema.GroupVersionResource]string{GatewayClasses: "GatewayClass", Gateways: "Gateway",
@@ -88,50 +135,69 @@ func TestPassWritesOnlyChanges(t *testing.T) {
 	ms := metadatafake.NewTestScheme()
 	_ = metav1.AddMetaToScheme(ms)
 	md := metadatafake.NewSimpleMetadataClient(ms)
-	writes := map[string]int{}
-	var mu sync.Mutex
-	m := New(Options{Dynamic: dyn, Metadata: md, Debounce: time.Hour, OnWrite: func(k string) {
-		mu.Lock()
-		writes[k]++
-		mu.Unlock()
-	}})
-	m.SetAddresses([]string{"10.244.0.2"})
+	m := New(Options{Dynamic: dyn, Metadata: md, Debounce: time.Hour, OnWrite: onWrite})
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	go func() { _ = m.Run(ctx) }()
 	for !m.Synced() {
 		time.Sleep(10 * time.Millisecond)
 	}
-	n, err := m.Pass(ctx)
-	if err != nil {
-		t.Fatal(err)
+	return m, dyn, ctx
+}
+
+// TestGatewayAddressesAndRevisions: with per-Gateway pods (SetGatewayAddresses
+// non-nil) a Gateway whose pods are not known has no address, never the data
+// plane's; and a Gateway is Programmed only by a revision of its current object.
+func TestGatewayAddressesAndRevisions(t *testing.T) {
+	const gv = "gateway.networking.k8s.io/v1"
+	objs := []runtime.Object{
+		obj(t, gv, "GatewayClass", &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "haptic", UID: "gc"},
+			Spec: gwv1.GatewayClassSpec{ControllerName: status.ControllerName}}),
+		obj(t, gv, "Gateway", &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gw", UID: "gw-2", Generation: 1},
+			Spec: gwv1.GatewaySpec{GatewayClassName: "haptic", Listeners: []gwv1.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType}}}}),
 	}
-	if n != 5 || writes["HTTPRoute"] != 3 || writes["Gateway"] != 1 || writes["GatewayClass"] != 1 {
-		t.Fatalf("first pass: %d writes %v, want 5 (class, gateway, 3 routes)", n, writes)
-	}
-	// The informer may or may not have seen the writes yet: either way nothing is
-	// written again.
-	for range 3 {
-		if n, err := m.Pass(ctx); err != nil || n != 0 {
-			t.Fatalf("identical pass wrote %d (%v)", n, err)
+	m, dyn, ctx := fakeManager(t, objs, nil)
+	gk := ktypes.NamespacedName{Namespace: "ns", Name: "gw"}
+	get := func() gwv1.GatewayStatus {
+		t.Helper()
+		if _, err := m.Pass(ctx); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		u, err := dyn.Resource(Gateways).Namespace("ns").Get(ctx, "gw", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g gwv1.Gateway
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &g); err != nil {
+			t.Fatal(err)
+		}
+		return g.Status
 	}
-	u, err := dyn.Resource(HTTPRoutes).Namespace("ns").Get(ctx, "a", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+	check := func(what string, st gwv1.GatewayStatus, addrs string, programmed metav1.ConditionStatus) {
+		t.Helper()
+		var got []string
+		for _, a := range st.Addresses {
+			got = append(got, a.Value)
+		}
+		p := metav1.ConditionUnknown
+		for _, c := range st.Conditions {
+			if c.Type == "Programmed" {
+				p = c.Status
+			}
+		}
+		if fmt.Sprint(got) != addrs || p != programmed {
+			t.Errorf("%s: addresses %v Programmed %s, want %s %s", what, got, p, addrs, programmed)
+		}
 	}
-	var rt gwv1.HTTPRoute
-	_ = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &rt)
-	if len(rt.Status.Parents) != 1 || rt.Status.Parents[0].Conditions[0].Reason != "Accepted" || rt.Status.Parents[0].Conditions[0].LastTransitionTime.IsZero() {
-		t.Fatalf("route status = %+v", rt.Status)
-	}
-	// The Gateway goes live: only the Gateway changes.
-	m.SetProgrammed(m.Gateways())
-	if n, err := m.Pass(ctx); err != nil || n != 1 {
-		t.Fatalf("programmed pass wrote %d (%v), want 1", n, err)
-	}
-	if writes["Gateway"] != 2 {
-		t.Errorf("writes = %v", writes)
-	}
+	m.SetGatewayAddresses(map[ktypes.NamespacedName][]string{}) // per-Gateway pods, none discovered
+	m.SetAddresses([]string{"10.244.0.2"})                      // the podSelector's
+	// A deploy of a Gateway of that name deleted since does not program this one.
+	m.SetProgrammedRevisions(map[ktypes.NamespacedName]Revision{gk: {UID: "gw-1", Generation: 1}})
+	check("new Gateway", get(), "[]", metav1.ConditionFalse)
+	m.SetGatewayAddresses(map[ktypes.NamespacedName][]string{gk: {"10.244.0.55"}})
+	check("own pod discovered", get(), "[10.244.0.55]", metav1.ConditionFalse)
+	m.SetProgrammedRevisions(map[ktypes.NamespacedName]Revision{gk: {UID: "gw-2", Generation: 1}})
+	check("live on its pod", get(), "[10.244.0.55]", metav1.ConditionTrue)
+	m.SetGatewayAddresses(nil) // Shared: the data plane's
+	check("shared", get(), "[10.244.0.2]", metav1.ConditionTrue)
 }
