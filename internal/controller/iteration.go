@@ -32,7 +32,8 @@ type iteration struct {
 	live       *store.Live
 	ignore     []fieldpath.Path
 	checker    *validate.Checker
-	rendered   rendered // Gateways each bundle was rendered from (gatewaystatus.go)
+	rendered   rendered    // Gateways each bundle was rendered from (gatewaystatus.go)
+	good       goodRenders // per fleet: the last good snapshot, what was left out (leftout.go)
 	creds      credentials
 	fleets     fleets      // the pods that receive configs (fleets.go)
 	ready      atomic.Bool // the stores synced and were reconciled once: admission may use them
@@ -161,20 +162,20 @@ func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapsho
 	c := it.c
 	start := time.Now()
 	gws := it.fleetGateways(f, snap) // the Gateways (as snap holds them) this render is made from
-	res, err := it.engine.Render(ctx, render.Input{Snapshot: snap, ExtraContext: f.extra})
+	res, err := it.renderFleet(ctx, f, snap)
 	c.metrics.ObserveRender(time.Since(start))
 	scope := "" // errors of a Gateway's render name the Gateway
 	if !f.isDefault() {
 		scope = "gateway " + f.gateway.String()
 	}
-	if err != nil {
+	if err != nil && !isValidation(err) {
 		err = wrapIf(err, scope)
 		c.metrics.ObserveReconciliation(time.Since(start), "render_error")
 		it.reportFailure(ctx, "RenderFailed", err)
 		c.bus.Publish(reconciled{err: err})
 		return
 	}
-	if err := it.checker.Check(ctx, res.Bundle); err != nil {
+	if err != nil {
 		err = wrapIf(err, scope)
 		c.metrics.ValidationErrors.Inc()
 		c.metrics.ObserveReconciliation(time.Since(start), "validation_error")
