@@ -15,9 +15,10 @@ import (
 //
 // Free-form text is exempt where it is legitimately multi-line and no template is
 // expected to print it raw: the data of Secrets and ConfigMaps, managedFields, and
-// annotations of other tools (only haproxy-haptic.org/ annotations are read, and of
-// those the raw configuration snippets config-* are checked line by line by the
-// library's snippet guard). resource is the API resource (secrets, ingresses, ...).
+// annotations of other tools (only haproxy-haptic.org/ annotations are read), and
+// those of ours that are lists of lines: request-/response-set-header (one header per
+// line, each written through the writers) and the raw snippets config-* (checked line
+// by line by the library's snippet guard). resource is the API resource (secrets, ingresses, ...).
 // It returns "" or "<field path>: <reason>".
 func screen(resource string, raw map[string]any) string {
 	var found string
@@ -64,10 +65,14 @@ func exempt(resource, path, parent string) bool {
 	if parent == "metadata.annotations" {
 		key := strings.TrimPrefix(path, parent+".")
 		name, ours := strings.CutPrefix(key, "haproxy-haptic.org/")
-		return !ours || strings.HasPrefix(name, "config-")
+		return !ours || multiLineAnnotations[name] || strings.HasPrefix(name, "config-")
 	}
 	return false
 }
+
+// multiLineAnnotations of ours hold one entry per line; the library reads them line
+// by line and writes each entry through its writers.
+var multiLineAnnotations = map[string]bool{"request-set-header": true, "response-set-header": true}
 
 func controlReason(s string) string {
 	for i := 0; i < len(s); i++ {
