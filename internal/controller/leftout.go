@@ -15,9 +15,10 @@ import (
 )
 
 // One bad object never freezes a fleet. A render that fails because of one object
-// leaves that object out (render.Input.LeaveOut); a bundle that fails `haproxy -c`
-// is rendered again without the objects that changed since the fleet's last good
-// bundle, bisecting them down to the one that breaks it. Either way the rest is
+// leaves that object's new version out (render.Input.LeaveOut): its version in the
+// fleet's last good bundle keeps serving, or, if it had none, it is left out whole. A
+// bundle that fails `haproxy -c` is rendered again with the objects that changed
+// since the last good bundle reverted, bisecting them down to the one that breaks it. Either way the rest is
 // deployed, and every left-out object gets a Warning Event and is counted in
 // haptic_objects_left_out. Only a failure no single object explains keeps the last
 // good configuration.
@@ -34,14 +35,16 @@ type goodRenders struct {
 	reported map[*fleet]map[snapshot.LeftOut]bool
 }
 
-func (g *goodRenders) suspects(f *fleet, snap *snapshot.Snapshot) []snapshot.Ref {
+// previous returns the snapshot of f's last good bundle (nil before the first) and
+// the objects of snap that changed since.
+func (g *goodRenders) previous(f *fleet, snap *snapshot.Snapshot) (*snapshot.Snapshot, []snapshot.Ref) {
 	g.mu.Lock()
 	prev := g.last[f]
 	g.mu.Unlock()
 	if prev == nil {
-		prev = &snapshot.Snapshot{Stores: map[string]*snapshot.Store{}}
+		return nil, snap.Changed(&snapshot.Snapshot{Stores: map[string]*snapshot.Store{}})
 	}
-	return snap.Changed(prev)
+	return prev, snap.Changed(prev)
 }
 
 func (g *goodRenders) remember(f *fleet, snap *snapshot.Snapshot) {
@@ -90,7 +93,8 @@ func (e *validationError) Unwrap() error { return e.err }
 
 // renderFleet renders and validates snap for f, leaving out what fails.
 func (it *iteration) renderFleet(ctx context.Context, f *fleet, snap *snapshot.Snapshot) (*render.Result, error) {
-	in := render.Input{Snapshot: snap, ExtraContext: f.extra, LeaveOut: true, Suspects: it.good.suspects(f, snap)}
+	prev, changed := it.good.previous(f, snap)
+	in := render.Input{Snapshot: snap, ExtraContext: f.extra, LeaveOut: true, Suspects: changed, Fallback: prev}
 	res, err := it.engine.Render(ctx, in)
 	if err != nil {
 		return nil, err
@@ -114,7 +118,7 @@ func (it *iteration) leaveOutInvalid(ctx context.Context, in render.Input, check
 	passes := func(drop []snapshot.Ref) *render.Result {
 		budget--
 		sub := in
-		sub.Snapshot = in.Snapshot.Without(drop...)
+		sub.Snapshot = in.Snapshot.Revert(in.Fallback, drop...)
 		res, err := it.engine.Render(ctx, sub)
 		if err == nil {
 			err = it.checker.Check(ctx, res.Bundle)
@@ -143,8 +147,11 @@ func (it *iteration) leaveOutInvalid(ctx context.Context, in render.Input, check
 	if res == nil {
 		return nil // no single object explains it
 	}
-	res.LeftOut = append(res.LeftOut, snapshot.LeftOut{Resource: cands[0].Resource, Key: cands[0].Key,
-		Reason: "the configuration with it fails validation: " + firstLine(checkErr.Error())})
+	reason := "the configuration with it fails validation: " + firstLine(checkErr.Error())
+	if _, kept := in.Fallback.Object(cands[0]); kept {
+		reason += "; its last good version keeps serving"
+	}
+	res.LeftOut = append(res.LeftOut, snapshot.LeftOut{Resource: cands[0].Resource, Key: cands[0].Key, Reason: reason})
 	return res
 }
 

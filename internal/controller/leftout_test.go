@@ -15,7 +15,8 @@ import (
 )
 
 // One Ingress whose value renders safely but fails haproxy -c (an unknown timeout
-// unit) is found among the changed objects and left out; the rest is validated.
+// unit) is found among the changed objects; its last good version is deployed with
+// the rest.
 func TestLeaveOutInvalidFindsTheObjectThatFailsValidation(t *testing.T) {
 	if _, err := exec.LookPath("haproxy"); err != nil {
 		t.Fatal("haproxy is not installed: make test installs it")
@@ -73,11 +74,11 @@ backend {{ ing.Metadata.Namespace }}_{{ ing.Metadata.Name }}
 		}
 	}
 	snap := live.Snapshot()
-	suspects := it.good.suspects(f, snap)
-	if len(suspects) != 2 {
+	prev, suspects := it.good.previous(f, snap)
+	if len(suspects) != 2 || prev != good {
 		t.Fatalf("suspects: %v", suspects)
 	}
-	in := render.Input{Snapshot: snap, LeaveOut: true, Suspects: suspects}
+	in := render.Input{Snapshot: snap, LeaveOut: true, Suspects: suspects, Fallback: prev}
 	res, err := eng.Render(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -93,9 +94,11 @@ backend {{ ing.Metadata.Namespace }}_{{ ing.Metadata.Name }}
 	if len(fixed.LeftOut) != 1 || fixed.LeftOut[0].Key != "n/d" || !strings.Contains(fixed.LeftOut[0].Reason, "fails validation") {
 		t.Fatalf("left out: %+v", fixed.LeftOut)
 	}
+	// d's last good version (3s) keeps serving; b's harmless change is deployed.
 	cfgText := fixed.Bundle.Files[0].Content
-	if strings.Contains(cfgText, "n_d") || !strings.Contains(cfgText, "timeout server 4s") {
-		t.Fatalf("config:\n%s", cfgText)
+	if !strings.Contains(cfgText, "backend n_d\n    timeout server 3s") || !strings.Contains(cfgText, "timeout server 4s") ||
+		!strings.Contains(fixed.LeftOut[0].Reason, "last good version") {
+		t.Fatalf("config:\n%s\nleft out: %+v", cfgText, fixed.LeftOut)
 	}
 
 	// Reported once per fleet, forgotten when fixed.

@@ -301,7 +301,13 @@ type Input struct {
 	// Suspects are the objects most likely to cause an error (those changed since the
 	// last good render); they are tried before bisecting every store.
 	Suspects []snapshot.Ref
+	// Fallback is the snapshot of the last good render: an object left out is held
+	// as it was there (its last good version keeps serving) before it is dropped.
+	Fallback *snapshot.Snapshot
 }
+
+// keptNote ends the reason of an object whose last good version is rendered instead.
+const keptNote = "; its last good version keeps serving"
 
 // MaxLeftOut bounds how many objects one render leaves out before it gives up: more
 // failing objects than that are not one bad object, and the last good config stays.
@@ -349,6 +355,18 @@ func (e *Engine) Render(ctx context.Context, in Input) (*Result, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	leftOut := in.Snapshot.LeftOut()
+	if in.LeaveOut && in.Fallback != nil {
+		var refs []snapshot.Ref
+		for i, l := range leftOut {
+			ref := snapshot.Ref{Resource: l.Resource, Key: l.Key}
+			if o, ok := in.Fallback.Object(ref); ok && o.Refused == "" {
+				refs = append(refs, ref)
+				leftOut[i].Reason += keptNote
+			}
+		}
+		in.Snapshot = in.Snapshot.Revert(in.Fallback, refs...)
+	}
+	tried := map[snapshot.Ref]int{} // → index in leftOut
 	for {
 		res, err := e.renderAll(ctx, in)
 		if err == nil {
@@ -363,8 +381,22 @@ func (e *Engine) Render(ctx context.Context, in Input) (*Result, error) {
 		if !ok {
 			return nil, err
 		}
-		leftOut = append(leftOut, snapshot.LeftOut{Resource: resource, Key: key, Reason: te.Message})
-		in.Snapshot = in.Snapshot.Without(snapshot.Ref{Resource: resource, Key: key})
+		ref := snapshot.Ref{Resource: resource, Key: key}
+		if i, again := tried[ref]; again { // its last good version fails too: drop it
+			leftOut[i].Reason = strings.TrimSuffix(leftOut[i].Reason, keptNote)
+			in.Snapshot = in.Snapshot.Without(ref)
+			continue
+		}
+		reason := te.Message
+		fallback := in.Fallback
+		if o, held := fallback.Object(ref); held && o.Refused == "" {
+			reason += keptNote
+		} else {
+			fallback = nil
+		}
+		tried[ref] = len(leftOut)
+		leftOut = append(leftOut, snapshot.LeftOut{Resource: resource, Key: key, Reason: reason})
+		in.Snapshot = in.Snapshot.Revert(fallback, ref)
 	}
 }
 

@@ -97,3 +97,29 @@ func TestRefusedObjectsAreReported(t *testing.T) {
 		t.Fatalf("output:\n%s", c)
 	}
 }
+
+func TestLeftOutObjectKeepsItsLastGoodVersion(t *testing.T) {
+	cfg := `global
+{% for _, ing := range resources.Ingresses.List() %}
+  setenv {{ ing.Metadata.Name }} {{ cfg_word(ing.Spec.IngressClassName, "spec.ingressClassName") }}
+{% end %}
+`
+	e := leaveOutEngine(t, cfg)
+	good := testSnapshot(ingress("a", "x", "v1"), ingress("a", "y", "v1"))
+	refused := ingress("a", "z", "v1")
+	refused.Refused = "spec: holds a newline"
+	now := testSnapshot(ingress("a", "x", "bad\nvalue"), ingress("a", "y", "v2"), refused, ingress("a", "new", "fine"))
+	out, err := e.Render(context.Background(), Input{Snapshot: now, LeaveOut: true, Fallback: good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := out.Bundle.Files[0].Content
+	for _, want := range []string{"setenv x v1", "setenv y v2", "setenv new fine"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("output lacks %q:\n%s", want, c)
+		}
+	}
+	if strings.Contains(c, "setenv z") || len(out.LeftOut) != 2 || !strings.Contains(out.LeftOut[1].Reason, "last good version") {
+		t.Fatalf("output:\n%s\nleft out: %+v", c, out.LeftOut)
+	}
+}

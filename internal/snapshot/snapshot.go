@@ -191,6 +191,9 @@ func (s *Snapshot) LeftOut() []LeftOut {
 
 // Object returns the object (held or refused) named by ref.
 func (s *Snapshot) Object(ref Ref) (Object, bool) {
+	if s == nil {
+		return Object{}, false
+	}
 	st := s.Stores[ref.Resource]
 	if st == nil {
 		return Object{}, false
@@ -206,7 +209,13 @@ func (s *Snapshot) Object(ref Ref) (Object, bool) {
 
 // Without returns a snapshot in which the named objects are not held; stores that
 // lose nothing are shared.
-func (s *Snapshot) Without(refs ...Ref) *Snapshot {
+func (s *Snapshot) Without(refs ...Ref) *Snapshot { return s.Revert(nil, refs...) }
+
+// Revert returns a snapshot in which each named object is held as prev holds it:
+// its earlier version, or not at all when prev (which may be nil) does not hold it.
+// A refused object of s under that name is dropped too. Stores that change nothing
+// are shared.
+func (s *Snapshot) Revert(prev *Snapshot, refs ...Ref) *Snapshot {
 	drop := map[string]map[string]bool{}
 	for _, r := range refs {
 		if drop[r.Resource] == nil {
@@ -221,13 +230,22 @@ func (s *Snapshot) Without(refs ...Ref) *Snapshot {
 			out.Stores[name] = st
 			continue
 		}
-		keep := make([]Object, 0, len(st.objects))
-		for _, o := range st.objects {
-			if !keys[o.Key()] {
-				keep = append(keep, o)
+		keep := make([]Object, 0, len(st.objects)+len(st.refused))
+		for _, list := range [][]Object{st.objects, st.refused} {
+			for _, o := range list {
+				if !keys[o.Key()] {
+					keep = append(keep, o)
+				}
 			}
 		}
-		ns := NewStore(st.Name, st.IndexBy, st.Type, append(keep, st.refused...))
+		if prev != nil {
+			for key := range keys {
+				if o, ok := prev.Object(Ref{Resource: name, Key: key}); ok && o.Refused == "" {
+					keep = append(keep, o)
+				}
+			}
+		}
+		ns := NewStore(st.Name, st.IndexBy, st.Type, keep)
 		ns.OnDemand = st.OnDemand
 		out.Stores[name] = ns
 	}
