@@ -295,6 +295,13 @@ type WatchedResource struct {
 	// EnableValidationWebhook renders and validates proposed objects at admission.
 	// +optional
 	EnableValidationWebhook bool `json:"enableValidationWebhook,omitempty"`
+	// WatchStatus says templates read .status of this resource: status changes
+	// trigger renders. Default false: status is stripped before objects are stored
+	// (kept when fieldSelector or indexBy read it) and an update that changes only
+	// status or server-kept metadata (resourceVersion, generation, managedFields,
+	// the last-applied annotation) triggers no render.
+	// +optional
+	WatchStatus bool `json:"watchStatus,omitempty"`
 }
 
 // TemplateSnippet is a named template that others include.

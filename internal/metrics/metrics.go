@@ -64,6 +64,9 @@ type Metrics struct {
 	DebounceFired  *prometheus.CounterVec // haptic_debounce_fired_total{resource}
 	ResourceEvents *prometheus.CounterVec // haptic_resource_events_total{resource,kind}
 	WatchedObjects *prometheus.GaugeVec   // haptic_watched_objects{resource}
+	// WatchEventsDropped counts watch events dropped before the debouncer (no render):
+	// reason "unchanged" is an update that changed only status or server-kept metadata.
+	WatchEventsDropped *prometheus.CounterVec // haptic_watch_events_dropped_total{resource,reason}
 
 	// Event bus (fed through the Hooks methods).
 	EventsPublished           *prometheus.CounterVec // haptic_events_published_total{type}
@@ -133,6 +136,8 @@ func New() *Metrics {
 			"Watch events received, by watched resource and kind (add, update, delete).", "resource", "kind"),
 		WatchedObjects: f.gaugeVec("haptic_watched_objects",
 			"Objects currently held in the store, by watched resource.", "resource"),
+		WatchEventsDropped: f.counterVec("haptic_watch_events_dropped_total",
+			"Watch events dropped before the debouncer, triggering no render, by watched resource and reason (unchanged: only status or server-kept metadata changed).", "resource", "reason"),
 
 		EventsPublished: f.counterVec("haptic_events_published_total",
 			"Events published on the in-process event bus, by event type.", "type"),

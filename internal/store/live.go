@@ -2,6 +2,7 @@ package store
 
 import (
 	"maps"
+	"reflect"
 	"sync"
 
 	"github.com/haproxy-haptic/haptic/internal/fieldpath"
@@ -18,18 +19,57 @@ type Live struct {
 	stores   map[string]*snapshot.Store
 	dirty    map[string]bool
 	onDemand map[string]snapshot.Loader
+	rel      map[string]relevance
+}
+
+// relevance says which parts of a resource's objects templates can see, beyond what
+// the ignored fields already removed.
+type relevance struct {
+	// status is kept and compared: watchStatus, or the fieldSelector or an indexBy
+	// path reads status.
+	status bool
+	// exact: the fieldSelector or an indexBy path reads server-kept metadata, so
+	// every update is admitted.
+	exact bool
 }
 
 // NewLive returns an empty live store for the builder's resources.
 func NewLive(b *Builder) *Live {
 	l := &Live{b: b, objects: map[string]map[string]snapshot.Object{}, stores: map[string]*snapshot.Store{},
-		dirty: map[string]bool{}, onDemand: map[string]snapshot.Loader{}}
+		dirty: map[string]bool{}, onDemand: map[string]snapshot.Loader{}, rel: map[string]relevance{}}
 	for _, n := range b.Names() {
 		l.objects[n] = map[string]snapshot.Object{}
 		l.dirty[n] = true
+		l.rel[n] = relevanceOf(b.resources[n])
 	}
 	return l
 }
+
+func relevanceOf(r *Resource) relevance {
+	paths := append([]fieldpath.Path(nil), r.IndexBy...)
+	if r.Selector != nil {
+		paths = append(paths, r.Selector.Path)
+	}
+	rel := relevance{status: r.Watch.WatchStatus}
+	for _, p := range paths {
+		switch {
+		case len(p.Steps) == 0:
+		case p.Steps[0].Key == "status":
+			rel.status = true
+		case p.Steps[0].Key == "metadata" && len(p.Steps) > 1:
+			k := p.Steps[1].Key
+			if serverKept(k) || (k == "annotations" && (len(p.Steps) == 2 || p.Steps[2].Key == lastApplied)) {
+				rel.exact = true
+			}
+		}
+	}
+	return rel
+}
+
+// KeepsStatus reports whether templates see the status of resource's objects
+// (watchStatus, or the fieldSelector or an indexBy path reads it). Without it, status
+// is stripped before objects are stored and status changes trigger nothing.
+func (l *Live) KeepsStatus(resource string) bool { return l.rel[resource].status }
 
 // Builder returns the builder the store admits objects with.
 func (l *Live) Builder() *Builder { return l.b }
@@ -42,21 +82,79 @@ func (l *Live) SetOnDemand(resource string, loader snapshot.Loader) {
 	l.dirty[resource] = true
 }
 
-// Put admits raw (modified in place) and stores it; an object the field selector
-// rejects is removed instead. It reports whether the store changed.
+// Outcome is what Live.Update did with an object.
+type Outcome int
+
+const (
+	// Ignored: the field selector rejects the object and none was held under its key.
+	Ignored Outcome = iota
+	// Stored: the object was admitted and stored, new or changed.
+	Stored
+	// Removed: the field selector rejects the object; the one held under its key
+	// was removed.
+	Removed
+	// Unchanged: the held object has the same relevant content (see Update); nothing
+	// was admitted and the store is untouched.
+	Unchanged
+)
+
+// Put is Update reporting only whether the store changed.
 func (l *Live) Put(resource string, raw map[string]any) (bool, error) {
+	o, err := l.Update(resource, raw)
+	return o == Stored || o == Removed, err
+}
+
+// Update admits raw (modified in place: ignored fields and, unless the resource keeps
+// it, status are removed) and stores it; an object the field selector rejects is
+// removed instead. An object whose relevant content equals the held one's is not
+// admitted at all (Unchanged): relevant is everything but status (unless kept) and
+// the metadata the API server keeps (resourceVersion, generation, managedFields,
+// the last-applied annotation). A held object the screen refused stays refused
+// until a relevant change re-admits it. On-demand stores hold metadata only, whose
+// resourceVersion is the only sign of a changed body: their updates always count.
+func (l *Live) Update(resource string, raw map[string]any) (Outcome, error) {
+	rel := l.rel[resource]
+	for _, p := range l.b.ignore {
+		p.Delete(raw)
+	}
+	if !rel.status {
+		stripStatus(raw)
+	}
+	if !rel.exact {
+		key := fieldpath.ObjectKey(raw)
+		l.mu.Lock()
+		held, ok := l.objects[resource][key]
+		onDemand := l.onDemand[resource] != nil
+		l.mu.Unlock()
+		// Held objects are never modified, and updates of one resource come one at
+		// a time (one informer), so comparing outside the lock is safe.
+		if ok && !onDemand && sameContent(held.Raw, raw, rel.status) {
+			return Unchanged, nil
+		}
+	}
 	obj, ok, err := l.b.Admit(resource, raw)
 	if err != nil {
-		return false, err
+		return Ignored, err
 	}
 	if !ok {
-		return l.Delete(resource, fieldpath.ObjectKey(raw)), nil
+		if l.Delete(resource, fieldpath.ObjectKey(raw)) {
+			return Removed, nil
+		}
+		return Ignored, nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.objects[resource][obj.Key()] = obj
 	l.dirty[resource] = true
-	return true, nil
+	return Stored, nil
+}
+
+// stripStatus removes an object's status; an object without one is not written to
+// (it may be shared with an informer's cache).
+func stripStatus(raw map[string]any) {
+	if _, ok := raw["status"]; ok {
+		delete(raw, "status")
+	}
 }
 
 // Delete removes an object by namespace/name; it reports whether it was present.
@@ -108,6 +206,9 @@ func (l *Live) Proposed(resource, key string, raw map[string]any) (*snapshot.Sna
 	var obj snapshot.Object
 	keep := false
 	if raw != nil {
+		if !l.rel[resource].status {
+			stripStatus(raw)
+		}
 		var err error
 		if obj, keep, err = l.b.Admit(resource, raw); err != nil {
 			return nil, err
@@ -136,4 +237,97 @@ func (l *Live) Proposed(resource, key string, raw map[string]any) (*snapshot.Sna
 	out := &snapshot.Snapshot{Stores: maps.Clone(snap.Stores)}
 	out.Stores[resource] = st
 	return out, nil
+}
+
+// The last-applied annotation kubectl keeps: a copy of the object, never relevant.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// serverKept reports whether a metadata key is bookkeeping of the API server that no
+// update is made for.
+func serverKept(key string) bool {
+	return key == "resourceVersion" || key == "generation" || key == "managedFields"
+}
+
+// sameContent reports whether two objects are equal but for status (unless status is
+// set) and server-kept metadata. It copies nothing.
+func sameContent(a, b map[string]any, status bool) bool {
+	return equalExcept(a, b, func(k string) bool { return k == "status" && !status }, func(k string, x, y any) bool {
+		if k != "metadata" {
+			return equalJSON(x, y)
+		}
+		ma, okA := x.(map[string]any)
+		mb, okB := y.(map[string]any)
+		if !okA || !okB {
+			return equalJSON(x, y)
+		}
+		if !equalExcept(ma, mb, func(k string) bool { return serverKept(k) || k == "annotations" }, equalValue) {
+			return false
+		}
+		// Absent annotations equal an empty map: removing the last one is no change.
+		aa, _ := ma["annotations"].(map[string]any)
+		ab, _ := mb["annotations"].(map[string]any)
+		return equalExcept(aa, ab, func(k string) bool { return k == lastApplied }, equalValue)
+	})
+}
+
+func equalValue(_ string, x, y any) bool { return equalJSON(x, y) }
+
+// equalExcept compares two maps key by key, leaving out the keys skip names; same
+// compares the values of a key both hold.
+func equalExcept(a, b map[string]any, skip func(string) bool, same func(k string, x, y any) bool) bool {
+	n := 0
+	for k, x := range a {
+		if skip(k) {
+			continue
+		}
+		y, ok := b[k]
+		if !ok || !same(k, x, y) {
+			return false
+		}
+		n++
+	}
+	for k := range b {
+		if !skip(k) {
+			n--
+		}
+	}
+	return n == 0
+}
+
+// equalJSON is reflect.DeepEqual for decoded JSON, without reflection on the types
+// decoded JSON holds.
+func equalJSON(x, y any) bool {
+	switch a := x.(type) {
+	case string:
+		b, ok := y.(string)
+		return ok && a == b
+	case map[string]any:
+		b, ok := y.(map[string]any)
+		if !ok || len(a) != len(b) || (a == nil) != (b == nil) {
+			return false
+		}
+		for k, v := range a {
+			w, ok := b[k]
+			if !ok || !equalJSON(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		b, ok := y.([]any)
+		if !ok || len(a) != len(b) || (a == nil) != (b == nil) {
+			return false
+		}
+		for i := range a {
+			if !equalJSON(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	case nil:
+		return y == nil
+	case bool, int64, float64:
+		return x == y // different dynamic types compare unequal, never panic
+	}
+	return reflect.DeepEqual(x, y)
 }

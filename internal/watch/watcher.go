@@ -23,6 +23,10 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/store"
 )
 
+// DropUnchanged is the reason of an update dropped because nothing templates can see
+// changed (status, resourceVersion, generation, managedFields, last-applied).
+const DropUnchanged = "unchanged"
+
 // Notify is called (debounced) when a resource's store changed; resource is "" for
 // the first notification after every informer synced.
 type Notify func(resource string)
@@ -40,6 +44,9 @@ type Watcher struct {
 	OnEvent func(resource, kind string)
 	// OnError, if set, reports an object that could not be admitted.
 	OnError func(resource, key string, err error)
+	// OnDropped, if set, counts events dropped before the debouncer, by reason
+	// (DropUnchanged).
+	OnDropped func(resource, reason string)
 
 	mu      sync.Mutex
 	synced  bool
@@ -93,7 +100,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 			f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(w.Dynamic, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) { o.LabelSelector = selector })
 			inf = f.ForResource(gvr).Informer()
 		}
-		if err := inf.SetTransform(w.strip); err != nil {
+		keepStatus := w.Live.KeepsStatus(name)
+		if err := inf.SetTransform(func(obj any) (any, error) { return w.strip(obj, keepStatus) }); err != nil {
 			return fmt.Errorf("watchedResources[%s]: %w", name, err)
 		}
 		if _, err := inf.AddEventHandler(w.handler(name)); err != nil {
@@ -118,9 +126,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	return nil
 }
 
-// strip removes ignored fields before the informer caches an object; only here may
-// the object be modified.
-func (w *Watcher) strip(obj any) (any, error) {
+// strip removes ignored fields, and status unless templates read it, before the
+// informer caches an object; only here may the object be modified.
+func (w *Watcher) strip(obj any, keepStatus bool) (any, error) {
 	var m map[string]any
 	switch o := obj.(type) {
 	case *unstructured.Unstructured:
@@ -134,6 +142,9 @@ func (w *Watcher) strip(obj any) (any, error) {
 	}
 	for _, p := range w.Ignore {
 		p.Delete(m)
+	}
+	if !keepStatus {
+		delete(m, "status")
 	}
 	return obj, nil
 }
@@ -150,7 +161,7 @@ func (w *Watcher) handler(resource string) cache.ResourceEventHandler {
 		if f := w.forget[resource]; f != nil {
 			f(fieldpath.ObjectKey(raw))
 		}
-		changed, err := w.Live.Put(resource, raw)
+		outcome, err := w.Live.Update(resource, raw)
 		if err != nil {
 			if w.OnError != nil {
 				w.OnError(resource, fieldpath.ObjectKey(raw), err)
@@ -158,8 +169,13 @@ func (w *Watcher) handler(resource string) cache.ResourceEventHandler {
 			w.Log.Warn("object not admitted", "resource", resource, "object", fieldpath.ObjectKey(raw), "error", err)
 			return
 		}
-		if changed {
+		switch outcome {
+		case store.Stored, store.Removed:
 			w.trigger(resource)
+		case store.Unchanged:
+			if w.OnDropped != nil {
+				w.OnDropped(resource, DropUnchanged)
+			}
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
