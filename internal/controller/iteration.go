@@ -100,7 +100,8 @@ func (it *iteration) run(ctx context.Context) error {
 			}
 			c.bus.Publish(resourceChanged{resource: resource})
 		},
-		OnEvent: func(resource, kind string) { c.metrics.ResourceEvents.WithLabelValues(resource, kind).Inc() },
+		OnEvent:   func(resource, kind string) { c.metrics.ResourceEvents.WithLabelValues(resource, kind).Inc() },
+		OnDropped: func(resource, reason string) { c.metrics.WatchEventsDropped.WithLabelValues(resource, reason).Inc() },
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 3)

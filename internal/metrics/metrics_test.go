@@ -114,6 +114,8 @@ func TestCountersMove(t *testing.T) {
 	m.ResourceEvents.WithLabelValues("ingresses", KindUpdate).Inc()
 	m.WatchedObjects.WithLabelValues("ingresses").Set(42)
 	m.HAProxyPods.Set(2)
+	m.ObjectsLeftOut.WithLabelValues("default", "ingresses").Set(1)
+	m.WatchEventsDropped.WithLabelValues("httproutes", "unchanged").Add(5)
 
 	// Through the bus: a subscriber with a one-event buffer drops the second and third.
 	bus := events.NewBus(m)
@@ -143,6 +145,8 @@ func TestCountersMove(t *testing.T) {
 		`haptic_resource_events_total{kind="update",resource="ingresses"} 1`,
 		`haptic_watched_objects{resource="ingresses"} 42`,
 		`haptic_haproxy_pods 2`,
+		`haptic_objects_left_out{fleet="default",resource="ingresses"} 1`,
+		`haptic_watch_events_dropped_total{reason="unchanged",resource="httproutes"} 5`,
 		`haptic_events_published_total{type="change"} 2`,
 		`haptic_events_published_total{type="sync"} 1`,
 		`haptic_events_dropped_total 2`,
