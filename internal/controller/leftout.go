@@ -10,8 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/render"
 	"github.com/haproxy-haptic/haptic/internal/snapshot"
+	"github.com/haproxy-haptic/haptic/internal/validate"
 )
 
 // One bad object never freezes a fleet. A render that fails because of one object
@@ -32,6 +34,7 @@ const maxValidationRenders = 24
 type goodRenders struct {
 	mu       sync.Mutex
 	last     map[*fleet]*snapshot.Snapshot
+	bundles  map[*fleet]*bundle.Bundle // the last bundle that passed haproxy -c
 	reported map[*fleet]map[snapshot.LeftOut]bool
 }
 
@@ -47,19 +50,26 @@ func (g *goodRenders) previous(f *fleet, snap *snapshot.Snapshot) (*snapshot.Sna
 	return prev, snap.Changed(prev)
 }
 
-func (g *goodRenders) remember(f *fleet, snap *snapshot.Snapshot) {
+func (g *goodRenders) remember(f *fleet, snap *snapshot.Snapshot, b *bundle.Bundle) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.last == nil {
-		g.last = map[*fleet]*snapshot.Snapshot{}
+		g.last, g.bundles = map[*fleet]*snapshot.Snapshot{}, map[*fleet]*bundle.Bundle{}
 	}
-	g.last[f] = snap
+	g.last[f], g.bundles[f] = snap, b
+}
+
+func (g *goodRenders) bundle(f *fleet) *bundle.Bundle {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.bundles[f]
 }
 
 // forgetLeftOut drops a stopped fleet's memory and its gauge.
 func (it *iteration) forgetLeftOut(f *fleet) {
 	it.good.mu.Lock()
 	delete(it.good.last, f)
+	delete(it.good.bundles, f)
 	delete(it.good.reported, f)
 	it.good.mu.Unlock()
 	it.c.metrics.ObjectsLeftOut.DeletePartialMatch(map[string]string{"fleet": f.gateway.String()})
@@ -99,14 +109,17 @@ func (it *iteration) renderFleet(ctx context.Context, f *fleet, snap *snapshot.S
 	if err != nil {
 		return nil, err
 	}
-	checkErr := it.checker.Check(ctx, res.Bundle)
-	if checkErr != nil {
-		res = it.leaveOutInvalid(ctx, in, checkErr)
-		if res == nil {
-			return nil, &validationError{checkErr}
+	// Validation in proportion to the change: a bundle that differs from the last
+	// validated one only in string maps needs no haproxy -c (see validate.NeedsFullCheck).
+	if full, why := validate.NeedsFullCheck(it.good.bundle(f), res.Bundle, it.checker.Layout); full {
+		if checkErr := it.checker.Check(ctx, res.Bundle); checkErr != nil {
+			if res = it.leaveOutInvalid(ctx, in, checkErr); res == nil {
+				return nil, &validationError{checkErr}
+			}
 		}
+		it.c.log.Debug("validated", "why", why)
 	}
-	it.good.remember(f, snap)
+	it.good.remember(f, snap, res.Bundle)
 	it.reportLeftOut(f, snap, res.LeftOut)
 	return res, nil
 }

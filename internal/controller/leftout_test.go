@@ -65,7 +65,7 @@ backend {{ ing.Metadata.Namespace }}_{{ ing.Metadata.Name }}
 	it := &iteration{engine: eng, checker: &validate.Checker{Layout: render.LayoutOf(&cfg.Spec)}}
 	f := &fleet{}
 	good := live.Snapshot()
-	it.good.remember(f, good)
+	it.good.remember(f, good, nil)
 
 	// Two changes since the last good bundle: one harmless, one that fails haproxy -c.
 	for name, timeout := range map[string]string{"b": "4s", "d": "5 parsecs"} {

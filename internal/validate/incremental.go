@@ -1,0 +1,67 @@
+package validate
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+)
+
+// A change whose bundle differs from one that passed `haproxy -c` only in maps that
+// HAProxy reads as plain strings cannot fail `haproxy -c` for a reason the bundle's
+// own checks (bundle.Check: every map line one well-formed entry) do not already
+// catch: haproxy.cfg, certificates, crt-lists and general files are byte-identical,
+// and a string map's keys and values are never parsed. Maps read as regular
+// expressions, integers or addresses are parsed at load time and keep the full check.
+
+// plainMapConverter matches the converters and fetches that read a map file's keys
+// and values as strings.
+var plainMapConverter = regexp.MustCompile(`^map(_str|_beg|_end|_dom|_sub|_dir)?(_str)?$`)
+
+// mapUse finds every reference to a file: the identifier before the '(' that opens
+// its argument list.
+var mapUse = regexp.MustCompile(`([a-z_]+)\(([^,()\s]+)`)
+
+// NeedsFullCheck reports whether next must be checked with `haproxy -c` although
+// prev passed it, and why. prev nil always needs the check.
+func NeedsFullCheck(prev, next *bundle.Bundle, layout bundle.Layout) (bool, string) {
+	if prev == nil {
+		return true, "no validated bundle to compare with"
+	}
+	if len(prev.Files) != len(next.Files) {
+		return true, "files were added or removed"
+	}
+	var changedMaps []string
+	for i, f := range next.Files {
+		p := prev.Files[i]
+		if p.Kind != f.Kind || p.Name != f.Name {
+			return true, "files were added or removed"
+		}
+		if p.Hash == f.Hash {
+			continue
+		}
+		if f.Kind != bundle.KindMap {
+			return true, f.Target() + " changed"
+		}
+		changedMaps = append(changedMaps, layout.Path(f))
+	}
+	if len(changedMaps) == 0 {
+		return false, ""
+	}
+	uses := map[string][]string{}
+	for _, m := range mapUse.FindAllStringSubmatch(next.Config().Content, -1) {
+		uses[m[2]] = append(uses[m[2]], m[1])
+	}
+	for _, path := range changedMaps {
+		if len(uses[path]) == 0 && strings.Contains(next.Config().Content, path) {
+			return true, fmt.Sprintf("%s is used other than by a map converter", path)
+		}
+		for _, conv := range uses[path] {
+			if !plainMapConverter.MatchString(conv) {
+				return true, fmt.Sprintf("%s is read by %s, which parses its entries", path, conv)
+			}
+		}
+	}
+	return false, ""
+}
