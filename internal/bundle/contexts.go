@@ -44,6 +44,15 @@ func controlChar(s string) int {
 	return -1
 }
 
+// ControlProblem says which control character s holds ("holds a newline"), or "".
+// No output context can hold one.
+func ControlProblem(s string) string {
+	if i := controlChar(s); i >= 0 {
+		return describeControl(s[i])
+	}
+	return ""
+}
+
 func describeControl(c byte) string {
 	switch c {
 	case 0:

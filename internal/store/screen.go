@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
 // screen finds the first string of an object that no output context can hold: one
@@ -29,7 +31,7 @@ func screen(resource string, raw map[string]any) string {
 		}
 		switch x := v.(type) {
 		case string:
-			if reason := controlReason(x); reason != "" {
+			if reason := bundle.ControlProblem(x); reason != "" {
 				found = fmt.Sprintf("%s: %s", path, reason)
 			}
 		case map[string]any:
@@ -38,7 +40,7 @@ func screen(resource string, raw map[string]any) string {
 				if exempt(resource, child, path) {
 					continue
 				}
-				if reason := controlReason(k); reason != "" {
+				if reason := bundle.ControlProblem(k); reason != "" {
 					found = fmt.Sprintf("%s: the key %s", child, reason)
 					return
 				}
@@ -73,27 +75,6 @@ func exempt(resource, path, parent string) bool {
 // multiLineAnnotations of ours hold one entry per line; the library reads them line
 // by line and writes each entry through its writers.
 var multiLineAnnotations = map[string]bool{"request-set-header": true, "response-set-header": true}
-
-func controlReason(s string) string {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != 0x7f {
-			continue
-		}
-		switch c {
-		case 0:
-			return "holds a NUL byte"
-		case '\n':
-			return "holds a newline"
-		case '\r':
-			return "holds a carriage return"
-		case '\t':
-			return "holds a tab"
-		}
-		return fmt.Sprintf("holds the control character 0x%02x", c)
-	}
-	return ""
-}
 
 func joinPath(parent, key string) string {
 	if parent == "" {
