@@ -101,7 +101,9 @@ func newController(opts Options) (*Controller, error) {
 	}
 	m := metrics.New()
 	broadcaster := record.NewBroadcaster()
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events(opts.Namespace)})
+	// Events go to the namespace of the object they are about (a left-out route is in
+	// its team's namespace), so the sink is not bound to one namespace.
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events(metav1.NamespaceAll)})
 	recorder := broadcaster.NewRecorder(scheme(), corev1.EventSource{Component: "haptic"})
 	return &Controller{opts: opts, kube: kube, dyn: dyn, meta: meta, metrics: m, bus: events.NewBus(m),
 		recorder: recorder, log: opts.Log}, nil
