@@ -162,7 +162,6 @@ func (it *iteration) reconcile(ctx context.Context) {
 func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapshot.Snapshot) {
 	c := it.c
 	start := time.Now()
-	gws := it.fleetGateways(f, snap) // the Gateways (as snap holds them) this render is made from
 	res, err := it.renderFleet(ctx, f, snap)
 	c.metrics.ObserveRender(time.Since(start))
 	scope := "" // errors of a Gateway's render name the Gateway
@@ -184,7 +183,9 @@ func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapsho
 		c.bus.Publish(reconciled{err: err})
 		return
 	}
-	it.statusRendered(res.Bundle.Hash, gws)
+	// The Gateways this bundle is made from, as rendered: a left-out Gateway is not in
+	// it (or only at its last good generation).
+	it.statusRendered(res.Bundle.Hash, it.fleetGateways(f, res.Snapshot))
 	if c.status != nil {
 		c.status.SetUnrendered(f.gateway.String(), unrenderedListeners(res.Bundle))
 	}

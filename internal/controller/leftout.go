@@ -119,7 +119,9 @@ func (it *iteration) renderFleet(ctx context.Context, f *fleet, snap *snapshot.S
 		}
 		it.c.log.Debug("validated", "why", why)
 	}
-	it.good.remember(f, snap, res.Bundle)
+	// What was rendered (left-out objects at their last good version) is the next
+	// render's fallback: a bad version never becomes "last good".
+	it.good.remember(f, res.Snapshot, res.Bundle)
 	it.reportLeftOut(f, snap, res.LeftOut)
 	return res, nil
 }

@@ -321,6 +321,9 @@ type Result struct {
 	// LeftOut are the objects the templates did not see: refused when they were
 	// stored, or left out because the render failed with them (Input.LeaveOut).
 	LeftOut []snapshot.LeftOut
+	// Snapshot is what was rendered: the input with left-out objects reverted to
+	// their Fallback version or removed.
+	Snapshot *snapshot.Snapshot
 }
 
 // renderState is what the current render's native helpers read.
@@ -370,7 +373,7 @@ func (e *Engine) Render(ctx context.Context, in Input) (*Result, error) {
 	for {
 		res, err := e.renderAll(ctx, in)
 		if err == nil {
-			res.LeftOut = leftOut
+			res.LeftOut, res.Snapshot = leftOut, in.Snapshot
 			return res, nil
 		}
 		var te *TemplateError

@@ -122,4 +122,9 @@ func TestLeftOutObjectKeepsItsLastGoodVersion(t *testing.T) {
 	if strings.Contains(c, "setenv z") || len(out.LeftOut) != 2 || !strings.Contains(out.LeftOut[1].Reason, "last good version") {
 		t.Fatalf("output:\n%s\nleft out: %+v", c, out.LeftOut)
 	}
+	// What was rendered is the next fallback: the bad version never becomes "good".
+	again, err := e.Render(context.Background(), Input{Snapshot: now, LeaveOut: true, Fallback: out.Snapshot})
+	if err != nil || again.Bundle.Hash != out.Bundle.Hash {
+		t.Fatalf("second render: %v\n%s", err, again.Bundle.Files[0].Content)
+	}
 }
