@@ -336,7 +336,7 @@ func (it *iteration) syncEndpoints(ctx context.Context, f *fleet) {
 
 // retryGateways syncs the Gateways again after gatewayRetry.
 func (it *iteration) retryGateways() {
-	time.AfterFunc(gatewayRetry, func() { it.c.bus.Publish(resourceChanged{}) })
+	time.AfterFunc(gatewayRetry, it.c.gatewaysChanged)
 }
 
 // publishGatewayAddresses tells the status writer whose addresses a Gateway gets:

@@ -43,7 +43,7 @@ func (c *Controller) startGatewayStatus(ctx context.Context) error {
 		Dynamic: dyn, Metadata: md, Discovery: c.kube.Discovery(), Log: c.log,
 		OnWrite: func(kind string) { c.metrics.StatusWrites.WithLabelValues(kind).Inc() },
 		// With per-Gateway pods, a new or deleted Gateway changes the fleets.
-		OnGateways: func(map[types.NamespacedName]int64) { c.bus.Publish(resourceChanged{}) },
+		OnGateways: func(map[types.NamespacedName]int64) { c.gatewaysChanged() },
 	})
 	go func() {
 		if err := c.status.Run(ctx); err != nil {
@@ -51,6 +51,18 @@ func (c *Controller) startGatewayStatus(ctx context.Context) error {
 		}
 	}()
 	return nil
+}
+
+// gatewaysChanged asks the running iteration to reconcile (and sync its Gateway
+// fleets), but only once it has reconciled from synced stores. The status writer's
+// informers are not the watcher's: a reconcile they triggered before the watched
+// resources synced rendered a partial snapshot (a Gateway held, its GatewayClass
+// not listed yet: a bundle without its listeners) whose deploy made the Gateway
+// Programmed. The first reconcile after the sync reads every Gateway anyway.
+func (c *Controller) gatewaysChanged() {
+	if it := c.current.Load(); it != nil && it.ready.Load() {
+		c.bus.Publish(resourceChanged{})
+	}
 }
 
 // rendered remembers which Gateways (object and generation) a bundle was rendered

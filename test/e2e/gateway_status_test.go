@@ -253,13 +253,51 @@ func (w *statusWatch) once(ctx context.Context, client *http.Client, lister core
 			}
 		}
 		if len(addrs) == 0 || !strings.Contains(answers, "answered") {
-			w.broken = append(w.broken, fmt.Sprintf("%s (uid %s, generation %d) %s after creation: Programmed while none of its pods serves its listener (addresses %v: %s)",
-				name, g.UID, g.Generation, since, addrs, answers))
+			w.broken = append(w.broken, fmt.Sprintf("%s (uid %s, generation %d) %s after creation: Programmed while none of its pods serves its listener (addresses %v: %s)%s",
+				name, g.UID, g.Generation, since, addrs, answers, w.diagnose(ctx, client, addrs, port)))
 			continue
 		}
 		w.verifiedGen[g.Name] = key
 		w.programmedAt[id] = since
 	}
+}
+
+// diagnose says, for a Programmed Gateway none of whose pods answered, what each
+// pod's agent runs (hash, last apply, whether its config binds the port) and
+// whether the port answers a moment later.
+func (w *statusWatch) diagnose(ctx context.Context, client *http.Client, addrs []string, port string) string {
+	var b strings.Builder
+	get := func(ip, path string) (string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(ip, "5555")+path, nil)
+		if err != nil {
+			return "", err
+		}
+		req.SetBasicAuth(agentUser, agentPass)
+		resp, err := client.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		return string(data), err
+	}
+	for _, a := range addrs {
+		st, err := get(a, "/v1/state")
+		if len(st) > 600 {
+			st = st[:600] + "..."
+		}
+		fmt.Fprintf(&b, "\n  agent %s state: %s %v", a, st, err)
+		cfg, err := get(a, "/v1/config")
+		fmt.Fprintf(&b, "\n  agent %s config binds :%s: %v (%v)", a, port, strings.Contains(cfg, ":"+port+"\""), err)
+	}
+	for _, d := range []time.Duration{300 * time.Millisecond, time.Second, 3 * time.Second} {
+		time.Sleep(d)
+		for _, a := range addrs {
+			code, err := answer(ctx, client, a, port)
+			fmt.Fprintf(&b, "\n  +%v %s:%s: %d %v", d, a, port, code, err)
+		}
+	}
+	return b.String()
 }
 
 // verified reports whether the Gateway's current object was seen Programmed and
