@@ -2,17 +2,14 @@ package plan
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // realisticConfig is a 20-backend ingress config in the shape the default library
 // renders: host and path maps in the frontend, one backend per Service.
@@ -138,24 +135,7 @@ func TestGolden(t *testing.T) {
 			for _, f := range res.Files {
 				view.Files = append(view.Files, f.Target())
 			}
-			got, err := json.MarshalIndent(view, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, '\n')
-			path := filepath.Join("testdata", tt.name+".golden.json")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("%s differs from the golden file (run with -update after checking):\n%s", path, got)
-			}
+			golden.AssertJSON(t, filepath.Join("testdata", tt.name+".golden.json"), view)
 		})
 	}
 }

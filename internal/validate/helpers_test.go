@@ -1,16 +1,13 @@
 package validate
 
 import (
-	"flag"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // requireHAProxy fails (rather than skips) without HAProxy: these tests exist to run
 // the real binary, and `make test` installs it.
@@ -53,21 +50,8 @@ func sampleBundle() *bundle.Bundle {
 	})
 }
 
-// golden compares got with testdata/<name>, rewriting it with -update.
-func golden(t *testing.T, name, got string) {
+// assertGolden compares got with testdata/<name>, rewriting it with -update.
+func assertGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from output (run with -update to accept):\n--- want\n%s\n--- got\n%s", path, want, got)
-	}
+	golden.Assert(t, filepath.Join("testdata", name), []byte(got))
 }
