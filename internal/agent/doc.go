@@ -49,7 +49,7 @@
 // hold the entries of the resulting map file, compared as multisets (runtime
 // additions are appended, so `show map` order differs from file order; map files
 // hold unique keys). Diverging servers and maps are counted in
-// Result.ServerDivergence / MapDivergence ("deployment/runtime" and "runtime-map"
+// agentapi.Result.ServerDivergence / MapDivergence ("deployment/runtime" and "runtime-map"
 // divergence) and cumulatively in State; any divergence, or a read-back that fails,
 // takes the same path as a failed operation: a verified reload of the resulting set
 // (reloaded-after-runtime-failure), so that what runs equals disk again.
@@ -71,4 +71,10 @@
 // in haproxy.cfg on disk (presence, address, weight the line sets, maintenance); a
 // diverging server counts as server divergence and the files are reloaded.
 // State.LastVerify reports the last verification.
+//
+// # Protocol
+//
+// Handler serves the agent protocol of internal/agentapi, which owns its wire types
+// (ConfigRequest, RuntimeRequest, Result, State, CurrentConfig), paths, limits and
+// credentials; see docs/design/agent-protocol.md.
 package agent

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
@@ -106,11 +107,11 @@ func TestMapSafety(t *testing.T) {
 		bad := hostMap
 		bad.Content = tt.content
 		code, res := putConfig(t, srv, cfg, bad)
-		if code != http.StatusBadRequest || res.Result != ResultError || !strings.Contains(res.Error, tt.want) {
+		if code != http.StatusBadRequest || res.Result != agentapi.ResultError || !strings.Contains(res.Error, tt.want) {
 			t.Errorf("PUT %.30q: %d %+v, want 400 %q", tt.content, code, res, tt.want)
 		}
 		next := merge(bundle.New([]bundle.File{cfg, hostMap}), []bundle.File{bad})
-		code, res = call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, RuntimeRequest{
+		code, res = call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, agentapi.RuntimeRequest{
 			Files: []bundle.File{bad}, Hash: next.Hash,
 			Operations: []runtime.Op{{Operation: &runtime.SetMap{Map: "host.map", Key: "a.test", Value: "be_b"}}},
 		})
@@ -126,7 +127,7 @@ func TestMapSafety(t *testing.T) {
 		&runtime.ReplaceMap{Map: "host.map", Entries: []runtime.MapEntry{{Key: "a.test", Value: "be_b"}, {Key: "e test", Value: "be_a"}}},
 	} {
 		files := []bundle.File{{Kind: bundle.KindMap, Name: "host.map", Content: content + "\ne.test be_a\n"}}
-		code, res := call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, RuntimeRequest{
+		code, res := call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, agentapi.RuntimeRequest{
 			Files: files, Hash: merge(bundle.New([]bundle.File{cfg, hostMap}), files).Hash, Operations: []runtime.Op{{Operation: op}},
 		})
 		if code != http.StatusBadRequest || !strings.Contains(res.Error, "operation 0: "+op.Kind()+" host.map ") || !strings.Contains(res.Error, "map ") {
