@@ -1,6 +1,8 @@
 // Package internal_test enforces the layering of the data path: the pure middle
-// (snapshot → render → bundle → plan) never talks to Kubernetes, and the agent stays
-// small.
+// (snapshot → render → bundle → plan) never talks to Kubernetes, HAProxy's config
+// syntax (internal/haproxy/config) is a leaf, and the controller side reaches the
+// agent only through its protocol (internal/agentapi). The agent's own rules are in
+// internal/agent/layering_test.go.
 package internal_test
 
 import (
@@ -42,7 +44,7 @@ func TestLayering(t *testing.T) {
 			why:       "the pure middle of the pipeline must not talk to the API server",
 		},
 		{
-			pkgs:      []string{"internal/snapshot", "internal/bundle", "internal/fieldpath", "internal/plan"},
+			pkgs:      []string{"internal/snapshot", "internal/bundle", "internal/fieldpath", "internal/plan", "internal/haproxy/config"},
 			forbidden: []string{"k8s.io/", "github.com/open2b/scriggo"},
 			why:       "the plain data types between stages import nothing heavy",
 		},
@@ -82,6 +84,14 @@ func TestLayering(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+	// HAProxy's config syntax is a leaf: the planner, the renderer, the agent and the
+	// runtime client all use it, so it may use nothing of the module but the plain
+	// bundle type.
+	for _, d := range deps(t, "internal/haproxy/config") {
+		if strings.HasPrefix(d, module+"/") && d != module+"/internal/haproxy/config" && d != module+"/internal/bundle" {
+			t.Errorf("internal/haproxy/config imports %s: it is a leaf of the module", d)
 		}
 	}
 }

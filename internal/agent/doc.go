@@ -16,9 +16,9 @@
 // bootstrap config.
 //
 // Applying a file set (ApplyConfig): the hash must match the files; every map file
-// must hold only lines the runtime API can reproduce (runtime.CheckMapFile: no line
-// over runtime.MaxMapLine bytes, no control character but TAB and a final CR, every
-// entry HAProxy loads from it passing runtime.CheckMapEntry), else 400 naming the
+// must hold only lines the runtime API can reproduce (config.CheckMapFile: no line
+// over config.MaxMapLine bytes, no NUL, no control character but TAB and a final CR
+// in an entry line, every entry passing config.CheckMapEntry), else 400 naming the
 // file, the line and why, before anything is written; an identical set is a no-op;
 // `haproxy -c` must accept it (else 422 with HAProxy's alerts, nothing changed); each
 // file is staged next to its target and renamed into place and files
@@ -45,7 +45,9 @@
 // run if and only if the resulting haproxy.cfg has its server line, with the line's
 // address and port (when it is an IP address), maintenance state ("disabled" means
 // maint; ready and drain are not maint) and weight (when the line or an operation
-// sets it; 1 when unwritten, default-server is not followed). Each touched map must
+// sets it; 1 when unwritten, default-server is not followed); server lines are read
+// with the planner's parser (config.Parse, config.ReadServer), and a configuration
+// it cannot read fails the read-back (a reload follows). Each touched map must
 // hold the entries of the resulting map file, compared as multisets (runtime
 // additions are appended, so `show map` order differs from file order; map files
 // hold unique keys). Diverging servers and maps are counted in

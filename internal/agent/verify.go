@@ -109,7 +109,10 @@ func (a *Agent) verifyServers(ctx context.Context, rec *agentapi.VerifyRecord) e
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
-	cfg, templated := configServers(string(data))
+	cfg, templated, err := configServers(string(data))
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
 	running, err := runtime.ShowServersState(ctx, a.admin, "")
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
