@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haproxy-haptic/haptic/internal/agent"
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
@@ -105,7 +105,7 @@ func TestKilledAgentComesBack(t *testing.T) {
 	cfg := fmt.Sprintf("global\n    hard-stop-after 5s\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n"+
 		"frontend fe\n    bind 127.0.0.1:%d\n    http-request return status 200 content-type text/plain string \"last\"\n", fePort)
 	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}})
-	body, _ := json.Marshal(agent.ConfigRequest{Hash: b.Hash, Files: b.Files})
+	body, _ := json.Marshal(agentapi.ConfigRequest{Hash: b.Hash, Files: b.Files})
 	req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/config", bytes.NewReader(body))
 	req.SetBasicAuth("u", "secret-password")
 	client := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
@@ -142,7 +142,7 @@ func TestKilledAgentComesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var st agent.State
+	var st agentapi.State
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/haproxy-haptic/haptic/internal/agent"
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/validate/haproxycheck"
 )
 
@@ -66,7 +67,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*config
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	var err error
-	if o.Username, o.Password, err = agent.Credentials(*credFile, getenv); err != nil {
+	if o.Username, o.Password, err = agentapi.Credentials(*credFile, getenv); err != nil {
 		return nil, err
 	}
 	if *bootstrap != "" {

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haproxy-haptic/haptic/internal/agent"
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
@@ -144,7 +144,7 @@ func TestRunServesAndStops(t *testing.T) {
 	cfg := fmt.Sprintf("global\n    hard-stop-after 5s\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n"+
 		"frontend fe\n    bind 127.0.0.1:%d\n    http-request return status 200 content-type text/plain string \"hello\"\n", fePort)
 	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}})
-	body, _ := json.Marshal(agent.ConfigRequest{Hash: b.Hash, Files: b.Files})
+	body, _ := json.Marshal(agentapi.ConfigRequest{Hash: b.Hash, Files: b.Files})
 	req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/config", bytes.NewReader(body))
 	req.SetBasicAuth("u", "secret-password")
 	resp, err := client.Do(req)

@@ -14,9 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/haproxy-haptic/haptic/internal/agent"
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
-	"github.com/haproxy-haptic/haptic/internal/deploy"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 	"github.com/haproxy-haptic/haptic/internal/pipeline"
 	"github.com/haproxy-haptic/haptic/internal/plan"
@@ -213,11 +212,11 @@ func fetchAgentConfig(ctx context.Context, base, credFile string) (*bundle.Bundl
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 		return nil, "", usageError(fmt.Errorf("--from-agent %q: want the agent's base URL, e.g. http://10.244.0.5:5555 (credentials go in --credentials-file)", base))
 	}
-	user, pass, err := agent.Credentials(credFile, os.Getenv)
+	user, pass, err := agentapi.Credentials(credFile, os.Getenv)
 	if err != nil {
 		return nil, "", usageError(err)
 	}
-	c := &deploy.AgentClient{BaseURL: strings.TrimRight(base, "/"), Username: user, Password: pass}
+	c := &agentapi.Client{BaseURL: strings.TrimRight(base, "/"), Username: user, Password: pass}
 	b, version, err := c.Config(ctx)
 	if err != nil {
 		return nil, "", fmt.Errorf("agent %s: %w", base, err)

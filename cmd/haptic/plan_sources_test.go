@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/haproxy-haptic/haptic/internal/agent"
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
-	"github.com/haproxy-haptic/haptic/internal/deploy"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 	"github.com/haproxy-haptic/haptic/internal/plan"
 	"github.com/haproxy-haptic/haptic/internal/validate/haproxycheck"
@@ -170,10 +170,10 @@ func TestPlanFromAgent(t *testing.T) {
 	}
 	cfg := writeConfig(t, strings.Replace(planDirCfg, "%d", fmt.Sprint(freeLoopbackPort(t)), 1)+dataplaneYAML(l))
 	srv := startPlanAgent(t, l, filepath.Join(dir, "state"))
-	client := &deploy.AgentClient{BaseURL: srv.URL, Username: "controller", Password: "s3cret"}
+	client := &agentapi.Client{BaseURL: srv.URL, Username: "controller", Password: "s3cret"}
 	ctx := context.Background()
 	one := renderTest(t, cfg, "one")
-	if res, err := client.Apply(ctx, one); err != nil || res.Result != agent.ResultApplied {
+	if res, err := client.Apply(ctx, one); err != nil || res.Result != agentapi.ResultApplied {
 		t.Fatalf("apply one: %+v %v", res, err)
 	}
 	st, err := client.State(ctx)

@@ -7,66 +7,31 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/validate/haproxycheck"
 )
 
-// ConfigRequest is the body of PUT /v1/config.
-type ConfigRequest struct {
-	Hash  string        `json:"hash"`
-	Files []bundle.File `json:"files"`
-}
-
-// Result is the answer to an apply (PUT /v1/config or POST /v1/runtime).
-type Result struct {
-	Hash string `json:"hash"`
-	// Result is applied, unchanged, invalid, rolled_back, rollback_failed,
-	// reloaded-after-runtime-failure (an operation failed or the read-back found a
-	// divergence) or error.
-	Result     string   `json:"result"`
-	Reloaded   bool     `json:"reloaded"`
-	ReloadID   int      `json:"reloadID,omitempty"`
-	DurationMs int64    `json:"durationMs"`
-	Error      string   `json:"error,omitempty"`
-	Alerts     []string `json:"alerts,omitempty"`
-	// ServerDivergence and MapDivergence count the servers and maps that the
-	// read-back after runtime operations found to differ from the resulting set
-	// (deployment/runtime and runtime-map divergence); the agent then reloaded.
-	ServerDivergence int `json:"serverDivergence,omitempty"`
-	MapDivergence    int `json:"mapDivergence,omitempty"`
-}
-
-// Result values.
-const (
-	ResultApplied         = "applied"
-	ResultUnchanged       = "unchanged"
-	ResultInvalid         = "invalid"
-	ResultRolledBack      = "rolled_back"
-	ResultRollbackFailed  = "rollback_failed"
-	ResultRuntimeFallback = "reloaded-after-runtime-failure"
-	ResultError           = "error"
-)
-
 // ApplyConfig validates and applies a whole file set with a verified reload. It
 // returns the HTTP status that goes with the result.
-func (a *Agent) ApplyConfig(ctx context.Context, req ConfigRequest) (Result, int) {
+func (a *Agent) ApplyConfig(ctx context.Context, req agentapi.ConfigRequest) (agentapi.Result, int) {
 	start := time.Now()
 	b := bundle.New(req.Files)
-	res := Result{Hash: b.Hash}
-	done := func(status int) (Result, int) {
+	res := agentapi.Result{Hash: b.Hash}
+	done := func(status int) (agentapi.Result, int) {
 		res.DurationMs = time.Since(start).Milliseconds()
 		return res, status
 	}
 	if req.Hash != b.Hash {
-		res.Result, res.Error = ResultError, fmt.Sprintf("hash %q does not match the files (%s)", req.Hash, b.Hash)
+		res.Result, res.Error = agentapi.ResultError, fmt.Sprintf("hash %q does not match the files (%s)", req.Hash, b.Hash)
 		return done(http.StatusBadRequest)
 	}
 	if err := checkFiles(a.opts.Layout, b.Files); err != nil {
-		res.Result, res.Error = ResultError, err.Error()
+		res.Result, res.Error = agentapi.ResultError, err.Error()
 		return done(http.StatusBadRequest)
 	}
 	if err := checkMaps(b.Files); err != nil {
-		res.Result, res.Error = ResultError, err.Error()
+		res.Result, res.Error = agentapi.ResultError, err.Error()
 		return done(http.StatusBadRequest)
 	}
 
@@ -77,38 +42,38 @@ func (a *Agent) ApplyConfig(ctx context.Context, req ConfigRequest) (Result, int
 	if b.Hash == a.current.Hash {
 		// Same set: nothing to do unless the files on disk drifted.
 		if tree, err := readTree(a.opts.Layout, manifestOf(a.current)); err == nil && tree.Hash == b.Hash {
-			res.Result = ResultUnchanged
+			res.Result = agentapi.ResultUnchanged
 			return done(http.StatusOK)
 		}
 	}
 	if err := a.check(ctx, b); err != nil {
-		res.Result, res.Error = ResultInvalid, err.Error()
+		res.Result, res.Error = agentapi.ResultInvalid, err.Error()
 		var herr *haproxycheck.HAProxyError
 		if errors.As(err, &herr) {
 			res.Alerts = herr.Alerts
-			a.st.recordApply(ApplyRecord{At: start.UTC(), Hash: b.Hash, Result: ResultInvalid, Error: err.Error(), Mode: "reload"})
+			a.st.recordApply(agentapi.ApplyRecord{At: start.UTC(), Hash: b.Hash, Result: agentapi.ResultInvalid, Error: err.Error(), Mode: "reload"})
 			return done(http.StatusUnprocessableEntity)
 		}
-		res.Result = ResultError
+		res.Result = agentapi.ResultError
 		return done(http.StatusInternalServerError)
 	}
 	status := a.switchTo(ctx, b, &res)
 	a.opts.Logger.Info("apply", "hash", b.Hash, "result", res.Result, "reloadID", res.ReloadID,
 		"ms", time.Since(start).Milliseconds(), "error", res.Error)
-	a.st.recordApply(ApplyRecord{At: start.UTC(), Hash: b.Hash, Result: res.Result, Error: res.Error, Mode: "reload"})
+	a.st.recordApply(agentapi.ApplyRecord{At: start.UTC(), Hash: b.Hash, Result: res.Result, Error: res.Error, Mode: "reload"})
 	return done(status)
 }
 
 // switchTo installs b, reloads and verifies; on failure it restores the last known
 // good set. Callers hold a.mu and have validated b.
-func (a *Agent) switchTo(ctx context.Context, b *bundle.Bundle, res *Result) int {
+func (a *Agent) switchTo(ctx context.Context, b *bundle.Bundle, res *agentapi.Result) int {
 	err := a.installSet(b)
 	if err == nil {
 		var id int
 		id, err = a.reload(ctx)
 		res.Reloaded, res.ReloadID = true, id
 		if err == nil {
-			res.Result = ResultApplied
+			res.Result = agentapi.ResultApplied
 			if err := a.setLKG(b); err != nil {
 				res.Error = err.Error()
 			}
@@ -118,11 +83,11 @@ func (a *Agent) switchTo(ctx context.Context, b *bundle.Bundle, res *Result) int
 	a.opts.Logger.Warn("apply failed; restoring last known good", "hash", b.Hash, "lkg", a.lkg.Hash, "error", err)
 	res.Error = err.Error()
 	if rerr := a.restoreLKG(ctx); rerr != nil {
-		res.Result = ResultRollbackFailed
+		res.Result = agentapi.ResultRollbackFailed
 		res.Error = fmt.Sprintf("%v; restoring last known good %s: %v", err, a.lkg.Hash, rerr)
 		return http.StatusInternalServerError
 	}
-	res.Result = ResultRolledBack
+	res.Result = agentapi.ResultRolledBack
 	return http.StatusBadGateway
 }
 

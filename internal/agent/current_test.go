@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
@@ -55,7 +56,7 @@ func TestGetConfigReturnsTheRunningSet(t *testing.T) {
 		{Kind: bundle.KindCrtList, Name: "list.txt", Content: filepath.Join(opts.Layout.SSLCertsDir, "site.pem") + "\n"},
 	}
 	applied := bundle.New(files)
-	if code, res := putConfig(t, srv, files...); code != http.StatusOK || res.Result != ResultApplied {
+	if code, res := putConfig(t, srv, files...); code != http.StatusOK || res.Result != agentapi.ResultApplied {
 		t.Fatalf("put: %d %+v", code, res)
 	}
 
@@ -69,7 +70,7 @@ func TestGetConfigReturnsTheRunningSet(t *testing.T) {
 		}
 	}
 
-	read := func(what string) CurrentConfig {
+	read := func(what string) agentapi.CurrentConfig {
 		t.Helper()
 		code, hdr, body := getCurrent(t, srv.URL, testUser, testPass)
 		if code != http.StatusOK {
@@ -78,7 +79,7 @@ func TestGetConfigReturnsTheRunningSet(t *testing.T) {
 		if hdr.Get("Cache-Control") != "no-store" {
 			t.Errorf("%s: Cache-Control %q", what, hdr.Get("Cache-Control"))
 		}
-		var cur CurrentConfig
+		var cur agentapi.CurrentConfig
 		dec := json.NewDecoder(strings.NewReader(string(body)))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&cur); err != nil {
@@ -107,7 +108,7 @@ func TestGetConfigReturnsTheRunningSet(t *testing.T) {
 	newMap := hostMap
 	newMap.Content = "a.test be_a\nb.test be_b\n"
 	next := bundle.New([]bundle.File{cfg, newMap, files[2], files[3], files[4]})
-	req := RuntimeRequest{
+	req := agentapi.RuntimeRequest{
 		BaseHash:   applied.Hash,
 		Operations: []runtime.Op{{Operation: &runtime.AddMap{Map: "host.map", Key: "b.test", Value: "be_b"}}},
 		Files:      []bundle.File{newMap},

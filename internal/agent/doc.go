@@ -16,9 +16,9 @@
 // bootstrap config.
 //
 // Applying a file set (ApplyConfig): the hash must match the files; every map file
-// must hold only lines the runtime API can reproduce (runtime.CheckMapFile: no line
-// over runtime.MaxMapLine bytes, no control character but TAB and a final CR, every
-// entry HAProxy loads from it passing runtime.CheckMapEntry), else 400 naming the
+// must hold only lines the runtime API can reproduce (config.CheckMapFile: no line
+// over config.MaxMapLine bytes, no NUL, no control character but TAB and a final CR
+// in an entry line, every entry passing config.CheckMapEntry), else 400 naming the
 // file, the line and why, before anything is written; an identical set is a no-op;
 // `haproxy -c` must accept it (else 422 with HAProxy's alerts, nothing changed); each
 // file is staged next to its target and renamed into place and files
@@ -45,11 +45,13 @@
 // run if and only if the resulting haproxy.cfg has its server line, with the line's
 // address and port (when it is an IP address), maintenance state ("disabled" means
 // maint; ready and drain are not maint) and weight (when the line or an operation
-// sets it; 1 when unwritten, default-server is not followed). Each touched map must
+// sets it; 1 when unwritten, default-server is not followed); server lines are read
+// with the planner's parser (config.Parse, config.ReadServer), and a configuration
+// it cannot read fails the read-back (a reload follows). Each touched map must
 // hold the entries of the resulting map file, compared as multisets (runtime
 // additions are appended, so `show map` order differs from file order; map files
 // hold unique keys). Diverging servers and maps are counted in
-// Result.ServerDivergence / MapDivergence ("deployment/runtime" and "runtime-map"
+// agentapi.Result.ServerDivergence / MapDivergence ("deployment/runtime" and "runtime-map"
 // divergence) and cumulatively in State; any divergence, or a read-back that fails,
 // takes the same path as a failed operation: a verified reload of the resulting set
 // (reloaded-after-runtime-failure), so that what runs equals disk again.
@@ -71,4 +73,10 @@
 // in haproxy.cfg on disk (presence, address, weight the line sets, maintenance); a
 // diverging server counts as server divergence and the files are reloaded.
 // State.LastVerify reports the last verification.
+//
+// # Protocol
+//
+// Handler serves the agent protocol of internal/agentapi, which owns its wire types
+// (ConfigRequest, RuntimeRequest, Result, State, CurrentConfig), paths, limits and
+// credentials; see docs/design/agent-protocol.md.
 package agent

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
@@ -50,7 +51,7 @@ func TestAgentEndToEnd(t *testing.T) {
 
 	// v1
 	v1 := configFile(frontendCfg(port, "v1", "", ""))
-	if code, res := putConfig(t, srv, v1); code != http.StatusOK || res.Result != ResultApplied || !res.Reloaded {
+	if code, res := putConfig(t, srv, v1); code != http.StatusOK || res.Result != agentapi.ResultApplied || !res.Reloaded {
 		t.Fatalf("v1: %d %+v", code, res)
 	}
 	if got := fetch(t, port, ""); got != "v1" {
@@ -59,14 +60,14 @@ func TestAgentEndToEnd(t *testing.T) {
 	st1 := getState(t, srv)
 
 	// Same set again: no-op.
-	if code, res := putConfig(t, srv, v1); code != http.StatusOK || res.Result != ResultUnchanged || res.Reloaded {
+	if code, res := putConfig(t, srv, v1); code != http.StatusOK || res.Result != agentapi.ResultUnchanged || res.Reloaded {
 		t.Fatalf("v1 again: %d %+v", code, res)
 	}
 
 	// v2: verified reload, new worker.
 	v2 := configFile(frontendCfg(port, "v2", "", ""))
 	code, res := putConfig(t, srv, v2)
-	if code != http.StatusOK || res.Result != ResultApplied || res.ReloadID != st1.Reloads+1 {
+	if code != http.StatusOK || res.Result != agentapi.ResultApplied || res.ReloadID != st1.Reloads+1 {
 		t.Fatalf("v2: %d %+v (reloads before %d)", code, res, st1.Reloads)
 	}
 	if got := fetch(t, port, ""); got != "v2" {
@@ -84,7 +85,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	t.Run("invalid config is refused", func(t *testing.T) {
 		bad := configFile(frontendCfg(port, "v3", "    bogus_keyword here\n", ""))
 		code, res := putConfig(t, srv, bad)
-		if code != http.StatusUnprocessableEntity || res.Result != ResultInvalid || len(res.Alerts) == 0 ||
+		if code != http.StatusUnprocessableEntity || res.Result != agentapi.ResultInvalid || len(res.Alerts) == 0 ||
 			!strings.Contains(strings.Join(res.Alerts, "\n"), "bogus_keyword") {
 			t.Fatalf("invalid: %d %+v", code, res)
 		}
@@ -94,7 +95,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	t.Run("wrong credential is refused", func(t *testing.T) {
 		b := bundle.New([]bundle.File{configFile(frontendCfg(port, "v3", "", ""))})
 		for _, cred := range [][2]string{{testUser, "wrong"}, {"other", testPass}, {"", ""}} {
-			code, _ := call(t, srv, http.MethodPut, "/v1/config", cred[0], cred[1], ConfigRequest{Hash: b.Hash, Files: b.Files})
+			code, _ := call(t, srv, http.MethodPut, "/v1/config", cred[0], cred[1], agentapi.ConfigRequest{Hash: b.Hash, Files: b.Files})
 			if code != http.StatusUnauthorized {
 				t.Fatalf("credential %q: %d", cred[0], code)
 			}
@@ -104,7 +105,7 @@ func TestAgentEndToEnd(t *testing.T) {
 
 	t.Run("hash mismatch is refused", func(t *testing.T) {
 		f := configFile(frontendCfg(port, "v3", "", ""))
-		code, _ := call(t, srv, http.MethodPut, "/v1/config", testUser, testPass, ConfigRequest{Hash: "deadbeef", Files: []bundle.File{f}})
+		code, _ := call(t, srv, http.MethodPut, "/v1/config", testUser, testPass, agentapi.ConfigRequest{Hash: "deadbeef", Files: []bundle.File{f}})
 		if code != http.StatusBadRequest {
 			t.Fatalf("hash mismatch: %d", code)
 		}
@@ -119,11 +120,11 @@ func TestAgentEndToEnd(t *testing.T) {
 		defer busy.Close()
 		extra := fmt.Sprintf("    bind %s\n", busy.Addr())
 		code, res := putConfig(t, srv, configFile(frontendCfg(port, "v3", extra, "")))
-		if code != http.StatusBadGateway || res.Result != ResultRolledBack || res.Error == "" {
+		if code != http.StatusBadGateway || res.Result != agentapi.ResultRolledBack || res.Error == "" {
 			t.Fatalf("rollback: %d %+v", code, res)
 		}
 		st := getState(t, srv)
-		if st.LastApply == nil || st.LastApply.Result != ResultRolledBack || st.FailedReloads != st2.FailedReloads+1 || st.Reloads != st2.Reloads+2 {
+		if st.LastApply == nil || st.LastApply.Result != agentapi.ResultRolledBack || st.FailedReloads != st2.FailedReloads+1 || st.Reloads != st2.Reloads+2 {
 			t.Fatalf("state after rollback: %+v", st)
 		}
 		if got := fetch(t, port, ""); got != "v2" {
@@ -153,7 +154,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		newMap := hostMap
 		newMap.Content = "a.test be_a\nb.test be_b\n"
 		next := bundle.New([]bundle.File{cfg, newMap})
-		req := RuntimeRequest{
+		req := agentapi.RuntimeRequest{
 			BaseHash:   stMap.Hash,
 			Operations: []runtime.Op{{Operation: &runtime.AddMap{Map: "host.map", Key: "b.test", Value: "be_b"}}},
 			Files:      []bundle.File{newMap},
@@ -176,7 +177,7 @@ func TestAgentEndToEnd(t *testing.T) {
 			t.Fatalf("refused runtime requests changed routing: %q", got)
 		}
 		code, res := call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, req)
-		if code != http.StatusOK || res.Result != ResultApplied || res.Reloaded {
+		if code != http.StatusOK || res.Result != agentapi.ResultApplied || res.Reloaded {
 			t.Fatalf("runtime: %d %+v", code, res)
 		}
 		if got := fetch(t, port, "b.test"); got != "B" {
@@ -205,14 +206,14 @@ func TestAgentEndToEnd(t *testing.T) {
 		cfg3.Content = strings.Replace(cfg3.Content, "balance roundrobin\n",
 			fmt.Sprintf("balance roundrobin\n    server s1 127.0.0.1:%d\n", bport), 1)
 		next3 := bundle.New([]bundle.File{cfg3, map3})
-		code, res = call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, RuntimeRequest{
+		code, res = call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, agentapi.RuntimeRequest{
 			Operations: []runtime.Op{
 				{Operation: &runtime.AddServer{Backend: "be_dyn", Server: "s1", Address: "127.0.0.1", Port: bport}},
 				{Operation: &runtime.AddMap{Map: "host.map", Key: "c.test", Value: "be_dyn"}},
 			},
 			Files: []bundle.File{cfg3, map3}, Hash: next3.Hash,
 		})
-		if code != http.StatusOK || res.Result != ResultApplied || res.Reloaded {
+		if code != http.StatusOK || res.Result != agentapi.ResultApplied || res.Reloaded {
 			t.Fatalf("runtime server: %d %+v", code, res)
 		}
 		if got := fetch(t, port, "c.test"); got != "dyn" {
@@ -223,14 +224,14 @@ func TestAgentEndToEnd(t *testing.T) {
 		map4 := map3
 		map4.Content = "a.test be_b\nb.test be_b\nc.test be_dyn\n"
 		next4 := bundle.New([]bundle.File{cfg3, map4})
-		code, res = call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, RuntimeRequest{
+		code, res = call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, agentapi.RuntimeRequest{
 			Operations: []runtime.Op{
 				{Operation: &runtime.SetMap{Map: "host.map", Key: "a.test", Value: "be_b"}},
 				{Operation: &runtime.DelServer{Backend: "be_dyn", Server: "nope"}},
 			},
 			Files: []bundle.File{map4}, Hash: next4.Hash,
 		})
-		if code != http.StatusOK || res.Result != ResultRuntimeFallback || !res.Reloaded {
+		if code != http.StatusOK || res.Result != agentapi.ResultRuntimeFallback || !res.Reloaded {
 			t.Fatalf("runtime fallback: %d %+v", code, res)
 		}
 		if got := fetch(t, port, "a.test"); got != "B" {
@@ -256,7 +257,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		for _, f := range a.current.Files {
 			files = append(files, f)
 		}
-		if code, res := putConfig(t, srv, files...); code != http.StatusOK || res.Result != ResultApplied || res.Hash != st.Hash {
+		if code, res := putConfig(t, srv, files...); code != http.StatusOK || res.Result != agentapi.ResultApplied || res.Hash != st.Hash {
 			t.Fatalf("repair: %d %+v", code, res)
 		}
 		if readFile(t, p) != orig {
@@ -289,7 +290,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	})
 }
 
-func currentPID(t *testing.T, st State) int {
+func currentPID(t *testing.T, st agentapi.State) int {
 	t.Helper()
 	for _, w := range st.Workers {
 		if w.Reloads == 0 {
@@ -310,7 +311,7 @@ func readFile(t *testing.T, p string) string {
 }
 
 // assertServing checks that nothing changed since want was taken.
-func assertServing(t *testing.T, a *Agent, srv interface{ Close() }, port int, body, disk string, want State) {
+func assertServing(t *testing.T, a *Agent, srv interface{ Close() }, port int, body, disk string, want agentapi.State) {
 	t.Helper()
 	if got := fetch(t, port, ""); got != body {
 		t.Fatalf("body %q, want %q", got, body)
@@ -353,7 +354,7 @@ func TestConcurrentApplies(t *testing.T) {
 	_, srv := startAgent(t, opts)
 	port := freePort(t)
 	const n = 4
-	results := make(chan Result, n)
+	results := make(chan agentapi.Result, n)
 	for i := 0; i < n; i++ {
 		go func() {
 			_, res := putConfig(t, srv, configFile(frontendCfg(port, fmt.Sprintf("c%d", i), "", "")))
@@ -363,7 +364,7 @@ func TestConcurrentApplies(t *testing.T) {
 	ids := map[int]bool{}
 	for i := 0; i < n; i++ {
 		res := <-results
-		if res.Result != ResultApplied || ids[res.ReloadID] {
+		if res.Result != agentapi.ResultApplied || ids[res.ReloadID] {
 			t.Fatalf("result %+v (ids so far %v)", res, ids)
 		}
 		ids[res.ReloadID] = true

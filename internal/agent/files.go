@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
@@ -65,8 +66,8 @@ func checkFiles(l bundle.Layout, files []bundle.File) error {
 }
 
 // checkMaps refuses map files that hold a line the runtime API cannot reproduce
-// (runtime.CheckMapFile: a line over runtime.MaxMapLine bytes, a control character,
-// an entry CheckMapEntry refuses), so that every map the agent installs can be
+// (config.CheckMapFile: a line over config.MaxMapLine bytes, a control character,
+// an entry config.CheckMapEntry refuses), so that every map the agent installs can be
 // verified against `show map` and corrected with runtime operations.
 func checkMaps(files []bundle.File) error {
 	for _, f := range files {
@@ -78,7 +79,7 @@ func checkMaps(files []bundle.File) error {
 		if err := (&runtime.ReplaceMap{Map: f.Name}).Validate(); err != nil {
 			return fmt.Errorf("map file %q: the runtime API cannot name it", f.Name)
 		}
-		if err := runtime.CheckMapFile(f.Content); err != nil {
+		if err := config.CheckMapFile(f.Content); err != nil {
 			return fmt.Errorf("map file %s: %w", f.Name, err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
@@ -108,7 +109,7 @@ func configFile(content string) bundle.File {
 }
 
 // call sends a JSON request to the agent API.
-func call(t *testing.T, srv *httptest.Server, method, path, user, pass string, body any) (int, Result) {
+func call(t *testing.T, srv *httptest.Server, method, path, user, pass string, body any) (int, agentapi.Result) {
 	t.Helper()
 	data, err := json.Marshal(body)
 	if err != nil {
@@ -125,30 +126,30 @@ func call(t *testing.T, srv *httptest.Server, method, path, user, pass string, b
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	var res Result
+	var res agentapi.Result
 	_ = json.Unmarshal(raw, &res)
 	t.Logf("%s %s -> %d %s", method, path, resp.StatusCode, strings.Join(strings.Fields(string(raw)), " "))
 	return resp.StatusCode, res
 }
 
-func putConfig(t *testing.T, srv *httptest.Server, files ...bundle.File) (int, Result) {
+func putConfig(t *testing.T, srv *httptest.Server, files ...bundle.File) (int, agentapi.Result) {
 	t.Helper()
 	b := bundle.New(files)
-	return call(t, srv, http.MethodPut, "/v1/config", testUser, testPass, ConfigRequest{Hash: b.Hash, Files: b.Files})
+	return call(t, srv, http.MethodPut, "/v1/config", testUser, testPass, agentapi.ConfigRequest{Hash: b.Hash, Files: b.Files})
 }
 
-func getState(t *testing.T, srv *httptest.Server) State {
+func getState(t *testing.T, srv *httptest.Server) agentapi.State {
 	t.Helper()
 	return stateAt(t, srv, "/v1/state")
 }
 
 // verifyState is GET /v1/state?verify=runtime.
-func verifyState(t *testing.T, srv *httptest.Server) State {
+func verifyState(t *testing.T, srv *httptest.Server) agentapi.State {
 	t.Helper()
 	return stateAt(t, srv, "/v1/state?verify=runtime")
 }
 
-func stateAt(t *testing.T, srv *httptest.Server, path string) State {
+func stateAt(t *testing.T, srv *httptest.Server, path string) agentapi.State {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
 	req.SetBasicAuth(testUser, testPass)
@@ -160,7 +161,7 @@ func stateAt(t *testing.T, srv *httptest.Server, path string) State {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("state: %s", resp.Status)
 	}
-	var st State
+	var st agentapi.State
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
@@ -63,62 +64,30 @@ type cfgServer struct {
 }
 
 // configServers reads the server lines of the backend and listen sections of a
-// configuration: backend → server → line, and the sections with a server-template
-// line (their servers have generated names). Comments start at a '#' that begins a
-// word.
-func configServers(cfg string) (servers map[string]map[string]cfgServer, templated map[string]bool) {
+// configuration (config.Config.Servers): backend → server → line, and the sections
+// with a server-template line (their servers have generated names). A configuration
+// that does not parse is an error: nothing can be compared with it.
+func configServers(text string) (servers map[string]map[string]cfgServer, templated map[string]bool, err error) {
 	out := map[string]map[string]cfgServer{}
-	templated = map[string]bool{}
-	var cur map[string]cfgServer
-	section := ""
-	for _, line := range strings.Split(cfg, "\n") {
-		words := strings.Fields(line)
-		for i, w := range words {
-			if strings.HasPrefix(w, "#") {
-				words = words[:i]
-				break
-			}
-		}
-		if len(words) == 0 {
-			continue
-		}
-		if sectionStart(line, words[0]) {
-			cur, section = nil, ""
-			if (words[0] == "backend" || words[0] == "listen") && len(words) > 1 {
-				cur, section = map[string]cfgServer{}, words[1]
-				out[section] = cur
-			}
-			continue
-		}
-		if cur != nil && words[0] == "server-template" {
-			templated[section] = true
-		}
-		if cur == nil || words[0] != "server" || len(words) < 3 {
-			continue
-		}
-		s := cfgServer{weight: 1}
-		if host, port, err := net.SplitHostPort(words[2]); err == nil && net.ParseIP(host) != nil {
-			if p, err := strconv.Atoi(port); err == nil {
-				s.address, s.port = host, p
-			}
-		}
-		for i := 3; i < len(words); i++ {
-			switch words[i] {
-			case "disabled":
-				s.disabled = true
-			case "enabled":
-				s.disabled = false
-			case "weight":
-				if i+1 < len(words) {
-					if w, err := strconv.Atoi(words[i+1]); err == nil {
-						s.weight, s.weighted = w, true
-					}
-				}
-			}
-		}
-		cur[words[1]] = s
+	cfg, err := config.Parse(text)
+	if err != nil {
+		return nil, nil, err
 	}
-	return out, templated
+	lines, templated := cfg.Servers()
+	for be, byName := range lines {
+		out[be] = make(map[string]cfgServer, len(byName))
+		for name, line := range byName {
+			s := cfgServer{weight: 1, disabled: line.Disabled()}
+			if host, port, err := line.IPPort(); err == nil {
+				s.address, s.port = host, port
+			}
+			if w, set, err := line.Weight(); set && err == nil {
+				s.weight, s.weighted = w, true
+			}
+			out[be][name] = s
+		}
+	}
+	return out, templated, nil
 }
 
 // union is the set of keys of a and b.
@@ -131,19 +100,6 @@ func union[A, B any](a map[string]A, b map[string]B) map[string]bool {
 		out[k] = true
 	}
 	return out
-}
-
-// sectionStart: a section keyword at the start of an unindented line.
-func sectionStart(line, first string) bool {
-	if line == "" || line[0] == ' ' || line[0] == '\t' {
-		return false
-	}
-	switch first {
-	case "global", "defaults", "frontend", "backend", "listen", "userlist", "peers", "resolvers",
-		"http-errors", "ring", "cache", "program", "mailers", "fcgi-app", "log-forward":
-		return true
-	}
-	return false
 }
 
 // divergence is what a read-back found: one line per diverging server and per
@@ -170,7 +126,10 @@ func (a *Agent) readBack(ctx context.Context, ops []runtime.Op, b *bundle.Bundle
 	var d divergence
 	t := touchedBy(ops)
 	if len(t.servers) > 0 {
-		cfg, _ := configServers(configOf(b))
+		cfg, _, err := configServers(configOf(b))
+		if err != nil {
+			return d, fmt.Errorf("read back: %w", err)
+		}
 		for _, be := range sortedKeys(t.servers) {
 			running, err := runtime.ShowServersState(ctx, a.admin, be)
 			if err != nil {

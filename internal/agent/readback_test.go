@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
@@ -79,10 +80,10 @@ func TestRuntimeReadBack(t *testing.T) {
 	}
 	cur := []bundle.File{cfg, hostMap}
 	// post applies ops with the resulting files (cur with files replaced).
-	post := func(files []bundle.File, ops ...runtime.Operation) (int, Result) {
+	post := func(files []bundle.File, ops ...runtime.Operation) (int, agentapi.Result) {
 		t.Helper()
 		next := merge(bundle.New(cur), files)
-		req := RuntimeRequest{Files: files, Hash: next.Hash}
+		req := agentapi.RuntimeRequest{Files: files, Hash: next.Hash}
 		for _, o := range ops {
 			req.Operations = append(req.Operations, runtime.Op{Operation: o})
 		}
@@ -104,7 +105,7 @@ func TestRuntimeReadBack(t *testing.T) {
 			&runtime.AddMap{Map: "host.map", Key: "b.test", Value: "be_dyn"},
 			&runtime.AddMap{Map: "host.map", Key: "c.test", Value: "be_b"},
 		)
-		if code != http.StatusOK || res.Result != ResultApplied || res.Reloaded || res.ServerDivergence != 0 || res.MapDivergence != 0 {
+		if code != http.StatusOK || res.Result != agentapi.ResultApplied || res.Reloaded || res.ServerDivergence != 0 || res.MapDivergence != 0 {
 			t.Fatalf("clean ops: %d %+v", code, res)
 		}
 		cfg3 := rbCfg(port, mapsDir, "    server s1 127.0.0.2:19 weight 7\n    server s2 127.0.0.1:10\n")
@@ -117,7 +118,7 @@ func TestRuntimeReadBack(t *testing.T) {
 			&runtime.DelMap{Map: "host.map", Key: "a.test"},
 			&runtime.SetMap{Map: "host.map", Key: "b.test", Value: "be_a"},
 		)
-		if code != http.StatusOK || res.Result != ResultApplied || res.Reloaded || res.ServerDivergence != 0 || res.MapDivergence != 0 {
+		if code != http.StatusOK || res.Result != agentapi.ResultApplied || res.Reloaded || res.ServerDivergence != 0 || res.MapDivergence != 0 {
 			t.Fatalf("clean ops: %d %+v", code, res)
 		}
 		if got := fetch(t, port, "c.test"); got != "B" {
@@ -135,7 +136,7 @@ func TestRuntimeReadBack(t *testing.T) {
 		worker(t, a, "set server be_dyn/s1 state maint")
 		cfg4 := rbCfg(port, mapsDir, "    server s1 127.0.0.2:19 weight 8\n    server s2 127.0.0.1:10\n")
 		code, res := post([]bundle.File{cfg4}, &runtime.SetServerWeight{Backend: "be_dyn", Server: "s1", Weight: 8})
-		if code != http.StatusOK || res.Result != ResultRuntimeFallback || !res.Reloaded || res.ServerDivergence != 1 ||
+		if code != http.StatusOK || res.Result != agentapi.ResultRuntimeFallback || !res.Reloaded || res.ServerDivergence != 1 ||
 			res.MapDivergence != 0 || !strings.Contains(res.Error, "server be_dyn/s1: state maint, want ready") {
 			t.Fatalf("maint divergence: %d %+v", code, res)
 		}
@@ -161,7 +162,7 @@ func TestRuntimeReadBack(t *testing.T) {
 		worker(t, a, "set server be_dyn/s2 addr 127.0.0.3 port 11")
 		code, res = post(nil, &runtime.SetServerWeight{Backend: "be_dyn", Server: "s2", Weight: 1},
 			&runtime.AddServer{Backend: "be_dyn", Server: "s3", Address: "127.0.0.1", Port: 12})
-		if code != http.StatusOK || res.Result != ResultRuntimeFallback || res.ServerDivergence != 2 ||
+		if code != http.StatusOK || res.Result != agentapi.ResultRuntimeFallback || res.ServerDivergence != 2 ||
 			!strings.Contains(res.Error, "be_dyn/s2: address 127.0.0.3:11, want 127.0.0.1:10") ||
 			!strings.Contains(res.Error, "be_dyn/s3: running but not in the configuration") {
 			t.Fatalf("two divergences: %d %+v", code, res)
@@ -188,7 +189,7 @@ func TestRuntimeReadBack(t *testing.T) {
 		worker(t, a, "add map "+a.mapPath("host.map")+" z.test be_a")
 		map5 := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "b.test be_a\nc.test be_b\nd.test be_dyn\n"}
 		code, res := post([]bundle.File{map5}, &runtime.AddMap{Map: "host.map", Key: "d.test", Value: "be_dyn"})
-		if code != http.StatusOK || res.Result != ResultRuntimeFallback || !res.Reloaded || res.MapDivergence != 1 || res.ServerDivergence != 0 ||
+		if code != http.StatusOK || res.Result != agentapi.ResultRuntimeFallback || !res.Reloaded || res.MapDivergence != 1 || res.ServerDivergence != 0 ||
 			!strings.Contains(res.Error, "1 missing (c.test be_b), 1 extra (z.test be_a)") {
 			t.Fatalf("map divergence: %d %+v", code, res)
 		}
@@ -255,7 +256,7 @@ func TestRuntimeVerify(t *testing.T) {
 	if code, res := putConfig(t, srv, cfg, hostMap, unused); code != http.StatusOK {
 		t.Fatalf("config: %d %+v", code, res)
 	}
-	verify := func() State { t.Helper(); return verifyState(t, srv) }
+	verify := func() agentapi.State { t.Helper(); return verifyState(t, srv) }
 	st0 := verify()
 	if v := st0.LastVerify; v == nil || v.Maps != 1 || v.MapDivergence != 0 || v.Error != "" || st0.MapDivergence != 0 {
 		t.Fatalf("clean verify: %+v", st0.LastVerify)

@@ -24,7 +24,13 @@ listen li
 frontend fe
     server nope 10.0.0.3:80
 `
-	got, _ := configServers(cfg)
+	got, templated, err := configServers(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !templated["be_a"] || len(templated) != 1 {
+		t.Errorf("templated = %v, want be_a", templated)
+	}
 	want := map[string]map[string]cfgServer{
 		"be_a": {
 			"a1": {address: "10.0.0.1", port: 80, weight: 5, weighted: true},
@@ -35,6 +41,14 @@ frontend fe
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestConfigServersNeedsAParsableConfig: a config the parser refuses is an error (the
+// read-back then reloads), not a config without servers.
+func TestConfigServersNeedsAParsableConfig(t *testing.T) {
+	if _, _, err := configServers("backend be\n    server s1 '10.0.0.1:80\n"); err == nil {
+		t.Fatal("an unterminated quote must be an error")
 	}
 }
 

@@ -7,38 +7,25 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
-	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 	"github.com/haproxy-haptic/haptic/internal/validate/haproxycheck"
 )
-
-// RuntimeRequest is the body of POST /v1/runtime.
-type RuntimeRequest struct {
-	// BaseHash, when set, is the set the operations were planned against; the
-	// request is refused (409) if the agent runs another one.
-	BaseHash   string       `json:"baseHash,omitempty"`
-	Operations []runtime.Op `json:"operations"`
-	// Files are the files the operations make true on disk (changed or added
-	// files; the rest of the current set is kept).
-	Files []bundle.File `json:"files"`
-	// Hash is the hash of the whole resulting set.
-	Hash string `json:"hash"`
-}
 
 // ApplyRuntime applies runtime operations to the running worker without a reload,
 // reads back the servers and maps they touched (see readBack), then writes the files
 // so that disk matches what runs. If an operation fails or the read-back finds a
 // divergence, the resulting set is validated and applied with a verified reload
 // instead.
-func (a *Agent) ApplyRuntime(ctx context.Context, req RuntimeRequest) (Result, int) {
+func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (agentapi.Result, int) {
 	start := time.Now()
-	res := Result{Hash: req.Hash}
-	done := func(status int) (Result, int) {
+	res := agentapi.Result{Hash: req.Hash}
+	done := func(status int) (agentapi.Result, int) {
 		res.DurationMs = time.Since(start).Milliseconds()
 		return res, status
 	}
-	fail := func(status int, format string, args ...any) (Result, int) {
-		res.Result, res.Error = ResultError, fmt.Sprintf(format, args...)
+	fail := func(status int, format string, args ...any) (agentapi.Result, int) {
+		res.Result, res.Error = agentapi.ResultError, fmt.Sprintf(format, args...)
 		return done(status)
 	}
 	for i, op := range req.Operations {
@@ -68,7 +55,7 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req RuntimeRequest) (Result, i
 	}
 
 	record := func(mode string) {
-		a.st.recordApply(ApplyRecord{At: start.UTC(), Hash: next.Hash, Result: res.Result, Error: res.Error, Mode: mode})
+		a.st.recordApply(agentapi.ApplyRecord{At: start.UTC(), Hash: next.Hash, Result: res.Result, Error: res.Error, Mode: mode})
 	}
 	var opErr error
 	for i, op := range req.Operations {
@@ -95,7 +82,7 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req RuntimeRequest) (Result, i
 			// The worker runs the new state but the files did not land: reload
 			// what is on disk so that both agree again.
 			status := a.switchTo(ctx, a.current, &res)
-			res.Result, res.Error = ResultError, fmt.Sprintf("write files: %v (the previous set was reloaded: %s)", err, res.Result)
+			res.Result, res.Error = agentapi.ResultError, fmt.Sprintf("write files: %v (the previous set was reloaded: %s)", err, res.Result)
 			record("runtime")
 			if status == http.StatusOK {
 				status = http.StatusInternalServerError
@@ -104,7 +91,7 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req RuntimeRequest) (Result, i
 		}
 		a.current = next
 		a.st.setCurrent(next.Hash, len(next.Files))
-		res.Result = ResultApplied
+		res.Result = agentapi.ResultApplied
 		if err := writeJSON(a.opts.manifestPath(), manifestOf(next)); err != nil {
 			res.Error = err.Error()
 		}
@@ -120,7 +107,7 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req RuntimeRequest) (Result, i
 	a.opts.Logger.Warn("runtime operations did not take; reloading instead", "error", opErr,
 		"serverDivergence", res.ServerDivergence, "mapDivergence", res.MapDivergence)
 	if err := a.check(ctx, next); err != nil {
-		res.Result, res.Error = ResultInvalid, fmt.Sprintf("%v; resulting set is invalid: %v", opErr, err)
+		res.Result, res.Error = agentapi.ResultInvalid, fmt.Sprintf("%v; resulting set is invalid: %v", opErr, err)
 		var herr *haproxycheck.HAProxyError
 		if errors.As(err, &herr) {
 			res.Alerts = herr.Alerts
@@ -133,8 +120,8 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req RuntimeRequest) (Result, i
 		return done(http.StatusUnprocessableEntity)
 	}
 	status := a.switchTo(ctx, next, &res)
-	if res.Result == ResultApplied {
-		res.Result = ResultRuntimeFallback
+	if res.Result == agentapi.ResultApplied {
+		res.Result = agentapi.ResultRuntimeFallback
 		res.Error = opErr.Error()
 	}
 	record("reload")

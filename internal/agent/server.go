@@ -5,11 +5,9 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"net/http"
-)
 
-// MaxBodyBytes bounds a request body (file sets with many certificates and large
-// maps fit well below it).
-const MaxBodyBytes = 256 << 20
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
+)
 
 // Handler is the agent's HTTP API:
 //
@@ -25,34 +23,34 @@ const MaxBodyBytes = 256 << 20
 // Every /v1 route needs HTTP basic auth with the agent's credentials.
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+agentapi.PathHealthz, func(w http.ResponseWriter, r *http.Request) {
 		if !a.Running() {
 			http.Error(w, "haproxy is not running", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.Handle("PUT /v1/config", a.auth(func(w http.ResponseWriter, r *http.Request) {
-		var req ConfigRequest
+	mux.Handle("PUT "+agentapi.PathConfig, a.auth(func(w http.ResponseWriter, r *http.Request) {
+		var req agentapi.ConfigRequest
 		if !decode(w, r, &req) {
 			return
 		}
 		res, status := a.ApplyConfig(r.Context(), req)
 		writeResponse(w, status, res)
 	}))
-	mux.Handle("GET /v1/config", a.auth(a.serveCurrent))
-	mux.Handle("POST /v1/runtime", a.auth(func(w http.ResponseWriter, r *http.Request) {
-		var req RuntimeRequest
+	mux.Handle("GET "+agentapi.PathConfig, a.auth(a.serveCurrent))
+	mux.Handle("POST "+agentapi.PathRuntime, a.auth(func(w http.ResponseWriter, r *http.Request) {
+		var req agentapi.RuntimeRequest
 		if !decode(w, r, &req) {
 			return
 		}
 		res, status := a.ApplyRuntime(r.Context(), req)
 		writeResponse(w, status, res)
 	}))
-	mux.Handle("GET /v1/state", a.auth(func(w http.ResponseWriter, r *http.Request) {
-		switch v := r.URL.Query().Get("verify"); v {
+	mux.Handle("GET "+agentapi.PathState, a.auth(func(w http.ResponseWriter, r *http.Request) {
+		switch v := r.URL.Query().Get(agentapi.QueryVerify); v {
 		case "":
-		case "runtime":
+		case agentapi.VerifyRuntime:
 			a.VerifyRuntime(r.Context())
 		default:
 			writeResponse(w, http.StatusBadRequest, map[string]string{"error": "verify: want runtime, not " + v})
@@ -75,7 +73,7 @@ func (a *Agent) auth(next http.HandlerFunc) http.Handler {
 		userOK := subtle.ConstantTimeCompare(u[:], wantUser[:])
 		passOK := subtle.ConstantTimeCompare(p[:], wantPass[:])
 		if !ok || userOK&passOK != 1 {
-			w.Header().Set("WWW-Authenticate", `Basic realm="haptic-agent"`)
+			w.Header().Set("WWW-Authenticate", `Basic realm="`+agentapi.Realm+`"`)
 			writeResponse(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized"})
 			return
 		}
@@ -84,10 +82,10 @@ func (a *Agent) auth(next http.HandlerFunc) http.Handler {
 }
 
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, agentapi.MaxBodyBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		writeResponse(w, http.StatusBadRequest, Result{Result: ResultError, Error: "decode request: " + err.Error()})
+		writeResponse(w, http.StatusBadRequest, agentapi.Result{Result: agentapi.ResultError, Error: "decode request: " + err.Error()})
 		return false
 	}
 	return true

@@ -5,62 +5,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
-
-// State is the answer of GET /v1/state.
-type State struct {
-	// Hash is the current file set's hash (what the agent applied and runs).
-	Hash           string               `json:"hash"`
-	Files          int                  `json:"files"`
-	HAProxyVersion string               `json:"haproxyVersion"`
-	Capabilities   runtime.Capabilities `json:"capabilities"`
-	// Reloads is the master's reload counter (`show proc`): reloads since HAProxy
-	// started, failed ones included. FailedReloads counts the reloads this agent saw
-	// fail verification since it started (the master's own "[failed: N]" counter
-	// resets at the next successful reload).
-	Reloads       int           `json:"reloads"`
-	FailedReloads int           `json:"failedReloads"`
-	LastApply     *ApplyRecord  `json:"lastApply,omitempty"`
-	LastReload    *ReloadRecord `json:"lastReload,omitempty"`
-	Workers       []Worker      `json:"workers"`
-	// TreeHash is the hash of the current set's files as they are on disk now;
-	// it differs from Hash when someone changed them (drift).
-	TreeHash  string `json:"treeHash"`
-	TreeError string `json:"treeError,omitempty"`
-	// ServerDivergence and MapDivergence count, since the agent started, the servers
-	// and maps found running differently from the files: by the read-back after
-	// runtime operations and (maps) by runtime verifications. Each was corrected.
-	ServerDivergence int `json:"serverDivergence"`
-	MapDivergence    int `json:"mapDivergence"`
-	// LastVerify is the last runtime verification (GET /v1/state?verify=runtime or
-	// the agent's --verify-interval).
-	LastVerify *VerifyRecord `json:"lastVerify,omitempty"`
-}
-
-// ApplyRecord describes the last apply.
-type ApplyRecord struct {
-	At     time.Time `json:"at"`
-	Hash   string    `json:"hash"`
-	Result string    `json:"result"`
-	Error  string    `json:"error,omitempty"`
-	Mode   string    `json:"mode"` // reload or runtime
-}
-
-// ReloadRecord describes the last reload.
-type ReloadRecord struct {
-	At         time.Time `json:"at"`
-	DurationMs int64     `json:"durationMs"`
-	Result     string    `json:"result"` // ok or failed
-	Error      string    `json:"error,omitempty"`
-}
-
-// Worker is one HAProxy worker process.
-type Worker struct {
-	PID     int    `json:"pid"`
-	Reloads int    `json:"reloads"`
-	Uptime  string `json:"uptime"`
-}
 
 // statusRecorder holds what /v1/state reports besides the file set; it has its own
 // lock so that state reads never wait for an apply.
@@ -68,14 +15,14 @@ type statusRecorder struct {
 	mu         sync.Mutex
 	ver        runtime.Version
 	procs      runtime.ProcList
-	lastApply  *ApplyRecord
-	lastReload *ReloadRecord
+	lastApply  *agentapi.ApplyRecord
+	lastReload *agentapi.ReloadRecord
 	failed     int
 	hash       string
 	files      int
 	serverDiv  int
 	mapDiv     int
-	lastVerify *VerifyRecord
+	lastVerify *agentapi.VerifyRecord
 }
 
 func (s *statusRecorder) addDivergence(servers, maps int) {
@@ -85,7 +32,7 @@ func (s *statusRecorder) addDivergence(servers, maps int) {
 	s.mapDiv += maps
 }
 
-func (s *statusRecorder) recordVerify(r VerifyRecord) {
+func (s *statusRecorder) recordVerify(r agentapi.VerifyRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mapDiv += r.MapDivergence
@@ -111,14 +58,14 @@ func (s *statusRecorder) setProcs(pl runtime.ProcList) {
 	s.procs = pl
 }
 
-func (s *statusRecorder) recordApply(r ApplyRecord) {
+func (s *statusRecorder) recordApply(r agentapi.ApplyRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lastApply = &r
 }
 
 func (s *statusRecorder) recordReload(start time.Time, err error) {
-	r := ReloadRecord{At: start.UTC(), DurationMs: time.Since(start).Milliseconds(), Result: "ok"}
+	r := agentapi.ReloadRecord{At: start.UTC(), DurationMs: time.Since(start).Milliseconds(), Result: "ok"}
 	if err != nil {
 		r.Result, r.Error = "failed", err.Error()
 	}
@@ -139,7 +86,7 @@ func (s *statusRecorder) setCurrent(hash string, files int) {
 // State reports the agent's state. The process list is read live when the master
 // answers quickly, else the last one seen is used; the tree hash is recomputed from
 // disk.
-func (a *Agent) State(ctx context.Context) State {
+func (a *Agent) State(ctx context.Context) agentapi.State {
 	qctx, cancel := context.WithTimeout(ctx, time.Second)
 	if pl, err := a.showProc(qctx); err == nil {
 		a.st.setProcs(pl)
@@ -147,16 +94,16 @@ func (a *Agent) State(ctx context.Context) State {
 	cancel()
 	s := &a.st
 	s.mu.Lock()
-	st := State{
+	st := agentapi.State{
 		Hash: s.hash, Files: s.files,
 		HAProxyVersion: s.ver.Raw, Capabilities: runtime.CapabilitiesOf(s.ver),
 		Reloads: s.procs.Master.Reloads, FailedReloads: s.failed,
 		LastApply: s.lastApply, LastReload: s.lastReload,
-		Workers:          []Worker{},
+		Workers:          []agentapi.Worker{},
 		ServerDivergence: s.serverDiv, MapDivergence: s.mapDiv, LastVerify: s.lastVerify,
 	}
 	for _, w := range s.procs.Workers {
-		st.Workers = append(st.Workers, Worker{PID: w.PID, Reloads: w.Reloads, Uptime: w.Uptime})
+		st.Workers = append(st.Workers, agentapi.Worker{PID: w.PID, Reloads: w.Reloads, Uptime: w.Uptime})
 	}
 	s.mu.Unlock()
 

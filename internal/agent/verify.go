@@ -7,30 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
-
-// VerifyRecord describes one runtime verification.
-type VerifyRecord struct {
-	At         time.Time `json:"at"`
-	DurationMs int64     `json:"durationMs"`
-	// Maps is how many map files were compared with the worker.
-	Maps int `json:"maps"`
-	// MapDivergence is how many of them differed; Divergences says how.
-	MapDivergence int `json:"mapDivergence"`
-	// Servers is how many servers were compared with the configuration on disk;
-	// ServerDivergence how many differed (running but not configured, configured
-	// but not running, address, weight when the line sets it, maintenance state).
-	Servers          int      `json:"servers"`
-	ServerDivergence int      `json:"serverDivergence"`
-	Divergences      []string `json:"divergences,omitempty"`
-	// Corrected is "runtime" (the maps were replaced at runtime) or "reload" (a
-	// server diverged, or a map replacement failed or did not take: the files on
-	// disk were reloaded).
-	Corrected string `json:"corrected,omitempty"`
-	Error     string `json:"error,omitempty"`
-}
 
 // VerifyRuntime checks that the worker runs what is on disk: every map file of the
 // current set holds what the worker's `show map` holds (as multisets; see
@@ -40,12 +20,12 @@ type VerifyRecord struct {
 // (runtime.ReplaceMap, atomic) and read back; if that fails or still differs, or a
 // server diverges, the files on disk are reloaded. The result is recorded for
 // GET /v1/state (LastVerify, MapDivergence, ServerDivergence).
-func (a *Agent) VerifyRuntime(ctx context.Context) VerifyRecord {
+func (a *Agent) VerifyRuntime(ctx context.Context) agentapi.VerifyRecord {
 	start := time.Now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ctx = context.WithoutCancel(ctx)
-	rec := VerifyRecord{At: start.UTC()}
+	rec := agentapi.VerifyRecord{At: start.UTC()}
 	if err := a.verify(ctx, &rec); err != nil {
 		rec.Error = err.Error()
 	}
@@ -58,7 +38,7 @@ func (a *Agent) VerifyRuntime(ctx context.Context) VerifyRecord {
 	return rec
 }
 
-func (a *Agent) verify(ctx context.Context, rec *VerifyRecord) error {
+func (a *Agent) verify(ctx context.Context, rec *agentapi.VerifyRecord) error {
 	if a.current == nil || a.proc == nil {
 		return fmt.Errorf("verify: haproxy is not started")
 	}
@@ -83,7 +63,7 @@ func (a *Agent) verify(ctx context.Context, rec *VerifyRecord) error {
 
 // verifyMaps compares (and corrects at runtime) the maps; false: a correction did
 // not take.
-func (a *Agent) verifyMaps(ctx context.Context, rec *VerifyRecord) (bool, error) {
+func (a *Agent) verifyMaps(ctx context.Context, rec *agentapi.VerifyRecord) (bool, error) {
 	out, err := a.admin.Do(ctx, "show map")
 	if err != nil {
 		return true, fmt.Errorf("verify: %w", err)
@@ -124,12 +104,15 @@ func (a *Agent) verifyMaps(ctx context.Context, rec *VerifyRecord) (bool, error)
 
 // verifyServers compares every running server with haproxy.cfg as it is on disk.
 // Backends with lines that make servers of their own (server-template) are skipped.
-func (a *Agent) verifyServers(ctx context.Context, rec *VerifyRecord) error {
+func (a *Agent) verifyServers(ctx context.Context, rec *agentapi.VerifyRecord) error {
 	data, err := os.ReadFile(a.opts.Layout.ConfigFile)
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
-	cfg, templated := configServers(string(data))
+	cfg, templated, err := configServers(string(data))
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
 	running, err := runtime.ShowServersState(ctx, a.admin, "")
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)

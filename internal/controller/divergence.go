@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/deploy"
 	"github.com/haproxy-haptic/haptic/internal/metrics"
 )
@@ -22,7 +23,7 @@ func observeDivergence(m *metrics.Metrics, o deploy.Outcome) {
 // observeVerify counts what the runtime verification a drift check ran on a pod
 // found (GET /v1/state?verify=runtime; the agent corrected it): every diverging map,
 // and one deployment/runtime divergence when servers diverged.
-func observeVerify(m *metrics.Metrics, st deploy.State) {
+func observeVerify(m *metrics.Metrics, st agentapi.State) {
 	if st.LastVerify == nil {
 		return
 	}

@@ -3,7 +3,7 @@ package controller
 import (
 	"testing"
 
-	"github.com/haproxy-haptic/haptic/internal/agent"
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/deploy"
 	"github.com/haproxy-haptic/haptic/internal/metrics"
 )
@@ -13,9 +13,9 @@ func TestObserveDivergence(t *testing.T) {
 	observeDivergence(m, deploy.Outcome{Mode: deploy.ModeRuntime})
 	observeDivergence(m, deploy.Outcome{Mode: deploy.ModeRuntime, Reloaded: true, ServerDivergence: 3, MapDivergence: 2})
 	observeDivergence(m, deploy.Outcome{Mode: deploy.ModeRuntime, Reloaded: true, MapDivergence: 1})
-	observeVerify(m, deploy.State{})
-	observeVerify(m, deploy.State{LastVerify: &agent.VerifyRecord{Maps: 4, MapDivergence: 2}})
-	observeVerify(m, deploy.State{LastVerify: &agent.VerifyRecord{Servers: 9, ServerDivergence: 2}})
+	observeVerify(m, agentapi.State{})
+	observeVerify(m, agentapi.State{LastVerify: &agentapi.VerifyRecord{Maps: 4, MapDivergence: 2}})
+	observeVerify(m, agentapi.State{LastVerify: &agentapi.VerifyRecord{Servers: 9, ServerDivergence: 2}})
 	if got := counter(t, m, "haptic_deployment_runtime_divergence_total"); got != 2 {
 		t.Errorf("deployment/runtime divergence %v, want 2 (a deployment and a verification)", got)
 	}

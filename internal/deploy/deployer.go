@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/plan"
 )
@@ -150,8 +151,8 @@ func (d *Deployer) Deployed() map[string]string {
 }
 
 // Client returns an agent client for a pod.
-func (d *Deployer) Client(p Pod) *AgentClient {
-	return &AgentClient{
+func (d *Deployer) Client(p Pod) *agentapi.Client {
+	return &agentapi.Client{
 		BaseURL:  "http://" + net.JoinHostPort(p.IP, strconv.Itoa(d.opts.Port)),
 		Username: d.opts.Username, Password: d.opts.Password, HTTP: d.opts.HTTP,
 	}
@@ -161,7 +162,7 @@ func (d *Deployer) Client(p Pod) *AgentClient {
 type worker struct {
 	d      *Deployer
 	pod    Pod
-	client *AgentClient
+	client *agentapi.Client
 	signal chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -319,7 +320,7 @@ func (w *worker) applyRuntime(b *bundle.Bundle, res plan.Result) Outcome {
 	defer cancel()
 	start := time.Now()
 	next := res.Running
-	resp, err := w.client.Runtime(ctx, RuntimeRequest{BaseHash: base.Bundle.Hash, Operations: res.Ops, Files: res.Files, Hash: next.Bundle.Hash})
+	resp, err := w.client.Runtime(ctx, agentapi.RuntimeRequest{BaseHash: base.Bundle.Hash, Operations: res.Ops, Files: res.Files, Hash: next.Bundle.Hash})
 	out := Outcome{Pod: w.pod.Name, Hash: b.Hash, Mode: ModeRuntime, Duration: time.Since(start), Reloaded: resp.Reloaded,
 		FastPathFailed: resp.Reloaded, FastPathError: resp.Error, ServerDivergence: resp.ServerDivergence, MapDivergence: resp.MapDivergence,
 		Ops: len(res.Ops)}

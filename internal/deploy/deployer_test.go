@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
@@ -41,7 +42,7 @@ func newFakeAgent(t *testing.T) *fakeAgent {
 			return
 		}
 		a.applied = append(a.applied, req.Hash)
-		_ = json.NewEncoder(w).Encode(ApplyResponse{Hash: req.Hash, Result: "applied", Reloaded: true})
+		_ = json.NewEncoder(w).Encode(agentapi.Result{Hash: req.Hash, Result: "applied", Reloaded: true})
 	}))
 	t.Cleanup(a.srv.Close)
 	return a
@@ -149,9 +150,9 @@ func TestFailedApplyIsRetried(t *testing.T) {
 func TestWrongCredentialsAreAnError(t *testing.T) {
 	a := newFakeAgent(t)
 	pod, port := a.pod("x")
-	c := &AgentClient{BaseURL: "http://" + net.JoinHostPort(pod.IP, strconv.Itoa(port)), Username: "u", Password: "wrong"}
+	c := &agentapi.Client{BaseURL: "http://" + net.JoinHostPort(pod.IP, strconv.Itoa(port)), Username: "u", Password: "wrong"}
 	_, err := c.Apply(context.Background(), testBundle(1))
-	var se *StatusError
+	var se *agentapi.StatusError
 	if err == nil || !asStatus(err, &se) || se.Code != http.StatusUnauthorized {
 		t.Fatalf("got %v", err)
 	}
@@ -160,8 +161,8 @@ func TestWrongCredentialsAreAnError(t *testing.T) {
 	}
 }
 
-func asStatus(err error, target **StatusError) bool {
-	se, ok := err.(*StatusError)
+func asStatus(err error, target **agentapi.StatusError) bool {
+	se, ok := err.(*agentapi.StatusError)
 	if ok {
 		*target = se
 	}

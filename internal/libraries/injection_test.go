@@ -14,6 +14,7 @@ import (
 
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 	"github.com/haproxy-haptic/haptic/internal/pipeline"
 	"github.com/haproxy-haptic/haptic/internal/render"
 	"github.com/haproxy-haptic/haptic/internal/validate"
@@ -219,7 +220,7 @@ func shapeOf(b *bundle.Bundle) shape {
 		case bundle.KindConfig:
 			for _, line := range strings.Split(f.Content, "\n") {
 				if line != "" && line[0] != ' ' && line[0] != '#' {
-					words, _ := bundle.ConfigWords(line)
+					words, _ := config.Words(line)
 					if len(words) > 0 {
 						s.sections[words[0]]++
 					}
@@ -227,7 +228,7 @@ func shapeOf(b *bundle.Bundle) shape {
 			}
 		case bundle.KindMap:
 			for _, line := range strings.Split(f.Content, "\n") {
-				if _, _, ok := bundle.SplitMapLine(line); ok {
+				if _, _, ok := config.SplitMapLine(line); ok {
 					s.mapLines[f.Name]++
 				}
 			}
@@ -253,7 +254,7 @@ func injected(b *bundle.Bundle, benign shape, tokens bool) error {
 		switch f.Kind {
 		case bundle.KindConfig, bundle.KindCrtList:
 			for n, line := range strings.Split(f.Content, "\n") {
-				words, err := bundle.ConfigWords(line)
+				words, err := config.Words(line)
 				if err != nil {
 					return fmt.Errorf("%s line %d: %v", f.Target(), n+1, err)
 				}
@@ -265,7 +266,7 @@ func injected(b *bundle.Bundle, benign shape, tokens bool) error {
 			}
 		case bundle.KindMap:
 			for n, line := range strings.Split(f.Content, "\n") {
-				k, v, ok := bundle.SplitMapLine(line)
+				k, v, ok := config.SplitMapLine(line)
 				if ok && (k == tok || v == tok || strings.HasPrefix(k, tok+" ")) {
 					return fmt.Errorf("%s line %d: the token became a map key or value: %.120q", f.Target(), n+1, line)
 				}

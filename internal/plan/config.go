@@ -4,13 +4,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 )
 
 // sectionKey identifies a section across two configs: keyword, name and, for
 // repeated ones such as anonymous defaults, the occurrence number.
-func sectionKeys(c *Config) ([]string, map[string]*Section) {
+func sectionKeys(c *config.Config) ([]string, map[string]*config.Section) {
 	keys := make([]string, 0, len(c.Sections))
-	byKey := make(map[string]*Section, len(c.Sections))
+	byKey := make(map[string]*config.Section, len(c.Sections))
 	seen := make(map[string]int, len(c.Sections))
 	for _, s := range c.Sections {
 		base := s.Keyword + "\x00" + s.Name
@@ -25,18 +27,18 @@ func sectionKeys(c *Config) ([]string, map[string]*Section) {
 
 // inheritedDefaults maps each proxy section to the key of the defaults section it
 // inherits from: the one named by "from", else the last defaults before it.
-func inheritedDefaults(c *Config, keys []string) map[*Section]string {
-	out := make(map[*Section]string)
+func inheritedDefaults(c *config.Config, keys []string) map[*config.Section]string {
+	out := make(map[*config.Section]string)
 	named := make(map[string]string)
 	last := ""
 	for i, s := range c.Sections {
-		switch s.Keyword {
-		case "defaults":
+		switch {
+		case s.Keyword == "defaults":
 			last = keys[i]
 			if s.Name != "" {
 				named[s.Name] = keys[i]
 			}
-		case "frontend", "backend", "listen":
+		case config.InheritsDefaults(s.Keyword):
 			out[s] = last
 			if from := fromName(s); from != "" {
 				out[s] = named[from] + "\x00from"
@@ -48,12 +50,12 @@ func inheritedDefaults(c *Config, keys []string) map[*Section]string {
 
 // defaultsChain returns the defaults sections a proxy inherits from, nearest first:
 // the one its key names, then those each names with "from" (bounded against loops).
-func defaultsChain(named, byKey map[string]*Section, key string) []*Section {
+func defaultsChain(named, byKey map[string]*config.Section, key string) []*config.Section {
 	d := byKey[strings.TrimSuffix(key, "\x00from")]
 	if d == nil {
 		return nil
 	}
-	chain := []*Section{d}
+	chain := []*config.Section{d}
 	for len(chain) < 10 {
 		parent := fromName(chain[len(chain)-1])
 		if named[parent] == nil {
@@ -65,8 +67,8 @@ func defaultsChain(named, byKey map[string]*Section, key string) []*Section {
 }
 
 // namedDefaults maps defaults names to their sections (the last one of a name wins).
-func namedDefaults(c *Config) map[string]*Section {
-	named := make(map[string]*Section)
+func namedDefaults(c *config.Config) map[string]*config.Section {
+	named := make(map[string]*config.Section)
 	for _, s := range c.Sections {
 		if s.Keyword == "defaults" && s.Name != "" {
 			named[s.Name] = s
@@ -76,7 +78,7 @@ func namedDefaults(c *Config) map[string]*Section {
 }
 
 // fromName is the X of a "… from X" section header, or "".
-func fromName(s *Section) string {
+func fromName(s *config.Section) string {
 	for j := 1; j+1 < len(s.Args); j++ {
 		if s.Args[j] == "from" {
 			return s.Args[j+1]
@@ -87,7 +89,7 @@ func fromName(s *Section) string {
 
 // diffConfig compares two parsed configs section by section. Server-only changes
 // in a backend become runtime operations; every other difference is a reason.
-func (p *planner) diffConfig(run, want *Config) {
+func (p *planner) diffConfig(run, want *config.Config) {
 	runKeys, runByKey := sectionKeys(run)
 	wantKeys, wantByKey := sectionKeys(want)
 	runInherit, wantInherit := inheritedDefaults(run, runKeys), inheritedDefaults(want, wantKeys)
@@ -110,8 +112,8 @@ func (p *planner) diffConfig(run, want *Config) {
 		}
 		title := newSec.Title()
 		before := len(p.reasons)
-		if joinWords(oldSec.Args) != joinWords(newSec.Args) {
-			p.reload(title, joinWords(append([]string{newSec.Keyword}, newSec.Args...)), "section header changed")
+		if config.JoinWords(oldSec.Args) != config.JoinWords(newSec.Args) {
+			p.reload(title, config.JoinWords(append([]string{newSec.Keyword}, newSec.Args...)), "section header changed")
 		}
 		if _, isProxy := wantInherit[newSec]; isProxy && runInherit[oldSec] != wantInherit[newSec] {
 			p.reload(title, "", "inherits from a different defaults section")
@@ -133,7 +135,7 @@ func (p *planner) diffConfig(run, want *Config) {
 }
 
 // sectionAddedOrRemoved names a whole section that appears or disappears.
-func (p *planner) sectionAddedOrRemoved(s *Section, what string) {
+func (p *planner) sectionAddedOrRemoved(s *config.Section, what string) {
 	if s.Keyword != "backend" {
 		p.reload(s.Title(), "", what)
 		return
@@ -147,7 +149,7 @@ func (p *planner) sectionAddedOrRemoved(s *Section, what string) {
 	p.reload(s.Title(), "", what+": "+verb+" backend needs HAProxy 3.4"+p.versionNote())
 }
 
-func splitServers(ds []Directive) (other, servers []Directive) {
+func splitServers(ds []config.Directive) (other, servers []config.Directive) {
 	for _, d := range ds {
 		if d.Keyword == "server" {
 			servers = append(servers, d)
@@ -160,7 +162,7 @@ func splitServers(ds []Directive) (other, servers []Directive) {
 
 // diffDirectives reports every directive added, removed, changed or moved. A removed
 // and an added directive with the same keyword pair up as "changed".
-func (p *planner) diffDirectives(section string, old, cur []Directive) {
+func (p *planner) diffDirectives(section string, old, cur []config.Directive) {
 	if sameDirectives(old, cur) {
 		return
 	}
@@ -168,7 +170,7 @@ func (p *planner) diffDirectives(section string, old, cur []Directive) {
 	for _, d := range old {
 		count[d.String()]++
 	}
-	var added []Directive
+	var added []config.Directive
 	for _, d := range cur {
 		s := d.String()
 		if count[s] > 0 {
@@ -177,7 +179,7 @@ func (p *planner) diffDirectives(section string, old, cur []Directive) {
 			added = append(added, d)
 		}
 	}
-	var removed []Directive
+	var removed []config.Directive
 	for _, d := range old {
 		if s := d.String(); count[s] > 0 {
 			count[s]--
@@ -192,7 +194,7 @@ func (p *planner) diffDirectives(section string, old, cur []Directive) {
 			}
 		}
 	}
-	pendingRemoved := make(map[string][]Directive)
+	pendingRemoved := make(map[string][]config.Directive)
 	for _, d := range removed {
 		pendingRemoved[d.Keyword] = append(pendingRemoved[d.Keyword], d)
 	}
@@ -212,7 +214,7 @@ func (p *planner) diffDirectives(section string, old, cur []Directive) {
 	}
 }
 
-func sameDirectives(a, b []Directive) bool {
+func sameDirectives(a, b []config.Directive) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -7,11 +7,11 @@
 //
 // # Parser
 //
-// Parse reads haproxy.cfg into sections (global, defaults, frontend, backend,
-// listen, userlist, peers, resolvers, http-errors, ring, cache, program, mailers, …)
-// with their directives in order. One line is one directive; '#' outside quotes
-// starts a comment; "…" takes backslash escapes, '…' is literal. Config.String writes
-// a canonical form that parses back to the same sections (FuzzParse checks it).
+// haproxy.cfg is read by internal/haproxy/config (config.Parse: sections and
+// directives, words split as HAProxy's line parser does; config.ReadServer: server
+// lines), the same parser the renderer's checks and the agent's read-back use. Plan
+// adds what is its own: which server options the runtime can change
+// (runtimeServerOptions) and which ones add server can express.
 //
 // # Classification
 //

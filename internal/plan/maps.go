@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
@@ -19,7 +20,7 @@ func ParseMap(text string) []runtime.MapEntry { return runtime.ParseMapFile(text
 
 // diffMap plans the runtime operations that turn the running map into the desired
 // one.
-func (p *planner) diffMap(name, oldText, newText string, desiredConfig func() (*Config, error)) {
+func (p *planner) diffMap(name, oldText, newText string, desiredConfig func() (*config.Config, error)) {
 	section := "map:" + name
 	old, cur := ParseMap(oldText), ParseMap(newText)
 	if slices.Equal(old, cur) {
@@ -102,7 +103,7 @@ var exactMatch = map[string]bool{"": true, "str": true, "int": true}
 // mapOrderMatters reports whether entry order can change lookups: true when the map
 // is used with a list-based match (beg, reg, sub, …), referenced in a way plan does not
 // recognise (an ACL's -f, say), or when the config could not be parsed.
-func mapOrderMatters(name string, desiredConfig func() (*Config, error)) bool {
+func mapOrderMatters(name string, desiredConfig func() (*config.Config, error)) bool {
 	cfg, err := desiredConfig()
 	if err != nil {
 		return true

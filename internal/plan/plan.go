@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
@@ -131,22 +132,22 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 
 	// Where new backends run (pool) and which removed ones stay: the desired files
 	// become the files that will run on this pod.
-	var wantCfg *Config
+	var wantCfg *config.Config
 	var wantErr error
 	wantParsed := false
 	aliases := map[string]string{}
 	runCfgFile, hasRunCfg := runFiles["haproxy.cfg"]
 	wantCfgFile, hasWantCfg := wantFiles["haproxy.cfg"]
 	if hasRunCfg && hasWantCfg && (runCfgFile.Content != wantCfgFile.Content || len(running.Aliases) > 0) {
-		runCfg, runErr := Parse(runCfgFile.Content)
-		wantCfg, wantErr = Parse(wantCfgFile.Content)
+		runCfg, runErr := config.Parse(runCfgFile.Content)
+		wantCfg, wantErr = config.Parse(wantCfgFile.Content)
 		if runErr == nil && wantErr == nil {
 			pl := place(runCfg, runCfgFile.Content, wantCfg, wantCfgFile.Content, running.Aliases)
 			aliases = pl.aliases
 			if pl.text != wantCfgFile.Content {
 				wantCfgFile.Content = pl.text
 				wantFiles["haproxy.cfg"] = wantCfgFile
-				wantCfg, wantErr = Parse(pl.text)
+				wantCfg, wantErr = config.Parse(pl.text)
 			}
 		}
 		wantParsed = true
@@ -171,15 +172,15 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 
 	// Parsed on first use: a map-only change needs the desired config at most (to
 	// see how a map is matched), an unchanged config not at all.
-	desiredConfig := func() (*Config, error) {
+	desiredConfig := func() (*config.Config, error) {
 		if !wantParsed {
-			wantCfg, wantErr = Parse(wantFiles["haproxy.cfg"].Content)
+			wantCfg, wantErr = config.Parse(wantFiles["haproxy.cfg"].Content)
 			wantParsed = true
 		}
 		return wantCfg, wantErr
 	}
 	p.ssl = sync.OnceValue(func() sslPaths {
-		runCfg, _ := Parse(runFiles["haproxy.cfg"].Content)
+		runCfg, _ := config.Parse(runFiles["haproxy.cfg"].Content)
 		want, _ := desiredConfig()
 		var lists []string
 		for _, fs := range []map[string]bundle.File{runFiles, wantFiles} {
@@ -189,7 +190,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 				}
 			}
 		}
-		return collectSSLPaths([]*Config{want, runCfg}, lists)
+		return collectSSLPaths([]*config.Config{want, runCfg}, lists)
 	})
 	var kept []bundle.File // removed certificates stay in HAProxy's store until a reload
 	for _, t := range targets {
@@ -225,10 +226,10 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 }
 
 // diffFile plans one file present on both sides with different content.
-func (p *planner) diffFile(old, cur bundle.File, desiredConfig func() (*Config, error)) {
+func (p *planner) diffFile(old, cur bundle.File, desiredConfig func() (*config.Config, error)) {
 	switch cur.Kind {
 	case bundle.KindConfig:
-		runCfg, runErr := Parse(old.Content)
+		runCfg, runErr := config.Parse(old.Content)
 		desired, desiredErr := desiredConfig()
 		switch {
 		case runErr != nil:

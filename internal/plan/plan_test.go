@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
@@ -464,15 +465,15 @@ func TestMapOrderMatters(t *testing.T) {
 		{"frontend f\n bind :80\n", false},
 	}
 	for _, tt := range tests {
-		cfg, err := Parse(tt.cfg)
+		cfg, err := config.Parse(tt.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := mapOrderMatters("host.map", func() (*Config, error) { return cfg, nil }); got != tt.want {
+		if got := mapOrderMatters("host.map", func() (*config.Config, error) { return cfg, nil }); got != tt.want {
 			t.Errorf("%q: got %v want %v", tt.cfg, got, tt.want)
 		}
 	}
-	if !mapOrderMatters("host.map", func() (*Config, error) { return nil, fmt.Errorf("broken") }) {
+	if !mapOrderMatters("host.map", func() (*config.Config, error) { return nil, fmt.Errorf("broken") }) {
 		t.Error("an unreadable config must count as order-sensitive")
 	}
 }

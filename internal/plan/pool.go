@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 )
 
 // PoolPrefix starts the names of spare backends a template declares so that new
@@ -39,7 +40,7 @@ type placement struct {
 // then by name, so the result is deterministic. Running backends nobody claims stay
 // running without their servers: 2.6 cannot delete a backend, and an unreferenced
 // empty backend is harmless until the next reload drops it.
-func place(run *Config, runText string, want *Config, wantText string, previous map[string]string) placement {
+func place(run *config.Config, runText string, want *config.Config, wantText string, previous map[string]string) placement {
 	runB, wantB := backendsByName(run), backendsByName(want)
 	runInherit, wantInherit := inheritedDefaults(run, keysOf(run)), inheritedDefaults(want, keysOf(want))
 
@@ -94,7 +95,7 @@ func place(run *Config, runText string, want *Config, wantText string, previous 
 			drop[name] = true
 		}
 	}
-	var retired []*Section
+	var retired []*config.Section
 	for _, s := range run.Sections {
 		if s.Keyword == "backend" && s.Name != "" && !taken[s.Name] && (wantB[s.Name] == nil || drop[s.Name]) {
 			retired = append(retired, s)
@@ -104,7 +105,7 @@ func place(run *Config, runText string, want *Config, wantText string, previous 
 		return placement{text: wantText}
 	}
 	var b strings.Builder
-	writeSections(&b, want, wantText, func(s *Section) (string, bool) {
+	writeSections(&b, want, wantText, func(s *config.Section) (string, bool) {
 		if s.Keyword != "backend" {
 			return "", true
 		}
@@ -134,7 +135,7 @@ func place(run *Config, runText string, want *Config, wantText string, previous 
 
 // writeSections copies text section by section; keep says whether a section stays
 // and, for a backend, the name it is renamed to ("" keeps its name).
-func writeSections(b *strings.Builder, c *Config, text string, keep func(*Section) (rename string, ok bool)) {
+func writeSections(b *strings.Builder, c *config.Config, text string, keep func(*config.Section) (rename string, ok bool)) {
 	lines := textLines(text)
 	first := len(lines) + 1
 	for _, s := range c.Sections {
@@ -158,7 +159,7 @@ func writeSections(b *strings.Builder, c *Config, text string, keep func(*Sectio
 		start, end := sectionSpan(c, s, len(lines))
 		for n := start; n <= end; n++ {
 			if n == s.Line && rename != "" {
-				b.WriteString(joinWords(append([]string{s.Keyword, rename}, s.Args[1:]...)))
+				b.WriteString(config.JoinWords(append([]string{s.Keyword, rename}, s.Args[1:]...)))
 			} else {
 				b.WriteString(lines[n-1])
 			}
@@ -169,7 +170,7 @@ func writeSections(b *strings.Builder, c *Config, text string, keep func(*Sectio
 
 // sectionSpan is the first and last line (1-based) of a section: from its header
 // to the line before the next section's header.
-func sectionSpan(c *Config, s *Section, lineCount int) (int, int) {
+func sectionSpan(c *config.Config, s *config.Section, lineCount int) (int, int) {
 	end := lineCount
 	for i, x := range c.Sections {
 		if x == s && i+1 < len(c.Sections) {
@@ -228,7 +229,7 @@ func textLines(text string) []string {
 
 func isPool(name string) bool { return strings.HasPrefix(name, PoolPrefix) }
 
-func hasServers(s *Section) bool {
+func hasServers(s *config.Section) bool {
 	for _, d := range s.Directives {
 		if d.Keyword == "server" {
 			return true
@@ -238,9 +239,9 @@ func hasServers(s *Section) bool {
 }
 
 // signature is everything about a backend but its name and servers.
-func signature(s *Section, inherit map[*Section]string) string {
+func signature(s *config.Section, inherit map[*config.Section]string) string {
 	var b strings.Builder
-	b.WriteString(joinWords(s.Args[1:]))
+	b.WriteString(config.JoinWords(s.Args[1:]))
 	b.WriteString("\x00")
 	b.WriteString(inherit[s])
 	for _, d := range s.Directives {
@@ -254,8 +255,8 @@ func signature(s *Section, inherit map[*Section]string) string {
 
 // backendsByName indexes backend sections; a repeated name keeps the first (HAProxy
 // refuses such a config anyway).
-func backendsByName(c *Config) map[string]*Section {
-	m := map[string]*Section{}
+func backendsByName(c *config.Config) map[string]*config.Section {
+	m := map[string]*config.Section{}
 	for _, s := range c.Sections {
 		if s.Keyword == "backend" && s.Name != "" && m[s.Name] == nil {
 			m[s.Name] = s
@@ -264,7 +265,7 @@ func backendsByName(c *Config) map[string]*Section {
 	return m
 }
 
-func keysOf(c *Config) []string {
+func keysOf(c *config.Config) []string {
 	keys, _ := sectionKeys(c)
 	return keys
 }

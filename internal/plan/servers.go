@@ -2,25 +2,23 @@ package plan
 
 import (
 	"fmt"
-	"net"
-	"strconv"
-	"strings"
 
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
 // backendContext is what server changes need to know about their backend.
 type backendContext struct {
-	section  *Section   // the desired backend or listen section
-	defaults []*Section // the defaults it inherits from, nearest first (a defaults may itself use "from")
+	section  *config.Section   // the desired backend or listen section
+	defaults []*config.Section // the defaults it inherits from, nearest first (a defaults may itself use "from")
 }
 
-// serverOptionArity lists the server keywords plan understands, with the number of
-// values each takes. Anything else on a changed server line means a reload.
-var serverOptionArity = map[string]int{
-	"check": 0, "no-check": 0, "weight": 1, "disabled": 0, "enabled": 0,
-	"inter": 1, "fastinter": 1, "downinter": 1, "fall": 1, "rise": 1, "maxconn": 1,
-	"ssl": 0, "verify": 1,
+// runtimeServerOptions are the server keywords plan understands (their number of
+// values is config's). Anything else on a changed server line means a reload.
+var runtimeServerOptions = map[string]bool{
+	"check": true, "no-check": true, "weight": true, "disabled": true, "enabled": true,
+	"inter": true, "fastinter": true, "downinter": true, "fall": true, "rise": true, "maxconn": true,
+	"ssl": true, "verify": true,
 }
 
 // addableOptions are the options runtime.AddServer can express; a new server with any
@@ -29,7 +27,7 @@ var addableOptions = map[string]bool{"check": true, "no-check": true, "weight": 
 
 // harmlessDefaultServer are default-server options a dynamic server does not miss:
 // dynamic servers do not inherit default-server, so anything else would differ.
-var harmlessDefaultServer = map[string]int{"no-check": 0, "init-addr": 1}
+var harmlessDefaultServer = map[string]bool{"no-check": true, "init-addr": true}
 
 // dynamicBalance are the algorithms HAProxy 2.6 accepts dynamic servers and weight
 // changes on ("Backend must use a dynamic load balancing"). Kept conservative: hash
@@ -48,87 +46,60 @@ type server struct {
 	fixed    string // the options the runtime cannot change, canonical
 	addable  bool   // every option is one AddServer expresses
 	problem  string // why the line cannot be handled at runtime, if it cannot
-	line     Directive
+	line     config.Directive
 }
 
-func parseServer(d Directive) server {
+func parseServer(d config.Directive) server {
 	s := server{line: d, weight: 1, addable: true}
-	if len(d.Args) < 2 {
-		s.problem = "server line needs a name and an address"
+	line, err := config.ReadServer(d)
+	if err != nil {
+		s.problem = err.Error()
 		return s
 	}
-	s.name = d.Args[0]
-	host, port, err := splitAddress(d.Args[1])
+	s.name = line.Name
+	host, port, err := line.IPPort()
 	if err != nil {
 		s.problem = err.Error()
 	}
 	s.address, s.port = host, port
 	var fixed []string
-	for i := 2; i < len(d.Args); i++ {
-		kw := d.Args[i]
-		arity, known := serverOptionArity[kw]
-		if !known {
-			s.problem = fmt.Sprintf("server option %q is not supported at runtime", kw)
+	for _, o := range line.Options {
+		switch {
+		case !runtimeServerOptions[o.Keyword]:
+			s.problem = fmt.Sprintf("server option %q is not supported at runtime", o.Keyword)
 			return s
-		}
-		if i+arity >= len(d.Args) {
-			s.problem = fmt.Sprintf("server option %q needs a value", kw)
+		case o.Incomplete:
+			s.problem = fmt.Sprintf("server option %q needs a value", o.Keyword)
 			return s
-		}
-		if !addableOptions[kw] {
+		case !addableOptions[o.Keyword]:
 			s.addable = false
 		}
-		switch kw {
+		switch o.Keyword {
 		case "weight":
-			w, err := strconv.Atoi(d.Args[i+1])
-			if err != nil || w < 0 || w > 256 {
-				s.problem = fmt.Sprintf("weight %q is not 0-256", d.Args[i+1])
+			w, err := config.ParseWeight(o.Values[0])
+			if err != nil {
+				s.problem = err.Error()
 				return s
 			}
 			s.weight, s.weighted = w, true
 		case "disabled", "enabled":
-			s.disabled = kw == "disabled"
+			s.disabled = o.Keyword == "disabled"
 		case "check", "no-check":
-			s.check = kw == "check"
-			fixed = append(fixed, kw)
+			s.check = o.Keyword == "check"
+			fixed = append(fixed, o.Keyword)
 		default:
-			fixed = append(fixed, d.Args[i:i+1+arity]...)
+			fixed = append(fixed, o.Keyword)
+			fixed = append(fixed, o.Values...)
 		}
-		i += arity
 	}
-	s.fixed = joinWords(fixed)
+	s.fixed = config.JoinWords(fixed)
 	return s
-}
-
-// splitAddress reads "ip:port" or "[ipv6]:port"; names, prefixes (unix@, ipv4@),
-// port ranges and offsets cannot be set at runtime.
-func splitAddress(addr string) (string, int, error) {
-	var host, port string
-	if strings.HasPrefix(addr, "[") {
-		h, p, err := net.SplitHostPort(addr)
-		if err != nil {
-			return "", 0, fmt.Errorf("server address %q: %w", addr, err)
-		}
-		host, port = h, p
-	} else if i := strings.LastIndexByte(addr, ':'); i >= 0 {
-		host, port = addr[:i], addr[i+1:]
-	} else {
-		return "", 0, fmt.Errorf("server address %q has no port", addr)
-	}
-	if net.ParseIP(host) == nil {
-		return "", 0, fmt.Errorf("server address %q is not an IP address and port", addr)
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil || n < 1 || n > 65535 || strings.HasPrefix(port, "+") {
-		return "", 0, fmt.Errorf("server address %q has no plain port", addr)
-	}
-	return host, n, nil
 }
 
 // balance is the backend's load-balancing algorithm, inherited from defaults when
 // the backend has none.
 func (b backendContext) balance() string {
-	for _, s := range append([]*Section{b.section}, b.defaults...) {
+	for _, s := range append([]*config.Section{b.section}, b.defaults...) {
 		algo := ""
 		for _, d := range s.Directives {
 			if d.Keyword == "balance" && len(d.Args) > 0 {
@@ -144,17 +115,17 @@ func (b backendContext) balance() string {
 
 // defaultServerProblem says which default-server option a dynamic server would miss.
 func (b backendContext) defaultServerProblem() string {
-	for _, s := range append([]*Section{b.section}, b.defaults...) {
+	for _, s := range append([]*config.Section{b.section}, b.defaults...) {
 		for _, d := range s.Directives {
 			if d.Keyword != "default-server" {
 				continue
 			}
 			for i := 0; i < len(d.Args); i++ {
-				arity, ok := harmlessDefaultServer[d.Args[i]]
-				if !ok {
+				values, known := config.ServerOptionValues(d.Args[i])
+				if !known || !harmlessDefaultServer[d.Args[i]] {
 					return fmt.Sprintf("default-server option %q (in %s) is not inherited by dynamic servers", d.Args[i], s.Title())
 				}
-				i += arity
+				i += values
 			}
 		}
 	}
@@ -162,7 +133,7 @@ func (b backendContext) defaultServerProblem() string {
 }
 
 // diffServers turns server line changes into runtime operations, or into reasons.
-func (p *planner) diffServers(b backendContext, old, cur []Directive) {
+func (p *planner) diffServers(b backendContext, old, cur []config.Directive) {
 	title := b.section.Title()
 	be := b.section.Name
 	oldByName, ok1 := p.indexServers(title, old)
@@ -207,7 +178,7 @@ func (p *planner) diffServers(b backendContext, old, cur []Directive) {
 
 // indexServers maps server names to parsed lines; duplicates and nameless lines
 // are reasons.
-func (p *planner) indexServers(title string, ds []Directive) (map[string]server, bool) {
+func (p *planner) indexServers(title string, ds []config.Directive) (map[string]server, bool) {
 	m := make(map[string]server, len(ds))
 	for _, d := range ds {
 		if len(d.Args) == 0 {

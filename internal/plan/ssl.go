@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
@@ -13,7 +14,7 @@ import (
 // of each crt-list line.
 type sslPaths map[string]string
 
-func collectSSLPaths(cfgs []*Config, crtLists []string) sslPaths {
+func collectSSLPaths(cfgs []*config.Config, crtLists []string) sslPaths {
 	p := sslPaths{}
 	add := func(file string) {
 		if strings.HasPrefix(file, "/") {

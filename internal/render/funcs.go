@@ -17,7 +17,7 @@ import (
 
 	"github.com/open2b/scriggo/native"
 
-	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 )
 
 // FailError is returned when a template calls fail(msg).
@@ -84,11 +84,11 @@ func isIP(s string) bool {
 }
 
 // configWords splits one haproxy.cfg line into the words HAProxy reads (quotes,
-// escapes and comments applied, see bundle.ConfigWords). It returns nil when a quote
+// escapes and comments applied, see config.Words). It returns nil when a quote
 // is not closed, a line HAProxy refuses; an empty or comment-only line gives an
 // empty, non-nil slice.
 func configWords(line string) []string {
-	words, err := bundle.ConfigWords(line)
+	words, err := config.Words(line)
 	if err != nil {
 		return nil
 	}

@@ -7,21 +7,15 @@ import (
 
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 )
-
-// sectionKeywords start a section of haproxy.cfg; everything else is indented under one.
-var sectionKeywords = map[string]bool{
-	"global": true, "defaults": true, "frontend": true, "backend": true, "listen": true,
-	"userlist": true, "peers": true, "resolvers": true, "program": true, "http-errors": true,
-	"ring": true, "cache": true, "mailers": true, "fcgi-app": true, "crt-store": true,
-	"traces": true, "log-forward": true,
-}
 
 // normalize makes rendered output independent of template whitespace: lines are
 // trimmed at the end, runs of blank lines collapse, and haproxy.cfg gets canonical
 // indentation (sections at column 0, one blank line before each, directives indented
-// by four spaces). Maps and crt-lists lose blank lines and indentation entirely.
-// General files and certificates are kept as rendered apart from trailing blanks.
+// by four spaces; config.IsSectionKeyword says what starts a section). Maps and
+// crt-lists lose blank lines and indentation entirely. General files and
+// certificates are kept as rendered apart from trailing blanks.
 func normalize(kind bundle.Kind, s string) string {
 	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
 	var out []string
@@ -33,7 +27,7 @@ func normalize(kind bundle.Kind, s string) string {
 				continue
 			}
 			word, _, _ := strings.Cut(t, " ")
-			if sectionKeywords[word] {
+			if config.IsSectionKeyword(word) {
 				if len(out) > 0 {
 					out = append(out, "")
 				}

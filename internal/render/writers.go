@@ -8,6 +8,7 @@ import (
 	"github.com/open2b/scriggo/native"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 )
 
 // The writers are the one way a template puts text taken from an object into its
@@ -39,7 +40,7 @@ func refuse(env native.Env, field string, err error) string {
 
 // cfgWord writes s as one word of an haproxy.cfg line.
 func cfgWord(env native.Env, s string, field ...string) string {
-	out, err := bundle.QuoteConfigWord(s)
+	out, err := config.QuoteWord(s)
 	if err != nil {
 		return refuse(env, fieldName(field), err)
 	}
@@ -48,7 +49,7 @@ func cfgWord(env native.Env, s string, field ...string) string {
 
 // lfWord writes s as one word HAProxy reads as a log-format string ('%' doubled).
 func lfWord(env native.Env, s string, field ...string) string {
-	out, err := bundle.QuoteLogFormatWord(s)
+	out, err := config.QuoteLogFormatWord(s)
 	if err != nil {
 		return refuse(env, fieldName(field), err)
 	}
@@ -57,7 +58,7 @@ func lfWord(env native.Env, s string, field ...string) string {
 
 // mapKey returns s when it is a map key HAProxy reads back whole.
 func mapKey(env native.Env, s string, field ...string) string {
-	if err := bundle.CheckMapKey(s); err != nil {
+	if err := config.CheckMapKey(s); err != nil {
 		return refuse(env, fieldName(field), err)
 	}
 	return s
@@ -65,7 +66,7 @@ func mapKey(env native.Env, s string, field ...string) string {
 
 // mapValue returns s when it is a map value HAProxy reads back whole.
 func mapValue(env native.Env, s string, field ...string) string {
-	if err := bundle.CheckMapValue(s); err != nil {
+	if err := config.CheckMapValue(s); err != nil {
 		return refuse(env, fieldName(field), err)
 	}
 	return s
@@ -73,7 +74,7 @@ func mapValue(env native.Env, s string, field ...string) string {
 
 // fetchArg returns s when it can be a sample-fetch argument as it is.
 func fetchArg(env native.Env, s string, field ...string) string {
-	if err := bundle.CheckFetchArg(s); err != nil {
+	if err := config.CheckFetchArg(s); err != nil {
 		return refuse(env, fieldName(field), err)
 	}
 	return s
@@ -96,11 +97,11 @@ func fieldName(field []string) string {
 // file must read back in HAProxy as the lines it shows. The message leaves the line
 // number out, so that the object diagnosis (which re-renders subsets) can match it.
 func checkOutput(kind bundle.Kind, content string) error {
-	err := bundle.Check(kind, content)
+	err := config.Check(kind, content)
 	if err == nil {
 		return nil
 	}
-	var le *bundle.LineError
+	var le *config.LineError
 	if errors.As(err, &le) {
 		err = le.Err
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 )
 
 // screen finds the first string of an object that no output context can hold: one
@@ -31,7 +31,7 @@ func screen(resource string, raw map[string]any) string {
 		}
 		switch x := v.(type) {
 		case string:
-			if reason := bundle.ControlProblem(x); reason != "" {
+			if reason := config.ControlProblem(x); reason != "" {
 				found = fmt.Sprintf("%s: %s", path, reason)
 			}
 		case map[string]any:
@@ -40,7 +40,7 @@ func screen(resource string, raw map[string]any) string {
 				if exempt(resource, child, path) {
 					continue
 				}
-				if reason := bundle.ControlProblem(k); reason != "" {
+				if reason := config.ControlProblem(k); reason != "" {
 					found = fmt.Sprintf("%s: the key %s", child, reason)
 					return
 				}

@@ -10,7 +10,7 @@ import (
 
 // A change whose bundle differs from one that passed `haproxy -c` only in maps that
 // HAProxy reads as plain strings cannot fail `haproxy -c` for a reason the bundle's
-// own checks (bundle.Check: every map line one well-formed entry) do not already
+// own checks (config.Check: every map line one well-formed entry) do not already
 // catch: haproxy.cfg, certificates, crt-lists and general files are byte-identical,
 // and a string map's keys and values are never parsed. Maps read as regular
 // expressions, integers or addresses are parsed at load time and keep the full check.

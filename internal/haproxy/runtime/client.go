@@ -123,7 +123,7 @@ func firstWord(cmd string) string {
 // ';', and a backslash protects the next character (HAProxy removes the backslash; a
 // doubled one stands for one). It works on bytes: every other byte, valid UTF-8 or
 // not, goes through unchanged. It cannot protect NUL, CR or LF, nor a trailing "<<"
-// (see CheckMapEntry).
+// (see config.CheckMapEntry).
 func Escape(arg string) string {
 	var b strings.Builder
 	b.Grow(len(arg) + 8)

@@ -22,34 +22,28 @@
 //
 // # Map files and map entries
 //
-// ParseMapFile is the one map file parser; it follows HAProxy 2.6 byte for byte
+// ParseMapFile is the one map file reader; it follows HAProxy 2.6 byte for byte
 // (checked against HAProxy in TestMapFileParsingRealHAProxy): the file is read in
-// pieces of at most 16,383 bytes (fgets into tune.bufsize, MapFileBufSize), so a
-// longer line loads as two entries; a piece whose first byte is '#' is a comment
-// ("  # x" is the entry "#" → "x"); leading spaces and tabs are skipped and an empty
-// piece is ignored; the key runs to the first space, tab, CR, LF or NUL; the value
-// starts after the blanks that follow and runs to CR, LF or NUL, trailing blanks
-// removed. `show map` leaves out an entry it cannot print in one buffer
+// pieces of at most 16,383 bytes (fgets into tune.bufsize, config.MapFileBufSize),
+// so a longer line loads as two entries, and each piece is split by
+// config.SplitMapLine ('#' in the first byte is a comment, "  # x" is the entry "#"
+// → "x"; the key runs to the first blank, CR, LF or NUL; the value to CR, LF or NUL,
+// trailing blanks removed). `show map` leaves out an entry it cannot print in one buffer
 // ("key value" over MaxShowMapEntry bytes), so DiffMap does not compare those.
 //
 // Keys and values come from Kubernetes objects, so they may be hostile. HAProxy's
 // CLI ends a command at LF (and drops a CR before it), ends a key or value at NUL,
 // splits commands on unescaped ';' and words on unescaped blanks, and treats a
 // command ending in "<<" as the start of a payload: nothing is stored but the reply
-// is empty, like a success. CheckMapEntry(key, value) refuses every entry that the
-// map file and the CLI cannot both carry exactly: empty key, any control character
-// (C0 or DEL, TAB included: it is a separator of both formats), a blank in a key, a
-// key starting with '#', a value starting or ending with white space, a key or value
-// ending in "<<", and a "key value" line over MaxMapLine (16,000) bytes. Its error
-// (*MapEntryError) names the part (key or value), quotes it (%q, 60 bytes at most)
-// and says why. The renderer applies the same rules and limit from bundle
-// (bundle.CheckMapEntry, bundle.MaxMapLine); this package needs only the standard
-// library, so the agent's TestMapRulesAgreeWithBundle keeps the two in step.
-// CheckMapFile applies them to every entry a map file loads (parsed with
-// ParseMapFile), refuses lines over MaxMapLine (comments too, since a long one loads
-// its tail as an entry) and control characters in entry lines other than TAB and a
-// final CR, naming the line; the agent refuses map files that fail it. The map operations' Validate and Run check every entry too (and a
-// value, which add/set map need), so a refused entry is never sent.
+// is empty, like a success. The rules that keep an entry exact in both the map file
+// and the CLI are HAProxy syntax and have one home, internal/haproxy/config:
+// config.CheckMapEntry (empty key, any control character, a blank in a key, a key
+// starting with '#', a value starting or ending with white space, a trailing "<<",
+// a "key value" line over config.MaxMapLine (16,000) bytes; the error is a
+// *config.ContextError), config.CheckMapFile (every line of a map file) and
+// config.SplitMapLine (one line as HAProxy loads it). The renderer and the agent
+// apply the same functions. The map operations' Validate and Run check every entry
+// too (and a value, which add/set map need), so a refused entry is never sent.
 //
 // # Operations
 //
@@ -72,8 +66,8 @@
 //	{"op":"set-server-state", "backend":"be","server":"s1","state":"ready|drain|maint"}
 //	{"op":"set-server-weight","backend":"be","server":"s1","weight":0..256}
 //
-// Keys and values must pass CheckMapEntry and are escaped for the CLI byte by byte
-// (blank, ';' and '\' get a backslash; HAProxy removes it); a map command longer
+// Keys and values must pass config.CheckMapEntry and are escaped for the CLI byte
+// by byte (blank, ';' and '\' get a backslash; HAProxy removes it); a map command longer
 // than MaxCommand (15,360 bytes: escaping can double an entry) is refused unsent, and
 // the agent falls back to a reload. A reply other than the command's success reply
 // is an error carrying HAProxy's text. Errors of map operations name the operation,

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 )
 
 // recorder passes commands to a real socket and records them.
@@ -144,12 +146,12 @@ func TestMapEntriesRealHAProxy(t *testing.T) {
 	// The same entries written as a map file load the same way.
 	var file strings.Builder
 	for _, e := range tricky {
-		if err := CheckMapEntry(e.Key, e.Value); err != nil {
+		if err := config.CheckMapEntry(e.Key, e.Value); err != nil {
 			t.Fatal(err)
 		}
 		file.WriteString(e.Key + " " + e.Value + "\n")
 	}
-	if err := CheckMapFile(file.String()); err != nil {
+	if err := config.CheckMapFile(file.String()); err != nil {
 		t.Fatal(err)
 	}
 	if got := ParseMapFile(file.String()); !reflect.DeepEqual(got, tricky) {
@@ -170,7 +172,7 @@ func TestMapEntriesRealHAProxy(t *testing.T) {
 		&SetMap{Map: "host.map", Key: "semi;key", Value: "x\nadd map " + mapFile + " injected v"},
 		&DelMap{Map: "host.map", Key: "k4<<"},
 		&ReplaceMap{Map: "host.map", Entries: []MapEntry{{"ok.test", "be_a"}, {"evil.test", "be_a<<"}}},
-		&AddMap{Map: "host.map", Key: "long.test", Value: strings.Repeat("v", MaxMapLine)},
+		&AddMap{Map: "host.map", Key: "long.test", Value: strings.Repeat("v", config.MaxMapLine)},
 		&AddMap{Map: "host.map", Key: "blanks.test", Value: "v" + strings.Repeat(" v", 7500)},
 	}
 	for _, op := range refused {

@@ -2,78 +2,12 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
-)
 
-func TestCheckMapEntry(t *testing.T) {
-	long := strings.Repeat("v", MaxMapLine-2) // "k " + value = MaxMapLine
-	ok := []MapEntry{
-		{"a.test", "be_a"},
-		{"a.test", "value with  inner   blanks"},
-		{"k", `back\slash\`},
-		{"k;x", "a;b;"},
-		{`k\`, `\\`},
-		{"k", "a<<b"},
-		{"k<<x", "<<v"},
-		{"k", "<"},
-		{"k#", "#v"},
-		{"héllo", "wörld"},
-		{"\xff\xfe", "\x80"},
-		{"k", ""}, // a key-only line; add/set map refuse it (TestMapOpsRefuseUnsendable)
-		{"k", long},
-	}
-	for _, e := range ok {
-		if err := CheckMapEntry(e.Key, e.Value); err != nil {
-			t.Errorf("CheckMapEntry(%q, %q): %v", e.Key, e.Value, err)
-		}
-	}
-	bad := []struct {
-		key, value string
-		part       string
-		why        string
-	}{
-		{"", "v", "key", "is empty"},
-		{"a\x00b", "v", "key", "control character 0x00 at byte 1"},
-		{"k", "a\x00b", "value", "control character 0x00"},
-		{"a\nb", "v", "key", "control character 0x0a"},
-		{"k", "v\n", "value", "control character 0x0a"},
-		{"k", "v\r", "value", "control character 0x0d"},
-		{"k", "a\tb", "value", "control character 0x09"},
-		{"a\tb", "v", "key", "control character 0x09"},
-		{"k", "\x1b[31m", "value", "control character 0x1b"},
-		{"k", "del\x7f", "value", "control character 0x7f"},
-		{"a b", "v", "key", "contains a blank"},
-		{"#k", "v", "key", "begins with '#'"},
-		{"k<<", "v", "key", `ends in "<<"`},
-		{"k", "v<<", "value", `ends in "<<"`},
-		{"k", "<<", "value", `ends in "<<"`},
-		{"k", " v", "value", "begins or ends with white space"},
-		{"k", "v ", "value", "begins or ends with white space"},
-		{"k", "v\u00a0", "value", "begins or ends with white space"},
-		{"k", long + "x", "value", "over the limit of 16000"},
-		{strings.Repeat("k", MaxMapLine-1), "vv", "key", "over the limit of 16000"},
-		{strings.Repeat("k", MaxMapLine+1), "v", "key", "over the limit of 16000"},
-	}
-	for _, tt := range bad {
-		err := CheckMapEntry(tt.key, tt.value)
-		var me *MapEntryError
-		if !errors.As(err, &me) {
-			t.Errorf("CheckMapEntry(%.20q, %.20q) = %v, want a *MapEntryError", tt.key, tt.value, err)
-			continue
-		}
-		if me.Part != tt.part || !strings.Contains(err.Error(), tt.why) || !strings.HasPrefix(err.Error(), "map "+tt.part+" \"") {
-			t.Errorf("CheckMapEntry(%.20q, %.20q) = %q (part %s), want part %s and %q", tt.key, tt.value, err, me.Part, tt.part, tt.why)
-		}
-	}
-	// The offending text is quoted, truncated to 60 bytes.
-	err := CheckMapEntry("k", strings.Repeat("x", 100)+"\n")
-	if err == nil || !strings.Contains(err.Error(), `"`+strings.Repeat("x", 60)+`"...(101 bytes)`) || strings.Contains(err.Error(), strings.Repeat("x", 61)) {
-		t.Errorf("truncation: %v", err)
-	}
-}
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
+)
 
 func TestParseMapFile(t *testing.T) {
 	long := "long " + strings.Repeat("x", 19995) // a 20,000-byte line
@@ -100,8 +34,8 @@ func TestParseMapFile(t *testing.T) {
 		{"special bytes kept", "k;x a;b\\c<<\nhé \xffv\n", []MapEntry{{"k;x", "a;b\\c<<"}, {"hé", "\xffv"}}},
 		// fgets reads 16,383 bytes at most: the rest of the line is a line of its own.
 		{"20,000-byte line", long + "\nb.test be_b\n", []MapEntry{
-			{"long", strings.Repeat("x", MapFileBufSize-1-len("long "))},
-			{strings.Repeat("x", 20000-(MapFileBufSize-1)), ""},
+			{"long", strings.Repeat("x", config.MapFileBufSize-1-len("long "))},
+			{strings.Repeat("x", 20000-(config.MapFileBufSize-1)), ""},
 			{"b.test", "be_b"},
 		}},
 		{"16,383 bytes and LF: the LF alone is an empty line", "k " + strings.Repeat("y", 16381) + "\nb v\n", []MapEntry{
@@ -131,40 +65,6 @@ func summarize(es []MapEntry) string {
 		parts = append(parts, quoteShort(e.Key)+"→"+quoteShort(e.Value))
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
-}
-
-func TestCheckMapFile(t *testing.T) {
-	ok := []string{
-		"",
-		"a.test be_a\n",
-		"# generated\n\na.test be_a\r\n  b.test\tbe b  \n#" + strings.Repeat("c", 100) + "\n",
-		"k " + strings.Repeat("v", MaxMapLine-2) + "\n",
-		"# a comment may hold \x00 and \r anything\n",
-		"lonely\n",
-	}
-	for _, c := range ok {
-		if err := CheckMapFile(c); err != nil {
-			t.Errorf("CheckMapFile(%.40q): %v", c, err)
-		}
-	}
-	bad := []struct{ content, want string }{
-		{"a be_a\nk " + strings.Repeat("v", MaxMapLine-1) + "\n", "line 2: 16001 bytes long"},
-		{"#" + strings.Repeat("c", 20000) + "\n", "line 1: 20001 bytes long"},
-		{"a be_a\n  # indented\n", `line 2: map key "#"`},
-		{"a be\x00_a\n", "line 1: control character 0x00 at byte 4"},
-		{"a be\r_a\n", "line 1: control character 0x0d"},
-		{"a be_a\x1b\n", "line 1: control character 0x1b"},
-		{"k a\tb\n", `line 1: map value "a\tb"`},
-		{"k v<<\n", `line 1: map value "v<<"`},
-		{"k;a b\nk<< v\n", `line 2: map key "k<<"`},
-		{"k v\x7f\n", "line 1: control character 0x7f"},
-	}
-	for _, tt := range bad {
-		err := CheckMapFile(tt.content)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("CheckMapFile(%.40q) = %v, want %q", tt.content, err, tt.want)
-		}
-	}
 }
 
 func TestDiffMapSkipsWhatShowMapCannotPrint(t *testing.T) {

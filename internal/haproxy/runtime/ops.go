@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 )
 
 // Execer runs one CLI command line; *Client is one.
@@ -203,11 +205,12 @@ func checkMapEntry(kind, name, key, value string) error {
 
 // errEmptyValue: add map and set map answer "'add map' expects three parameters"
 // to a command without a value.
-var errEmptyValue = &MapEntryError{"value", "", "is empty (add map and set map need a value)"}
+var errEmptyValue = &config.ContextError{Context: "map value", Value: "", Reason: "is empty (add map and set map need a value)"}
 
-// sendableEntry is CheckMapEntry plus what the CLI needs beyond the file: a value.
+// sendableEntry is config.CheckMapEntry plus what the CLI needs beyond the file: a
+// value.
 func sendableEntry(key, value string) error {
-	if err := CheckMapEntry(key, value); err != nil {
+	if err := config.CheckMapEntry(key, value); err != nil {
 		return err
 	}
 	if value == "" {
@@ -232,7 +235,7 @@ func (o *DelMap) Validate() error {
 	if err := checkMapName(o.Kind(), o.Map); err != nil {
 		return err
 	}
-	if err := checkMapKey(o.Key); err != nil {
+	if err := config.CheckMapKey(o.Key); err != nil {
 		return fmt.Errorf("%s %s key %s: %w", o.Kind(), o.Map, quoteShort(o.Key), err)
 	}
 	return nil

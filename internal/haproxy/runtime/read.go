@@ -98,8 +98,8 @@ func (d MapDiff) String() string {
 // DiffMap compares the running entries with the wanted ones as multisets; both
 // result lists are sorted by key, then value. Entries whose "key value" is longer
 // than MaxShowMapEntry are left out on both sides: `show map` may not print them
-// (only a map file line longer than MaxMapLine loads one; CheckMapFile refuses
-// those).
+// (only a map file line longer than config.MaxMapLine loads one;
+// config.CheckMapFile refuses those).
 func DiffMap(want, running []MapEntry) MapDiff {
 	want, running = showable(want), showable(running)
 	count := make(map[MapEntry]int, len(want))

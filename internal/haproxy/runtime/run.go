@@ -33,7 +33,7 @@ func empty(r string) bool { return r == "" }
 func srv(be, s string) string { return be + "/" + s }
 
 // The map operations validate themselves again before sending anything (Validate,
-// CheckMapEntry) and refuse, unsent, a command longer than MaxCommand: an entry that
+// config.CheckMapEntry) and refuse, unsent, a command longer than MaxCommand: an entry that
 // HAProxy would not store as given never reaches the socket.
 
 func (o *SetMap) Run(ctx context.Context, x Execer, maps MapPath) error {

@@ -1,4 +1,4 @@
-package bundle
+package config
 
 import (
 	"math/rand"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestQuoteConfigWordRoundTrips(t *testing.T) {
+func TestQuoteWordRoundTrips(t *testing.T) {
 	cases := []string{"", "plain", "a b", "it's", `"backend" x`, `\x62ackend`, "#comment", "$HOME", "${X}", ";", "ünï", "%[src]", "'", "''", `\`}
 	alphabet := []rune{'a', ' ', '\'', '"', '\\', '#', '$', '{', '}', ';', 'x', '%', 'é', '<'}
 	r := rand.New(rand.NewSource(1))
@@ -19,23 +19,23 @@ func TestQuoteConfigWordRoundTrips(t *testing.T) {
 		cases = append(cases, b.String())
 	}
 	for _, s := range cases {
-		q, err := QuoteConfigWord(s)
+		q, err := QuoteWord(s)
 		if err != nil {
 			t.Fatalf("%q: %v", s, err)
 		}
-		words, err := ConfigWords("setenv " + q + " tail")
+		words, err := Words("setenv " + q + " tail")
 		if err != nil || !reflect.DeepEqual(words, []string{"setenv", s, "tail"}) {
 			t.Fatalf("%q quoted as %s reads back as %q (%v)", s, q, words, err)
 		}
 	}
 	for _, s := range []string{"a\nb", "a\x00", "a\rb", "\t"} {
-		if _, err := QuoteConfigWord(s); err == nil {
+		if _, err := QuoteWord(s); err == nil {
 			t.Errorf("%q: want an error", s)
 		}
 	}
 }
 
-func TestConfigWordsUnquotesLikeHAProxy(t *testing.T) {
+func TestWordsUnquoteLikeHAProxy(t *testing.T) {
 	for line, want := range map[string][]string{
 		`"backend" x`:             {"backend", "x"},
 		`'frontend' x`:            {"frontend", "x"},
@@ -44,12 +44,12 @@ func TestConfigWordsUnquotesLikeHAProxy(t *testing.T) {
 		`a'b c'd e`:               {"ab cd", "e"},
 		`x\ y`:                    {"x y"},
 	} {
-		got, err := ConfigWords(line)
+		got, err := Words(line)
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: got %q (%v), want %q", line, got, err, want)
 		}
 	}
-	if _, err := ConfigWords(`a "b`); err == nil {
+	if _, err := Words(`a "b`); err == nil {
 		t.Error("unterminated quote: want an error")
 	}
 }
@@ -83,7 +83,7 @@ func TestCheckMapFile(t *testing.T) {
 }
 
 func TestCheckConfigCountsWords(t *testing.T) {
-	line := "acl x src" + strings.Repeat(" 10.0.0.1", MaxConfigWords)
+	line := "acl x src" + strings.Repeat(" 10.0.0.1", MaxLineWords)
 	if err := CheckConfig("global\n" + line + "\n"); err == nil || !strings.Contains(err.Error(), "words") {
 		t.Fatalf("want a word-count error, got %v", err)
 	}

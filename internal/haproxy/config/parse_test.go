@@ -1,4 +1,4 @@
-package plan
+package config
 
 import (
 	"reflect"
@@ -79,6 +79,12 @@ func TestParseQuotingAndEscapes(t *testing.T) {
 		{`a "\x41\t"`, []string{"a", "A\t"}},
 		{"\t  a\tb  ", []string{"a", "b"}},
 		{`a "$HOME"`, []string{"a", "$HOME"}},
+		// As in HAProxy, a backslash that starts no escape stays (regex back-references),
+		// also at the end of a line; \$ escapes only inside double quotes.
+		{`replace-path (.*) /x\1`, []string{"replace-path", "(.*)", `/x\1`}},
+		{`a b\`, []string{"a", `b\`}},
+		{`a \$X "\$Y"`, []string{"a", `\$X`, "$Y"}},
+		{`a "\'" \'`, []string{"a", "'", "'"}},
 		{`http-request set-header X-Forwarded-Proto https if { ssl_fc }`, []string{"http-request", "set-header", "X-Forwarded-Proto", "https", "if", "{", "ssl_fc", "}"}},
 	}
 	for _, tt := range tests {
@@ -98,9 +104,8 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 	tests := []struct{ text, want string }{
 		{"global\n  log \"unterminated\n", "line 2: unterminated double quote"},
 		{"global\n\n  x 'open\n", "line 3: unterminated single quote"},
-		{"global\n  a b\\", "line 2: backslash at end of line"},
-		{"global\n a \\x4", "line 2: incomplete \\x escape"},
-		{"global\n a \\xzz", "line 2: invalid \\x escape"},
+		{"global\n a \\x4", `line 2: invalid or incomplete escape "\\x4" at column 4`},
+		{"global\n a \\xzz", `line 2: invalid or incomplete escape "\\xzz" at column 4`},
 		{"  maxconn 10\nglobal\n", "line 1: \"maxconn\" outside of any section"},
 	}
 	for _, tt := range tests {

@@ -1,4 +1,4 @@
-package agent
+package agentapi
 
 import (
 	"errors"

@@ -1,0 +1,63 @@
+package agentapi
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// TestWireFormat pins the JSON of every message: the agent and controllers of other
+// versions read it, so a renamed field or tag is a protocol change, not a refactor.
+func TestWireFormat(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	files := []bundle.File{{Name: "haproxy.cfg", Kind: bundle.KindConfig, Content: "global\n"}}
+	messages := map[string]any{
+		"config-request": ConfigRequest{Hash: "h1", Files: files},
+		"current-config": CurrentConfig{ConfigRequest: ConfigRequest{Hash: "h1", Files: files}, HAProxyVersion: "2.6.12"},
+		"runtime-request": RuntimeRequest{BaseHash: "h0", Hash: "h1", Files: files, Operations: []runtime.Op{
+			{Operation: &runtime.SetMap{Map: "host.map", Key: "a.test", Value: "be_a"}},
+			{Operation: &runtime.SetServerWeight{Backend: "be", Server: "s1", Weight: 3}},
+		}},
+		"result": Result{Hash: "h1", Result: ResultRuntimeFallback, Reloaded: true, ReloadID: 7, DurationMs: 12,
+			Error: "e", Alerts: []string{"a"}, ServerDivergence: 1, MapDivergence: 2},
+		"state": State{
+			Hash: "h1", Files: 3, HAProxyVersion: "2.6.12", Capabilities: runtime.Capabilities{RuntimeMaps: true, DynamicServers: true, SSLRuntime: true},
+			Reloads: 4, FailedReloads: 1,
+			LastApply:  &ApplyRecord{At: at, Hash: "h1", Result: ResultApplied, Mode: "runtime"},
+			LastReload: &ReloadRecord{At: at, DurationMs: 30, Result: "ok"},
+			Workers:    []Worker{{PID: 42, Reloads: 4, Uptime: "0d00h01m02s"}},
+			TreeHash:   "h1", ServerDivergence: 1, MapDivergence: 2,
+			LastVerify: &VerifyRecord{At: at, DurationMs: 5, Maps: 2, MapDivergence: 1, Servers: 9, ServerDivergence: 1,
+				Divergences: []string{"map host.map: 1 missing"}, Corrected: "reload"},
+		},
+	}
+	for name, msg := range messages {
+		got, err := json.MarshalIndent(msg, "", "  ")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got = append(got, '\n')
+		path := filepath.Join("testdata", name+".json")
+		if *update {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test -update to create it)", err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s changed on the wire:\n%s\nwant (%s):\n%s", name, got, path, want)
+		}
+	}
+}

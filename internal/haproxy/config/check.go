@@ -1,0 +1,115 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+)
+
+// The checks of rendered files: every line of haproxy.cfg, a map or a crt-list
+// must be read by HAProxy as exactly what was written.
+
+// ContextError says why a string cannot be written into an output context.
+type ContextError struct {
+	Context string // "map key", "map value", "config word", ...
+	Value   string
+	Reason  string
+}
+
+func (e *ContextError) Error() string {
+	v := e.Value
+	if len(v) > 60 {
+		v = v[:60] + "…"
+	}
+	return fmt.Sprintf("%s %q %s", e.Context, v, e.Reason)
+}
+
+// controlChar returns the first control character of s (C0 or DEL), or -1.
+func controlChar(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return i
+		}
+	}
+	return -1
+}
+
+// ControlProblem says which control character s holds ("holds a newline"), or "".
+// No output context can hold one.
+func ControlProblem(s string) string {
+	if i := controlChar(s); i >= 0 {
+		return describeControl(s[i])
+	}
+	return ""
+}
+
+func describeControl(c byte) string {
+	switch c {
+	case 0:
+		return "holds a NUL byte"
+	case '\n':
+		return "holds a newline"
+	case '\r':
+		return "holds a carriage return"
+	case '\t':
+		return "holds a tab"
+	}
+	return fmt.Sprintf("holds the control character 0x%02x", c)
+}
+
+// LineError is a problem with one line of a rendered file.
+type LineError struct {
+	Line int // 1-based
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+func lineErr(n int, format string, a ...any) error {
+	return &LineError{Line: n + 1, Err: fmt.Errorf(format, a...)}
+}
+
+// CheckCrtList accepts a crt-list whose lines hold no control characters.
+func CheckCrtList(content string) error {
+	for n, line := range strings.Split(content, "\n") {
+		if i := controlChar(strings.ReplaceAll(line, "\t", " ")); i >= 0 {
+			return lineErr(n, "%s", describeControl(line[i]))
+		}
+	}
+	return nil
+}
+
+// Check applies the check of a file's kind to its content.
+func Check(kind bundle.Kind, content string) error {
+	switch kind {
+	case bundle.KindConfig:
+		return CheckConfig(content)
+	case bundle.KindMap:
+		return CheckMapFile(content)
+	case bundle.KindCrtList:
+		return CheckCrtList(content)
+	}
+	return nil
+}
+
+// CheckConfig accepts a rendered haproxy.cfg whose lines HAProxy reads whole: no
+// control characters besides tabs, every quote closed, at most MaxLineWords words.
+func CheckConfig(content string) error {
+	for n, line := range strings.Split(content, "\n") {
+		for i := 0; i < len(line); i++ {
+			if c := line[i]; (c < 0x20 && c != '\t') || c == 0x7f {
+				return lineErr(n, "%s", describeControl(c))
+			}
+		}
+		words, err := Words(line)
+		if err != nil {
+			return &LineError{Line: n + 1, Err: err}
+		}
+		if len(words) > MaxLineWords {
+			return lineErr(n, "%d words, HAProxy reads at most %d per line: %.60q", len(words), MaxLineWords, strings.TrimSpace(line))
+		}
+	}
+	return nil
+}
