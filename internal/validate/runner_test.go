@@ -173,18 +173,18 @@ func TestRunReport(t *testing.T) {
 		if verbose {
 			name = "summary_verbose.golden"
 		}
-		golden(t, name, buf.String())
+		assertGolden(t, name, buf.String())
 	}
 	js, err := stable.JSON()
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.json.golden", string(js))
+	assertGolden(t, "report.json.golden", string(js))
 	ys, err := stable.YAML()
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.yaml.golden", string(ys))
+	assertGolden(t, "report.yaml.golden", string(ys))
 }
 
 func TestSummaryFormat(t *testing.T) {
