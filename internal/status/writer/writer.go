@@ -180,6 +180,14 @@ func (m *Manager) SetGatewayAddresses(addrs map[types.NamespacedName][]string) {
 	}
 }
 
+// SetConfig passes what the HAProxyTemplateConfig says about status: the
+// IngressClass in its extraContext (extraContext.ingressClass) and the
+// GatewayClass controllerName whose classes are served.
+func (m *Manager) SetConfig(extraContext []byte, controller gwv1.GatewayController) {
+	m.SetIngressClass(status.IngressClassOf(extraContext))
+	m.SetControllerName(controller)
+}
+
 // SetControllerName sets the GatewayClass controllerName whose classes are served.
 func (m *Manager) SetControllerName(name gwv1.GatewayController) {
 	if name == "" {
