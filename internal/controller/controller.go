@@ -135,7 +135,7 @@ func newWithClients(opts Options, cl clients) (*Controller, error) {
 		storesInUse: c.standbyDone.done,
 	}
 	c.d.status = writer.New(writer.Options{
-		Dynamic: cl.statusDyn, Discovery: cl.kube.Discovery(), Log: opts.Log,
+		Dynamic: cl.statusDyn, Discovery: cl.kube.Discovery(), Log: opts.Log, SharedInformers: true,
 		OnWrite: func(kind string) { m.StatusWrites.WithLabelValues(kind).Inc() },
 		// With per-Gateway pods, a new or deleted Gateway changes the fleets.
 		OnGateways: func(map[types.NamespacedName]int64) { c.gatewaysChanged() },

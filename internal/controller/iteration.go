@@ -69,6 +69,7 @@ type iteration struct {
 	creds      credentials
 	fleets     fleetSet    // the pods that receive configs (fleets.go)
 	ready      atomic.Bool // the stores synced and were reconciled once: admission may use them
+	informers  atomic.Pointer[watch.Informers]
 	stop       func()
 }
 
@@ -164,6 +165,24 @@ func (it *iteration) run(ctx context.Context) error {
 		},
 		OnEvent:   func(resource, kind string) { d.metrics.ResourceEvents.WithLabelValues(resource, kind).Inc() },
 		OnDropped: func(resource, reason string) { d.metrics.WatchEventsDropped.WithLabelValues(resource, reason).Inc() },
+	}
+	// One set of informers feeds the stores, status and provisioning: a resource
+	// both need is watched once.
+	set := watch.NewInformers(d.dyn, d.meta)
+	if err := w.Register(set); err != nil {
+		return err
+	}
+	var src *writer.Source
+	if d.status != nil {
+		src = d.status.Register(set)
+	}
+	if err := set.Start(ctx); err != nil {
+		return err
+	}
+	it.informers.Store(set)
+	if src != nil {
+		d.status.Use(ctx, src)
+		defer d.status.Forget(src) // its informers stop with this iteration
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 3)
