@@ -166,15 +166,9 @@ func (it *iteration) run(ctx context.Context) error {
 		OnEvent:   func(resource, kind string) { d.metrics.ResourceEvents.WithLabelValues(resource, kind).Inc() },
 		OnDropped: func(resource, reason string) { d.metrics.WatchEventsDropped.WithLabelValues(resource, reason).Inc() },
 	}
-	// One set of informers feeds the stores, status and provisioning: a resource
-	// both need is watched once.
-	set := watch.NewInformers(d.dyn, d.meta)
-	if err := w.Register(set); err != nil {
+	set, src, err := it.informerSet(w)
+	if err != nil {
 		return err
-	}
-	var src *writer.Source
-	if d.status != nil {
-		src = d.status.Register(set)
 	}
 	if err := set.Start(ctx); err != nil {
 		return err
@@ -209,6 +203,20 @@ func (it *iteration) run(ctx context.Context) error {
 			it.reconcile(ctx)
 		}
 	}
+}
+
+// informerSet is the one set of informers that feeds the stores (w), status and
+// provisioning (the status writer's Gateways): a resource both need is watched once.
+func (it *iteration) informerSet(w *watch.Watcher) (*watch.Informers, *writer.Source, error) {
+	set := watch.NewInformers(it.d.dyn, it.d.meta)
+	if err := w.Register(set); err != nil {
+		return nil, nil, err
+	}
+	var src *writer.Source
+	if it.d.status != nil {
+		src = it.d.status.Register(set)
+	}
+	return set, src, nil
 }
 
 // drain consumes queued notifications: one reconcile covers them all.
