@@ -66,8 +66,8 @@ func (l *Ledger) Deployed(hash string, serves func(types.NamespacedName) bool) m
 
 // RenderedGateways returns the Gateways of want (as the status writer sees them)
 // that the stores of snap hold, at the object and generation held there: what a
-// render of snap is made from. The writer's informer may be ahead of the stores snap
-// was taken from (a Gateway it already sees, a newer generation): what snap does not
+// render of snap is made from. The informer cache the writer reads may be ahead of
+// the snapshot (a Gateway it already sees, a newer generation): what snap does not
 // hold is not in the render, and a deploy of it must not make that Gateway
 // Programmed. Without a full store of Gateways (none watched, or on-demand) what a
 // render holds is unknown and want is taken as it is.
