@@ -85,9 +85,7 @@ func (it *iteration) validateProposed(ctx context.Context, r webhook.Request) ([
 // under PerGateway provisioning each Gateway renders on its own pods, and one render
 // of them all checks a route whatever Gateway it attaches to.
 func (it *iteration) admissionContext() map[string]any {
-	it.fleets.mu.Lock()
-	def := it.fleets.byKey[types.NamespacedName{}]
-	it.fleets.mu.Unlock()
+	def := it.fleets.get(types.NamespacedName{})
 	if def == nil { // a standby: no fleets
 		return map[string]any{"gatewayControllerName": it.cfg.Spec.Gateways.GatewayControllerName()}
 	}
@@ -104,17 +102,18 @@ func sameResource(w v1alpha1.WatchedResource, gvr schema.GroupVersionResource) b
 }
 
 // serveWebhook serves admission reviews until ctx ends.
-func (c *Controller) serveWebhook(ctx context.Context) {
-	srv := &webhook.Server{Listener: c.opts.WebhookListener, CertDir: c.opts.WebhookCertDir, Log: c.log,
-		Handler: &webhook.Handler{Validator: admission{c}, Log: c.log, Timeout: webhookTimeout,
+func (c *Controller) serveWebhook(ctx context.Context) error {
+	srv := &webhook.Server{Listener: c.opts.WebhookListener, CertDir: c.opts.WebhookCertDir, Log: c.d.log,
+		Handler: &webhook.Handler{Validator: admission{c}, Log: c.d.log, Timeout: webhookTimeout,
 			Observe: func(gvr schema.GroupVersionResource, result string, took time.Duration) {
-				c.metrics.WebhookRequests.WithLabelValues(gvr.GroupResource().String(), result).Inc()
-				c.metrics.WebhookDuration.Observe(took.Seconds())
+				c.d.metrics.WebhookRequests.WithLabelValues(gvr.GroupResource().String(), result).Inc()
+				c.d.metrics.WebhookDuration.Observe(took.Seconds())
 			}}}
-	c.log.Info("admission webhook listening", "addr", c.opts.WebhookListener.Addr().String())
+	c.d.log.Info("admission webhook listening", "addr", c.opts.WebhookListener.Addr().String())
 	if err := srv.Run(ctx); err != nil {
-		c.log.Error("admission webhook stopped", "error", err)
+		c.d.log.Error("admission webhook stopped", "error", err)
 	}
+	return nil
 }
 
 // webhookTimeout leaves the API server's default webhook timeout (10s) room to

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
@@ -29,7 +30,6 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/config"
 	"github.com/haproxy-haptic/haptic/internal/events"
 	"github.com/haproxy-haptic/haptic/internal/metrics"
-	"github.com/haproxy-haptic/haptic/internal/publish"
 	"github.com/haproxy-haptic/haptic/internal/status/writer"
 )
 
@@ -59,19 +59,13 @@ type Options struct {
 
 // Controller is a running `haptic run`.
 type Controller struct {
-	opts     Options
-	kube     kubernetes.Interface
-	dyn      dynamic.Interface
-	meta     metadata.Interface
-	metrics  *metrics.Metrics
-	bus      *events.Bus
-	recorder record.EventRecorder
-	log      *slog.Logger
-	status   *writer.Manager           // Gateway API and Ingress status (gatewaystatus.go)
-	current  atomic.Pointer[iteration] // the running iteration, for admission (admission.go)
-	standby  atomic.Pointer[iteration] // stores for admission before this replica leads (standby.go)
+	opts    Options
+	d       deps                      // what iterations are given
+	current atomic.Pointer[iteration] // the running iteration, for admission (admission.go)
+	standby atomic.Pointer[iteration] // stores for admission before this replica leads (standby.go)
 	// standbyDone stops the standby once the leader's stores are ready.
 	standbyDone standbyStopper
+	metricsLn   net.Listener // nil: no metrics endpoint
 }
 
 // Run runs the controller until ctx ends.
@@ -83,10 +77,14 @@ func Run(ctx context.Context, opts Options) error {
 	return c.run(ctx)
 }
 
+// Status writes: a client of their own so that they do not queue behind the
+// controller's reads; client-go's rate limiter paces them.
+const (
+	statusQPS   = 50
+	statusBurst = 100
+)
+
 func newController(opts Options) (*Controller, error) {
-	if opts.Log == nil {
-		opts.Log = slog.Default()
-	}
 	kube, err := kubernetes.NewForConfig(opts.Rest)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
@@ -99,55 +97,69 @@ func newController(opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metadata client: %w", err)
 	}
+	statusCfg := rest.CopyConfig(opts.Rest)
+	if statusCfg.QPS < statusQPS {
+		statusCfg.QPS, statusCfg.Burst = statusQPS, statusBurst
+	}
+	statusDyn, err := dynamic.NewForConfig(statusCfg)
+	if err != nil {
+		return nil, fmt.Errorf("status client: %w", err)
+	}
+	return newWithClients(opts, clients{kube: kube, dyn: dyn, meta: meta, statusDyn: statusDyn})
+}
+
+// clients are the API clients the controller runs with (fakes in tests).
+type clients struct {
+	kube      kubernetes.Interface
+	dyn       dynamic.Interface
+	meta      metadata.Interface
+	statusDyn dynamic.Interface // status writes
+}
+
+func newWithClients(opts Options, cl clients) (*Controller, error) {
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
 	m := metrics.New()
 	broadcaster := record.NewBroadcaster()
 	// Events go to the namespace of the object they are about (a left-out route is in
 	// its team's namespace), so the sink is not bound to one namespace.
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events(metav1.NamespaceAll)})
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cl.kube.CoreV1().Events(metav1.NamespaceAll)})
 	recorder := broadcaster.NewRecorder(scheme(), corev1.EventSource{Component: "haptic"})
-	return &Controller{opts: opts, kube: kube, dyn: dyn, meta: meta, metrics: m, bus: events.NewBus(m),
-		recorder: recorder, log: opts.Log}, nil
+	c := &Controller{opts: opts}
+	c.d = deps{
+		kube: cl.kube, dyn: cl.dyn, meta: cl.meta, namespace: opts.Namespace, configName: opts.ConfigName,
+		haproxy: opts.HAProxyBinary, schemaDir: opts.SchemaDir, agentHTTP: opts.AgentHTTP,
+		log: opts.Log, metrics: m, bus: events.NewBus(m), recorder: recorder,
+		config:      &configStatus{dyn: cl.dyn, recorder: recorder, log: opts.Log, namespace: opts.Namespace, name: opts.ConfigName},
+		storesInUse: c.standbyDone.done,
+	}
+	c.d.status = writer.New(writer.Options{
+		Dynamic: cl.statusDyn, Discovery: cl.kube.Discovery(), Log: opts.Log, SharedInformers: true,
+		OnWrite: func(kind string) { m.StatusWrites.WithLabelValues(kind).Inc() },
+		// With per-Gateway pods, a new or deleted Gateway changes the fleets.
+		OnGateways: func(map[types.NamespacedName]int64) { c.gatewaysChanged() },
+	})
+	return c, nil
 }
 
-func (c *Controller) run(ctx context.Context) error {
-	if c.opts.MetricsAddr != "" {
-		ln, err := net.Listen("tcp", c.opts.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("metrics listener: %w", err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", c.metrics.Handler())
-		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		defer srv.Close()
-		c.log.Info("metrics listening", "addr", ln.Addr().String())
+// gatewaysChanged asks the running iteration, if any, to reconcile and sync its
+// Gateway fleets.
+func (c *Controller) gatewaysChanged() {
+	if it := c.current.Load(); it != nil {
+		it.gatewaysChanged()
 	}
-	if c.opts.WebhookListener != nil {
-		go c.serveWebhook(ctx)
-		sctx, stop := context.WithCancel(ctx)
-		c.standbyDone.stop = stop
-		go c.runStandby(sctx)
-	}
-	// Every replica serves metrics (and admission); only the leader goes on.
-	parent := ctx
-	c.labelLeader(ctx, false)
-	ctx, err := c.lead(ctx)
-	if err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return c.leadershipEnded(parent)
-	}
-	c.labelLeader(ctx, true)
-	if err := c.startGatewayStatus(ctx); err != nil {
-		return fmt.Errorf("status writer: %w", err)
-	}
+}
+
+// runConfig runs one iteration per accepted config until ctx ends: a new config
+// generation replaces the running iteration once it compiled (an invalid one leaves
+// it running); an iteration that ends on its own is started again.
+func (c *Controller) runConfig(ctx context.Context) error {
 	configs, err := c.watchConfig(ctx)
 	if err != nil {
 		return err
 	}
-	c.log.Info("waiting for config", "namespace", c.opts.Namespace, "name", c.opts.ConfigName)
+	c.d.log.Info("waiting for config", "namespace", c.opts.Namespace, "name", c.opts.ConfigName)
 
 	var current *iteration
 	var done chan error
@@ -158,13 +170,13 @@ func (c *Controller) run(ctx context.Context) error {
 				current.stop()
 				<-done
 			}
-			return c.leadershipEnded(parent)
+			return nil
 		case err := <-done:
 			// An iteration ended on its own (a lost critical event or a failure):
 			// start it again from the authoritative state.
-			c.log.Warn("iteration ended; restarting", "error", err)
+			c.d.log.Warn("iteration ended; restarting", "error", err)
 			if err != nil {
-				c.reportIterationError(ctx, err)
+				c.d.config.iterationFailed(ctx, err)
 			}
 			select {
 			case <-ctx.Done():
@@ -177,25 +189,25 @@ func (c *Controller) run(ctx context.Context) error {
 			cfg, err := decodeConfig(u)
 			if err == nil {
 				var it *iteration
-				it, err = c.prepare(cfg, u.GetGeneration())
+				it, err = prepare(c.d, cfg, u.GetGeneration())
 				if err == nil {
 					if current != nil {
 						current.stop()
 						<-done
 					}
 					current, done = c.launch(ctx, it)
-					c.setConfigStatus(ctx, u, nil)
+					c.d.config.setValid(ctx, u, nil)
 					continue
 				}
 			}
-			c.log.Error("config rejected; the previous config keeps running", "error", err)
-			c.setConfigStatus(ctx, u, err)
+			c.d.log.Error("config rejected; the previous config keeps running", "error", err)
+			c.d.config.setValid(ctx, u, err)
 		}
 	}
 }
 
 func (c *Controller) start(ctx context.Context, cfg *v1alpha1.HAProxyTemplateConfig, gen int64) (*iteration, chan error) {
-	it, err := c.prepare(cfg, gen)
+	it, err := prepare(c.d, cfg, gen)
 	if err != nil { // compiled before, so this is not expected; retry later
 		done := make(chan error, 1)
 		go func() { time.Sleep(time.Second); done <- err }()
@@ -235,42 +247,11 @@ func decodeConfig(u *unstructured.Unstructured) (*v1alpha1.HAProxyTemplateConfig
 	return cfg, nil
 }
 
-// startPublisher publishes what a fleet's rendering is, and what its pods run, as
-// an HAProxyCfg: the config's name for the podSelector's fleet, <config>-gw-<id>
-// for a Gateway's. At most once per configPublishInterval, off the delivery path
-// (its inputs never block). It stops with ctx.
-func (c *Controller) startPublisher(ctx context.Context, cfg *v1alpha1.HAProxyTemplateConfig, f *fleet) *publish.Publisher {
-	threshold := 0
-	if t := cfg.Spec.Controller.ConfigPublishing.CompressionThreshold; t != nil {
-		threshold = int(*t)
-	}
-	opts := publish.Options{
-		Client: c.dyn, Namespace: c.opts.Namespace, Config: c.opts.ConfigName, Log: c.log,
-		Interval: cfg.Spec.Dataplane.ParsedDurations().ConfigPublish, Threshold: threshold,
-		Pods: func() []string {
-			var names []string
-			for _, p := range f.dep.Pods() {
-				names = append(names, p.Name)
-			}
-			return names
-		},
-	}
-	if !f.isDefault() {
-		id := gatewayID(f.gateway)
-		opts.Name = c.opts.ConfigName + "-gw-" + id
-		opts.Labels = map[string]string{gatewayLabel: id}
-		opts.Annotations = map[string]string{gatewayAnnotation: f.gateway.String()}
-	}
-	p := publish.New(opts)
-	go p.Run(ctx)
-	return p
-}
-
 // watchConfig delivers the HAProxyTemplateConfig whenever its generation changes
 // (latest wins) until ctx ends.
 func (c *Controller) watchConfig(ctx context.Context) (<-chan *unstructured.Unstructured, error) {
 	configs := make(chan *unstructured.Unstructured, 1)
-	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.dyn, 0, c.opts.Namespace, func(o *metav1.ListOptions) {
+	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.d.dyn, 0, c.opts.Namespace, func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", c.opts.ConfigName).String()
 	})
 	inf := f.ForResource(ConfigGVR).Informer()
@@ -297,14 +278,4 @@ func (c *Controller) watchConfig(ctx context.Context) (<-chan *unstructured.Unst
 	}
 	go inf.Run(ctx.Done())
 	return configs, nil
-}
-
-// leadershipEnded is what run returns when its context ends: nil on shutdown, an
-// error when leadership was lost while the controller was meant to run (the
-// process exits and restarts as a follower).
-func (c *Controller) leadershipEnded(parent context.Context) error {
-	if c.opts.LeaderElection != nil && parent.Err() == nil {
-		return errors.New("leader election lost")
-	}
-	return nil
 }

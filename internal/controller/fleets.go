@@ -2,20 +2,18 @@ package controller
 
 import (
 	"context"
+	"log/slog"
 	"maps"
 	"sort"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/deploy"
+	"github.com/haproxy-haptic/haptic/internal/provision"
 	"github.com/haproxy-haptic/haptic/internal/publish"
-	"github.com/haproxy-haptic/haptic/internal/snapshot"
 	"github.com/haproxy-haptic/haptic/internal/status/writer"
-	"github.com/haproxy-haptic/haptic/internal/watch"
 )
 
 // A fleet is a set of HAProxy pods that run one rendering of the config: the
@@ -24,8 +22,8 @@ import (
 type fleet struct {
 	gateway  types.NamespacedName // zero for the podSelector's fleet
 	selector map[string]string
-	extra    map[string]any // extraContext overrides for its render
-	infra    gatewayInfra   // what its Gateway asked of the generated resources (under fleets.mu)
+	extra    map[string]any  // extraContext overrides for its render
+	infra    provision.Infra // what its Gateway asked of the generated resources (under fleetSet.mu)
 	dep      *deploy.Deployer
 	pub      *publish.Publisher // its HAProxyCfg
 	cancel   context.CancelFunc
@@ -33,68 +31,65 @@ type fleet struct {
 
 func (f *fleet) isDefault() bool { return f.gateway == types.NamespacedName{} }
 
+// name is the fleet's label in metrics and logs.
+func (f *fleet) name() string {
+	if f.isDefault() {
+		return "default"
+	}
+	return f.gateway.String()
+}
+
 // noGateway is extraContext.gateway for the podSelector's fleet when every Gateway
 // has pods of its own: it names no Gateway.
 const noGateway = "-"
 
-// fleets holds an iteration's fleets.
-type fleets struct {
+// gatewayRetry is how soon a Gateway whose pods could not be provisioned is tried again.
+const gatewayRetry = 5 * time.Second
+
+// fleetSet holds an iteration's fleets and, with per-Gateway provisioning, keeps one
+// fleet per Gateway of our classes. Its dependencies are explicit: the provisioner
+// makes the Gateways' Kubernetes resources, the status writer is told which
+// Gateways are live and at which addresses, and the iteration's start and stopped
+// wire a fleet's deployer, publisher and pod discovery.
+type fleetSet struct {
+	perGateway  bool
+	podSelector map[string]string
+	prov        *provision.Provisioner // nil unless perGateway
+	status      *writer.Manager        // nil: nothing reports status
+	log         *slog.Logger
+	// start starts a Gateway's fleet (its deployer, publisher and pod discovery)
+	// and adds it to the set.
+	start func(ctx context.Context, gw types.NamespacedName, selector map[string]string, infra provision.Infra) *fleet
+	// stopped forgets what the iteration keeps about a fleet that is gone.
+	stopped func(*fleet)
+	// retry asks for another Gateway sync (after gatewayRetry).
+	retry func()
+
 	mu         sync.Mutex
 	byKey      map[types.NamespacedName]*fleet
 	programmed map[types.NamespacedName]writer.Revision // Gateway → revision live on one of its pods
 	addresses  map[types.NamespacedName][]string        // Gateway → its pods' IPs, once discovered
 }
 
-// perGateway reports whether Gateways get pods of their own.
-func (it *iteration) perGateway() bool {
-	return it.cfg.Spec.Gateways.Provisioning == v1alpha1.GatewaysPerGateway
+// add records a started fleet.
+func (fs *fleetSet) add(f *fleet) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.byKey == nil {
+		fs.byKey = map[types.NamespacedName]*fleet{}
+	}
+	fs.byKey[f.gateway] = f
 }
 
-// startFleet starts a fleet's deployer, pod discovery and drift loop; they stop
-// with ctx or the fleet's cancel.
-func (it *iteration) startFleet(ctx context.Context, gw types.NamespacedName, selector map[string]string, infra gatewayInfra, extra map[string]any) *fleet {
-	if gw == (types.NamespacedName{}) {
-		// The podSelector's fleet starts first, before any pod discovery reports:
-		// tell the status writer whose addresses Gateways get (their own pods' with
-		// per-Gateway provisioning, never the podSelector's).
-		it.publishGatewayAddresses()
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	extra = maps.Clone(extra)
-	extra["gatewayControllerName"] = it.cfg.Spec.Gateways.GatewayControllerName()
-	f := &fleet{gateway: gw, selector: selector, extra: extra, infra: infra, cancel: cancel}
-	durations := it.cfg.Spec.Dataplane.ParsedDurations()
-	f.dep = deploy.New(ctx, deploy.Options{
-		Port: int(it.cfg.Spec.Dataplane.Port), Username: it.creds.username, Password: it.creds.password,
-		SyncTimeout: durations.Sync, MinInterval: durations.MinDeployment, Log: it.c.log, HTTP: it.c.opts.AgentHTTP,
-		OnOutcome: func(o deploy.Outcome) {
-			it.observeDeploy(o)
-			if o.Err == nil {
-				it.statusDeployed(f, o)
-			}
-			f.pub.OnOutcome(o)
-		},
-	})
-	f.pub = it.c.startPublisher(ctx, it.cfg, f)
-	it.fleets.mu.Lock()
-	if it.fleets.byKey == nil {
-		it.fleets.byKey = map[types.NamespacedName]*fleet{}
-	}
-	it.fleets.byKey[gw] = f
-	it.fleets.mu.Unlock()
-	go it.driftLoop(ctx, f.dep, durations.DriftPrevention)
-	if !f.isDefault() {
-		go func() {
-			if err := it.discoverPods(ctx, f); err != nil {
-				it.c.log.Warn("gateway pod discovery stopped", "gateway", gw, "error", err)
-			}
-		}()
-	}
-	return f
+// get returns the fleet of a Gateway (the zero name: the podSelector's).
+func (fs *fleetSet) get(gw types.NamespacedName) *fleet {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.byKey[gw]
 }
 
 // list returns the fleets, the podSelector's first, then by Gateway.
-func (fs *fleets) list() []*fleet {
+func (fs *fleetSet) list() []*fleet {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	out := make([]*fleet, 0, len(fs.byKey))
@@ -105,175 +100,90 @@ func (fs *fleets) list() []*fleet {
 	return out
 }
 
-// syncGatewayFleets makes the Gateway fleets those of gws: new Gateways get a
-// Deployment and a fleet, gone ones lose both.
-func (it *iteration) syncGatewayFleets(ctx context.Context, gws map[types.NamespacedName]int64) {
+// sync makes the Gateway fleets those of gws: new Gateways get their resources
+// provisioned and a fleet, changed ones their resources updated, gone ones lose both.
+func (fs *fleetSet) sync(ctx context.Context, gws map[types.NamespacedName]int64) {
 	for gw := range gws {
-		obj, ok := it.c.status.Gateway(gw)
+		obj, ok := fs.status.Gateway(gw)
 		if !ok {
 			continue
 		}
-		infra := infraOf(obj, it.cfg.Spec.PodSelector.MatchLabels)
-		it.fleets.mu.Lock()
-		f, exists := it.fleets.byKey[gw]
-		same := exists && f.infra.fingerprint() == infra.fingerprint()
-		it.fleets.mu.Unlock()
+		infra := provision.InfraOf(obj, fs.podSelector)
+		fs.mu.Lock()
+		f, exists := fs.byKey[gw]
+		same := exists && f.infra.Fingerprint() == infra.Fingerprint()
+		fs.mu.Unlock()
 		if same {
 			continue
 		}
-		sel, err := it.ensureGatewayDeployment(ctx, gw, infra)
+		res, err := fs.prov.Ensure(ctx, obj, infra)
 		if err != nil {
-			it.c.log.Warn("provision gateway pods; retrying", "gateway", gw, "error", err, "in", gatewayRetry)
-			it.retryGateways()
+			fs.log.Warn("provision gateway pods; retrying", "gateway", gw, "error", err, "in", gatewayRetry)
+			fs.retry()
 			continue
 		}
-		// The Service is for people; its failure (e.g. a Service of that name that is
-		// not the Gateway's) never holds the data plane back: retried, not waited for.
-		recorded := infra
-		if err := it.ensureGatewayService(ctx, obj, infra); err != nil {
-			it.c.log.Warn("gateway service; retrying", "gateway", gw, "error", err, "in", gatewayRetry)
-			recorded = gatewayInfra{}
-			it.retryGateways()
+		if res.ServiceErr != nil {
+			fs.log.Warn("gateway service; retrying", "gateway", gw, "error", res.ServiceErr, "in", gatewayRetry)
+			fs.retry()
 		}
-		it.fleets.mu.Lock()
+		fs.mu.Lock()
 		if exists {
-			f.infra = recorded
-			it.fleets.mu.Unlock()
-			it.syncEndpoints(ctx, f)
+			f.infra = res.Infra
+			fs.mu.Unlock()
+			fs.syncEndpoints(ctx, f)
 			continue
 		}
-		it.fleets.mu.Unlock()
-		// Its addresses come from its own pod discovery (setFleetPods); until then
-		// the status writer gives it none (it is new) — never the podSelector's.
-		it.c.log.Info("gateway fleet started", "gateway", gw)
-		it.startFleet(ctx, gw, sel, recorded, map[string]any{"gateway": gw.Namespace + "/" + gw.Name})
+		fs.mu.Unlock()
+		// Its addresses come from its own pod discovery (setPods); until then the
+		// status writer gives it none (it is new) — never the podSelector's.
+		fs.log.Info("gateway fleet started", "gateway", gw)
+		fs.start(ctx, gw, res.Selector, res.Infra)
 	}
-	for _, f := range it.fleets.list() {
+	for _, f := range fs.list() {
 		if _, ok := gws[f.gateway]; ok || f.isDefault() {
 			continue
 		}
-		f.cancel()
-		it.forgetLeftOut(f)
-		it.c.status.SetUnrendered(f.gateway.String(), nil)
-		if err := f.pub.Delete(ctx); err != nil {
-			it.c.log.Warn("remove the HAProxyCfg of a deleted gateway", "gateway", f.gateway, "error", err)
-		}
-		it.fleets.mu.Lock()
-		delete(it.fleets.byKey, f.gateway)
-		delete(it.fleets.addresses, f.gateway)
-		_, wasProgrammed := it.fleets.programmed[f.gateway]
-		delete(it.fleets.programmed, f.gateway)
-		programmed := maps.Clone(it.fleets.programmed)
-		it.fleets.mu.Unlock()
-		if wasProgrammed {
-			it.c.status.SetProgrammedRevisions(programmed)
-		}
-		it.c.log.Info("gateway fleet stopped", "gateway", f.gateway)
+		fs.remove(ctx, f)
 	}
-	if err := it.deleteStaleGatewayDeployments(ctx, gws); err != nil {
-		it.c.log.Warn("remove pods of deleted gateways", "error", err)
+	if err := fs.prov.DeleteStale(ctx, gws); err != nil {
+		fs.log.Warn("remove pods of deleted gateways", "error", err)
 	}
-	it.publishGatewayAddresses()
+	fs.publishAddresses()
 }
 
-// fleetGateways are the Gateways (object and generation) a fleet's render of snap
-// is made from: its own Gateway, or — for the podSelector's fleet when Gateways
-// share it — every Gateway of our classes, as snap holds them. The status writer's
-// informer may be ahead of the stores snap was taken from (a Gateway it already
-// sees, a newer generation): what snap does not hold is not in the render, and a
-// deploy of it must not make that Gateway Programmed.
-func (it *iteration) fleetGateways(f *fleet, snap *snapshot.Snapshot) map[types.NamespacedName]writer.Revision {
-	s := it.c.status
-	if s == nil {
-		return nil
+// remove stops the fleet of a Gateway that is gone and forgets it.
+func (fs *fleetSet) remove(ctx context.Context, f *fleet) {
+	f.cancel()
+	fs.stopped(f)
+	fs.status.SetUnrendered(f.gateway.String(), nil)
+	if err := f.pub.Delete(ctx); err != nil {
+		fs.log.Warn("remove the HAProxyCfg of a deleted gateway", "gateway", f.gateway, "error", err)
 	}
-	all := s.GatewayRevisions()
-	switch {
-	case !f.isDefault():
-		r, ok := all[f.gateway]
-		if !ok {
-			return nil
-		}
-		all = map[types.NamespacedName]writer.Revision{f.gateway: r}
-	case it.perGateway():
-		return nil
+	fs.mu.Lock()
+	delete(fs.byKey, f.gateway)
+	delete(fs.addresses, f.gateway)
+	_, wasProgrammed := fs.programmed[f.gateway]
+	delete(fs.programmed, f.gateway)
+	programmed := maps.Clone(fs.programmed)
+	fs.mu.Unlock()
+	if wasProgrammed {
+		fs.status.SetProgrammedRevisions(programmed)
 	}
-	return renderedGateways(all, it.gatewayStores(), snap)
-}
-
-// gatewayStores are the names of the watched resources that hold Gateways.
-func (it *iteration) gatewayStores() []string {
-	var out []string
-	for name, w := range it.cfg.Spec.WatchedResources {
-		if gvr, err := watch.GVR(w); err == nil && gvr.Group == gwv1.GroupName && gvr.Resource == "gateways" {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// renderedGateways returns the Gateways of want (as the status writer sees them)
-// that the stores of snap hold, at the object and generation held there: what a
-// render of snap is made from. Without a full store of Gateways (none watched, or
-// on-demand) what a render holds is unknown and want is taken as it is.
-func renderedGateways(want map[types.NamespacedName]writer.Revision, stores []string, snap *snapshot.Snapshot) map[types.NamespacedName]writer.Revision {
-	held := map[types.NamespacedName]writer.Revision{}
-	known := false
-	for _, name := range stores {
-		st := snap.Stores[name]
-		if st == nil || st.OnDemand != nil {
-			continue
-		}
-		known = true
-		for _, o := range st.List() {
-			meta, _ := o.Raw["metadata"].(map[string]any)
-			uid, _ := meta["uid"].(string)
-			held[types.NamespacedName{Namespace: o.Namespace, Name: o.Name}] = writer.Revision{UID: types.UID(uid), Generation: toInt64(meta["generation"])}
-		}
-	}
-	if !known {
-		return want
-	}
-	out := make(map[types.NamespacedName]writer.Revision, len(want))
-	for nn, w := range want {
-		r, ok := held[nn]
-		switch {
-		case !ok:
-		case r.Generation == 0: // metadata.generation not kept (watchedResourcesIgnoreFields)
-			out[nn] = writer.Revision{UID: r.UID, Generation: w.Generation}
-		default:
-			out[nn] = r
-		}
-	}
-	return out
-}
-
-func toInt64(v any) int64 {
-	switch n := v.(type) {
-	case int64:
-		return n
-	case int:
-		return int64(n)
-	case float64:
-		return int64(n)
-	}
-	return 0
+	fs.log.Info("gateway fleet stopped", "gateway", f.gateway)
 }
 
 // serves reports whether a fleet's pods serve a Gateway: its own, or — the
 // podSelector's fleet when Gateways share it — any.
-func (it *iteration) serves(f *fleet, gw types.NamespacedName) bool {
+func (fs *fleetSet) serves(f *fleet, gw types.NamespacedName) bool {
 	if !f.isDefault() {
 		return f.gateway == gw
 	}
-	return !it.perGateway()
+	return !fs.perGateway
 }
 
 // markProgrammed records that gws are live on a pod of their fleet and tells the
 // status writer.
-func (it *iteration) markProgrammed(gws map[types.NamespacedName]writer.Revision) {
-	fs := &it.fleets
+func (fs *fleetSet) markProgrammed(gws map[types.NamespacedName]writer.Revision) {
 	fs.mu.Lock()
 	if fs.programmed == nil {
 		fs.programmed = map[types.NamespacedName]writer.Revision{}
@@ -286,79 +196,62 @@ func (it *iteration) markProgrammed(gws map[types.NamespacedName]writer.Revision
 	}
 	all := maps.Clone(fs.programmed)
 	fs.mu.Unlock()
-	it.c.status.SetProgrammedRevisions(all)
+	fs.status.SetProgrammedRevisions(all)
 }
 
-// setFleetPods records a fleet's pods: the podSelector's are the data plane's
-// addresses; a Gateway's are that Gateway's.
-func (it *iteration) setFleetPods(ctx context.Context, f *fleet, targets []deploy.Pod) {
-	f.dep.SetPods(targets)
-	if f.isDefault() {
-		it.statusPods(targets)
-		it.c.metrics.HAProxyPods.Set(float64(len(targets)))
-		return
-	}
+// setGatewayPods records the pods of a Gateway's fleet: that Gateway's addresses and
+// its Service's endpoints.
+func (fs *fleetSet) setGatewayPods(ctx context.Context, f *fleet, targets []deploy.Pod) {
 	ips := make([]string, 0, len(targets))
 	for _, p := range targets {
 		ips = append(ips, p.IP)
 	}
-	fs := &it.fleets
 	fs.mu.Lock()
 	if fs.addresses == nil {
 		fs.addresses = map[types.NamespacedName][]string{}
 	}
 	fs.addresses[f.gateway] = ips
 	fs.mu.Unlock()
-	it.publishGatewayAddresses()
-	it.syncEndpoints(ctx, f)
+	fs.publishAddresses()
+	fs.syncEndpoints(ctx, f)
 }
 
 // syncEndpoints makes a Gateway's Service list its fleet's pods. A failure forgets
 // the fleet's infrastructure, so that the next Gateway sync (soon) redoes it all.
-func (it *iteration) syncEndpoints(ctx context.Context, f *fleet) {
-	fs := &it.fleets
+func (fs *fleetSet) syncEndpoints(ctx context.Context, f *fleet) {
 	fs.mu.Lock()
 	infra, ips := f.infra, fs.addresses[f.gateway]
 	fs.mu.Unlock()
-	if infra.name == "" {
+	if !infra.Provisioned() {
 		return // its Service is not there yet (retried with the Gateway)
 	}
-	err := it.syncGatewayEndpoints(ctx, f.gateway, infra, ips)
+	err := fs.prov.SyncEndpoints(ctx, f.gateway, infra, ips)
 	if err == nil || ctx.Err() != nil {
 		return
 	}
-	it.c.log.Warn("update the endpoints of a gateway's service; retrying", "gateway", f.gateway, "error", err, "in", gatewayRetry)
+	fs.log.Warn("update the endpoints of a gateway's service; retrying", "gateway", f.gateway, "error", err, "in", gatewayRetry)
 	fs.mu.Lock()
-	f.infra = gatewayInfra{}
+	f.infra = provision.Infra{}
 	fs.mu.Unlock()
-	it.retryGateways()
+	fs.retry()
 }
 
-// retryGateways syncs the Gateways again after gatewayRetry.
-func (it *iteration) retryGateways() {
-	time.AfterFunc(gatewayRetry, it.c.gatewaysChanged)
-}
-
-// publishGatewayAddresses tells the status writer whose addresses a Gateway gets:
-// with per-Gateway pods, those its own pod discovery found (and none before it
+// publishAddresses tells the status writer whose addresses a Gateway gets: with
+// per-Gateway pods, those its own pod discovery found (and none before it
 // reported); otherwise (nil) the podSelector's pods'.
-func (it *iteration) publishGatewayAddresses() {
-	if it.c.status == nil {
+func (fs *fleetSet) publishAddresses() {
+	if fs.status == nil {
 		return
 	}
-	if !it.perGateway() {
-		it.c.status.SetGatewayAddresses(nil)
+	if !fs.perGateway {
+		fs.status.SetGatewayAddresses(nil)
 		return
 	}
-	fs := &it.fleets
 	fs.mu.Lock()
 	all := maps.Clone(fs.addresses)
 	fs.mu.Unlock()
 	if all == nil {
 		all = map[types.NamespacedName][]string{}
 	}
-	it.c.status.SetGatewayAddresses(all)
+	fs.status.SetGatewayAddresses(all)
 }
-
-// gatewayRetry is how soon a Gateway whose pods could not be provisioned is tried again.
-const gatewayRetry = 5 * time.Second

@@ -1,14 +1,21 @@
 package controller
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/deploy"
-	"github.com/haproxy-haptic/haptic/internal/snapshot"
+	"github.com/haproxy-haptic/haptic/internal/provision"
+	"github.com/haproxy-haptic/haptic/internal/publish"
 	"github.com/haproxy-haptic/haptic/internal/status/writer"
 )
 
@@ -16,8 +23,8 @@ import (
 // Gateways before the stores hold them) keep what each rendered; a deploy to one
 // fleet's pod programs only the Gateways that fleet serves.
 func TestProgrammedPerFleet(t *testing.T) {
-	it := &iteration{c: &Controller{status: writer.New(writer.Options{})}, cfg: &v1alpha1.HAProxyTemplateConfig{}}
-	it.cfg.Spec.Gateways.Provisioning = v1alpha1.GatewaysPerGateway
+	status := writer.New(writer.Options{})
+	it := &iteration{d: deps{status: status}, fleets: fleetSet{perGateway: true, status: status}}
 	def := &fleet{}
 	a := &fleet{gateway: types.NamespacedName{Namespace: "ns", Name: "a"}}
 	b := &fleet{gateway: types.NamespacedName{Namespace: "ns", Name: "b"}}
@@ -48,49 +55,78 @@ func TestProgrammedPerFleet(t *testing.T) {
 		t.Fatalf("after the new object's deploy: %+v", got)
 	}
 	// Shared: the podSelector's pods serve every Gateway.
-	it.cfg.Spec.Gateways.Provisioning = v1alpha1.GatewaysShared
+	it.fleets.perGateway = false
 	it.statusDeployed(def, deploy.Outcome{Hash: "same"})
 	if got := it.fleets.programmed[b.gateway]; got != (writer.Revision{UID: "uid-b", Generation: 1}) {
 		t.Fatalf("shared: %+v", it.fleets.programmed)
 	}
 }
 
-func gatewayObject(ns, name, uid string, gen int64) snapshot.Object {
-	return snapshot.Object{Namespace: ns, Name: name, Raw: map[string]any{
-		"metadata": map[string]any{"namespace": ns, "name": name, "uid": uid, "generation": gen}}}
-}
+// TestFleetSetFollowsGateways: with per-Gateway provisioning a Gateway of our class
+// gets its Deployment, Service and a fleet; a Gateway that is gone loses them.
+func TestFleetSetFollowsGateways(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	api := newFakeAPI(t, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "haptic", Name: "haproxy"}})
+	gatewaysGVR := schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
+	classesGVR := schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gatewayclasses"}
+	api.create(t, classesGVR, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+		"metadata": map[string]any{"name": "haptic", "uid": "gc"},
+		"spec":     map[string]any{"controllerName": "haproxy-haptic.org/gateway-controller"}}})
+	api.create(t, gatewaysGVR, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+		"metadata": map[string]any{"namespace": "apps", "name": "web", "uid": "gw-web", "generation": int64(1)},
+		"spec": map[string]any{"gatewayClassName": "haptic",
+			"listeners": []any{map[string]any{"name": "http", "port": int64(80), "protocol": "HTTP"}}}}})
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	status := writer.New(writer.Options{Dynamic: api.dyn, Metadata: api.meta, Log: log,
+		ControllerName: "haproxy-haptic.org/gateway-controller"})
+	go func() { _ = status.Run(ctx) }()
+	eventually(t, "the status writer synced", status.Synced)
 
-// TestRenderedGateways: a bundle is recorded as made from the Gateways the rendered
-// snapshot holds, at the object and generation it holds — not from what the status
-// writer's informer (ahead of the stores) already sees.
-func TestRenderedGateways(t *testing.T) {
-	a := types.NamespacedName{Namespace: "ns", Name: "a"}
-	b := types.NamespacedName{Namespace: "ns", Name: "b"}
-	c := types.NamespacedName{Namespace: "ns", Name: "c"}
-	snap := &snapshot.Snapshot{Stores: map[string]*snapshot.Store{
-		"gateways": snapshot.NewStore("gateways", nil, nil, []snapshot.Object{
-			gatewayObject("ns", "a", "uid-a", 2), gatewayObject("ns", "c", "uid-c-old", 4)}),
-	}}
-	// The writer sees a newer a, b (not in the stores yet), and c created again.
-	want := map[types.NamespacedName]writer.Revision{a: {UID: "uid-a", Generation: 3}, b: {UID: "uid-b", Generation: 1},
-		c: {UID: "uid-c-new", Generation: 1}}
-	for _, tc := range []struct {
-		name   string
-		stores []string
-		snap   *snapshot.Snapshot
-		want   map[types.NamespacedName]writer.Revision
-	}{
-		{name: "as the snapshot holds them", stores: []string{"gateways"}, snap: snap,
-			want: map[types.NamespacedName]writer.Revision{a: {UID: "uid-a", Generation: 2}, c: {UID: "uid-c-old", Generation: 4}}},
-		{name: "no Gateway store: as the writer sees them", snap: snap, want: want},
-		{name: "an empty store", stores: []string{"gateways"},
-			snap: &snapshot.Snapshot{Stores: map[string]*snapshot.Store{"gateways": snapshot.NewStore("gateways", nil, nil, nil)}},
-			want: map[types.NamespacedName]writer.Revision{}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := renderedGateways(want, tc.stores, tc.snap); fmt.Sprint(got) != fmt.Sprint(tc.want) {
-				t.Errorf("got %v, want %v", got, tc.want)
-			}
-		})
+	var started, stopped []string
+	fs := &fleetSet{perGateway: true, podSelector: map[string]string{"app": "haproxy"}, status: status, log: log,
+		prov:    &provision.Provisioner{Kube: api.kube, Namespace: "haptic", PodSelector: map[string]string{"app": "haproxy"}, Log: log},
+		stopped: func(f *fleet) { stopped = append(stopped, f.gateway.String()) },
+		retry:   func() { t.Error("a retry was asked for") },
+	}
+	fs.start = func(_ context.Context, gw types.NamespacedName, sel map[string]string, infra provision.Infra) *fleet {
+		started = append(started, gw.String())
+		f := &fleet{gateway: gw, selector: sel, infra: infra, cancel: func() {},
+			pub: publish.New(publish.Options{Client: api.dyn, Namespace: "haptic", Config: "haptic-config", Name: "gw-" + gw.Name})}
+		fs.add(f)
+		return f
+	}
+	web := types.NamespacedName{Namespace: "apps", Name: "web"}
+	gws := status.Gateways()
+	if len(gws) != 1 {
+		t.Fatalf("gateways %v", gws)
+	}
+	fs.sync(ctx, gws)
+	fs.sync(ctx, gws) // unchanged: nothing more
+	if fmt.Sprint(started) != "[apps/web]" || fs.get(web) == nil {
+		t.Fatalf("started %v", started)
+	}
+	deployment := "haproxy-gw-" + provision.GatewayID(web)
+	if _, err := api.kube.AppsV1().Deployments("haptic").Get(ctx, deployment, metav1.GetOptions{}); err != nil {
+		t.Fatalf("the Gateway's Deployment: %v", err)
+	}
+	if _, err := api.kube.CoreV1().Services("apps").Get(ctx, "web-haproxy", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the Gateway's Service: %v", err)
+	}
+	// The fleet's pods become the Service's endpoints.
+	fs.setGatewayPods(ctx, fs.get(web), []deploy.Pod{{Name: "haproxy-gw-0", IP: "10.244.0.9"}})
+	eps, err := api.kube.DiscoveryV1().EndpointSlices("apps").Get(ctx, "web-haproxy", metav1.GetOptions{})
+	if err != nil || len(eps.Endpoints) != 1 || eps.Endpoints[0].Addresses[0] != "10.244.0.9" {
+		t.Fatalf("endpoints %+v %v", eps, err)
+	}
+
+	fs.sync(ctx, map[types.NamespacedName]int64{})
+	if fmt.Sprint(stopped) != "[apps/web]" || fs.get(web) != nil {
+		t.Fatalf("stopped %v", stopped)
+	}
+	if _, err := api.kube.AppsV1().Deployments("haptic").Get(ctx, deployment, metav1.GetOptions{}); err == nil {
+		t.Fatal("the Deployment of a Gateway that is gone is still there")
 	}
 }

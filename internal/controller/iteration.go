@@ -2,47 +2,80 @@ package controller
 
 import (
 	"context"
-
 	"fmt"
-	"k8s.io/apimachinery/pkg/types"
+	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/record"
+
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/deploy"
 	"github.com/haproxy-haptic/haptic/internal/events"
 	"github.com/haproxy-haptic/haptic/internal/fieldpath"
+	"github.com/haproxy-haptic/haptic/internal/metrics"
 	"github.com/haproxy-haptic/haptic/internal/pipeline"
+	"github.com/haproxy-haptic/haptic/internal/provision"
 	"github.com/haproxy-haptic/haptic/internal/render"
 	"github.com/haproxy-haptic/haptic/internal/snapshot"
+	"github.com/haproxy-haptic/haptic/internal/status/writer"
 	"github.com/haproxy-haptic/haptic/internal/store"
 	"github.com/haproxy-haptic/haptic/internal/validate"
 	"github.com/haproxy-haptic/haptic/internal/watch"
 )
 
+// deps are what the controller hands every iteration: clients, observers and the
+// status writer. They are explicit so that an iteration never reaches back into the
+// Controller.
+type deps struct {
+	kube       kubernetes.Interface
+	dyn        dynamic.Interface
+	meta       metadata.Interface
+	namespace  string // the controller's: HAProxy pods, Gateway Deployments, HAProxyCfgs
+	configName string
+	haproxy    string // the haproxy binary for validation
+	schemaDir  string
+	agentHTTP  *http.Client
+	log        *slog.Logger
+	metrics    *metrics.Metrics
+	bus        *events.Bus
+	recorder   record.EventRecorder
+	status     *writer.Manager // Gateway API and Ingress status (nil in some unit tests)
+	config     *configStatus   // the HAProxyTemplateConfig's status (status.go)
+	// storesInUse is called once the iteration reconciled from synced stores
+	// (admission's standby can stop).
+	storesInUse func()
+}
+
 // iteration is the lifetime of one config: its compiled templates, watchers,
 // reconciler, pod discovery and deployer.
 type iteration struct {
-	c          *Controller
+	d          deps
 	cfg        *v1alpha1.HAProxyTemplateConfig
 	generation int64
 	engine     *render.Engine
 	live       *store.Live
 	ignore     []fieldpath.Path
 	checker    *validate.Checker
-	rendered   rendered    // Gateways each bundle was rendered from (gatewaystatus.go)
-	good       goodRenders // per fleet: the last good snapshot, what was left out (leftout.go)
+	ledger     writer.Ledger // Gateways each bundle was rendered from (gatewaystatus.go)
+	good       goodRenders   // per fleet: the last good snapshot, what was left out (leftout.go)
 	creds      credentials
-	fleets     fleets      // the pods that receive configs (fleets.go)
+	fleets     fleetSet    // the pods that receive configs (fleets.go)
 	ready      atomic.Bool // the stores synced and were reconciled once: admission may use them
+	informers  atomic.Pointer[watch.Informers]
 	stop       func()
 }
 
 // prepare compiles a config; an error leaves the running iteration alone.
-func (c *Controller) prepare(cfg *v1alpha1.HAProxyTemplateConfig, generation int64) (*iteration, error) {
-	reg, err := pipeline.Registry(c.opts.SchemaDir)
+func prepare(d deps, cfg *v1alpha1.HAProxyTemplateConfig, generation int64) (*iteration, error) {
+	reg, err := pipeline.Registry(d.schemaDir)
 	if err != nil {
 		return nil, err
 	}
@@ -59,8 +92,8 @@ func (c *Controller) prepare(cfg *v1alpha1.HAProxyTemplateConfig, generation int
 	if err != nil {
 		return nil, fmt.Errorf("compile templates: %w", err)
 	}
-	it := &iteration{c: c, cfg: cfg, generation: generation, engine: eng, live: store.NewLive(b),
-		checker: &validate.Checker{Binary: c.opts.HAProxyBinary, Layout: render.LayoutOf(&cfg.Spec)}}
+	it := &iteration{d: d, cfg: cfg, generation: generation, engine: eng, live: store.NewLive(b),
+		checker: &validate.Checker{Binary: d.haproxy, Layout: render.LayoutOf(&cfg.Spec)}}
 	for _, p := range cfg.Spec.WatchedResourcesIgnoreFields {
 		path, err := fieldpath.Parse(p)
 		if err != nil {
@@ -68,14 +101,40 @@ func (c *Controller) prepare(cfg *v1alpha1.HAProxyTemplateConfig, generation int
 		}
 		it.ignore = append(it.ignore, path)
 	}
+	it.fleets = fleetSet{
+		perGateway:  cfg.Spec.Gateways.Provisioning == v1alpha1.GatewaysPerGateway,
+		podSelector: cfg.Spec.PodSelector.MatchLabels,
+		prov: &provision.Provisioner{Kube: d.kube, Namespace: d.namespace, PodSelector: cfg.Spec.PodSelector.MatchLabels,
+			Template: cfg.Spec.Gateways.DeploymentName, Log: d.log},
+		status:  d.status,
+		log:     d.log,
+		stopped: it.forgetLeftOut,
+		retry:   func() { time.AfterFunc(gatewayRetry, it.gatewaysChanged) },
+	}
+	it.fleets.start = func(ctx context.Context, gw types.NamespacedName, sel map[string]string, infra provision.Infra) *fleet {
+		return it.startFleet(ctx, gw, sel, infra, map[string]any{"gateway": gw.Namespace + "/" + gw.Name})
+	}
 	return it, nil
 }
 
+// gatewaysChanged asks this iteration to reconcile (and sync its Gateway fleets),
+// but only once it has reconciled from synced stores: a reconcile before the watched
+// resources synced would render a partial snapshot (a Gateway held, its
+// GatewayClass not listed yet: a bundle without its listeners) whose deploy made
+// the Gateway Programmed. The first reconcile after the sync reads every Gateway.
+func (it *iteration) gatewaysChanged() {
+	if it.ready.Load() {
+		it.d.bus.Publish(resourceChanged{})
+	}
+}
+
+// run is the iteration's own runner list: the watcher, the podSelector's fleet
+// (pod discovery, deployer, drift) and the reconcile loop.
 func (it *iteration) run(ctx context.Context) error {
-	c := it.c
+	d := it.d
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	creds, err := it.credentials(ctx)
+	creds, err := readCredentials(ctx, d.kube, d.namespace, it.cfg.Spec.CredentialsSecretRef)
 	if err != nil {
 		return err
 	}
@@ -84,24 +143,40 @@ func (it *iteration) run(ctx context.Context) error {
 		return fmt.Errorf("spec.podSelector.matchLabels is empty: no HAProxy pods to deliver to")
 	}
 	extra := map[string]any{}
-	if it.perGateway() {
+	if it.fleets.perGateway {
 		extra["gateway"] = noGateway
 	}
-	def := it.startFleet(ctx, types.NamespacedName{}, it.cfg.Spec.PodSelector.MatchLabels, gatewayInfra{}, extra)
+	// The podSelector's fleet starts first, before any pod discovery reports: tell
+	// the status writer whose addresses Gateways get (their own pods' with
+	// per-Gateway provisioning, never the podSelector's).
+	it.fleets.publishAddresses()
+	def := it.startFleet(ctx, types.NamespacedName{}, it.cfg.Spec.PodSelector.MatchLabels, provision.Infra{}, extra)
 	it.statusConfig()
-	sub := c.bus.Subscribe("reconciler", 100, EventResourceChanged)
+	sub := d.bus.Subscribe("reconciler", 100, EventResourceChanged)
 	defer sub.Unsubscribe()
 
 	w := &watch.Watcher{
-		Dynamic: c.dyn, Metadata: c.meta, Live: it.live, Log: c.log, Ignore: it.ignore,
+		Dynamic: d.dyn, Metadata: d.meta, Live: it.live, Log: d.log, Ignore: it.ignore,
 		Notify: func(resource string) {
 			if resource != "" {
-				c.metrics.DebounceFired.WithLabelValues(resource).Inc()
+				d.metrics.DebounceFired.WithLabelValues(resource).Inc()
 			}
-			c.bus.Publish(resourceChanged{resource: resource})
+			d.bus.Publish(resourceChanged{resource: resource})
 		},
-		OnEvent:   func(resource, kind string) { c.metrics.ResourceEvents.WithLabelValues(resource, kind).Inc() },
-		OnDropped: func(resource, reason string) { c.metrics.WatchEventsDropped.WithLabelValues(resource, reason).Inc() },
+		OnEvent:   func(resource, kind string) { d.metrics.ResourceEvents.WithLabelValues(resource, kind).Inc() },
+		OnDropped: func(resource, reason string) { d.metrics.WatchEventsDropped.WithLabelValues(resource, reason).Inc() },
+	}
+	set, src, err := it.informerSet(w)
+	if err != nil {
+		return err
+	}
+	if err := set.Start(ctx); err != nil {
+		return err
+	}
+	it.informers.Store(set)
+	if src != nil {
+		d.status.Use(ctx, src)
+		defer d.status.Forget(src) // its informers stop with this iteration
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 3)
@@ -121,13 +196,27 @@ func (it *iteration) run(ctx context.Context) error {
 		case <-sub.Lost():
 			// A change notification was dropped: the stores are still right, so a
 			// full reconcile from them loses nothing.
-			c.log.Warn("reconciler lost a critical event; reconciling from the stores")
+			d.log.Warn("reconciler lost a critical event; reconciling from the stores")
 			it.reconcile(ctx)
 		case <-sub.C():
 			drain(sub)
 			it.reconcile(ctx)
 		}
 	}
+}
+
+// informerSet is the one set of informers that feeds the stores (w), status and
+// provisioning (the status writer's Gateways): a resource both need is watched once.
+func (it *iteration) informerSet(w *watch.Watcher) (*watch.Informers, *writer.Source, error) {
+	set := watch.NewInformers(it.d.dyn, it.d.meta)
+	if err := w.Register(set); err != nil {
+		return nil, nil, err
+	}
+	var src *writer.Source
+	if it.d.status != nil {
+		src = it.d.status.Register(set)
+	}
+	return set, src, nil
 }
 
 // drain consumes queued notifications: one reconcile covers them all.
@@ -144,15 +233,17 @@ func drain(sub *events.Subscription) {
 // reconcile renders the current snapshot for every fleet, validates each bundle
 // and hands it to the fleet's deployer.
 func (it *iteration) reconcile(ctx context.Context) {
-	c := it.c
+	d := it.d
 	snap := it.live.Snapshot()
 	it.ready.Store(true)
-	c.standbyDone.done() // admission uses these stores from now on
-	for _, n := range snap.Names() {
-		c.metrics.WatchedObjects.WithLabelValues(n).Set(float64(snap.Stores[n].Len()))
+	if d.storesInUse != nil {
+		d.storesInUse() // admission uses these stores from now on
 	}
-	if it.perGateway() && c.status != nil && c.status.Synced() {
-		it.syncGatewayFleets(ctx, c.status.Gateways())
+	for _, n := range snap.Names() {
+		d.metrics.WatchedObjects.WithLabelValues(n).Set(float64(snap.Stores[n].Len()))
+	}
+	if it.fleets.perGateway && d.status != nil && d.status.Synced() {
+		it.fleets.sync(ctx, d.status.Gateways())
 	}
 	for _, f := range it.fleets.list() {
 		it.reconcileFleet(ctx, f, snap)
@@ -160,43 +251,41 @@ func (it *iteration) reconcile(ctx context.Context) {
 }
 
 func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapshot.Snapshot) {
-	c := it.c
+	d := it.d
 	start := time.Now()
 	res, err := it.renderFleet(ctx, f, snap)
-	c.metrics.ObserveRender(time.Since(start))
+	d.metrics.ObserveRender(time.Since(start))
 	scope := "" // errors of a Gateway's render name the Gateway
 	if !f.isDefault() {
 		scope = "gateway " + f.gateway.String()
 	}
-	if err != nil && !isValidation(err) {
-		err = wrapIf(err, scope)
-		c.metrics.ObserveReconciliation(time.Since(start), "render_error")
-		it.reportFailure(ctx, "RenderFailed", err)
-		c.bus.Publish(reconciled{err: err})
-		return
-	}
 	if err != nil {
+		reason, result := "RenderFailed", "render_error"
+		if isValidation(err) {
+			reason, result = "ValidationFailed", "validation_error"
+			d.metrics.ValidationErrors.Inc()
+		}
 		err = wrapIf(err, scope)
-		c.metrics.ValidationErrors.Inc()
-		c.metrics.ObserveReconciliation(time.Since(start), "validation_error")
-		it.reportFailure(ctx, "ValidationFailed", err)
-		c.bus.Publish(reconciled{err: err})
+		d.metrics.ObserveReconciliation(time.Since(start), result)
+		d.log.Error("reconcile failed; the deployed config keeps serving", "reason", reason, "error", err)
+		d.config.renderFailed(ctx, reason, err, it.generation)
+		d.bus.Publish(reconciled{err: err})
 		return
 	}
 	// The Gateways this bundle is made from, as rendered: a left-out Gateway is not in
 	// it (or only at its last good generation).
 	it.statusRendered(res.Bundle.Hash, it.fleetGateways(f, res.Snapshot))
-	if c.status != nil {
-		c.status.SetUnrendered(f.gateway.String(), unrenderedListeners(res.Bundle))
+	if d.status != nil {
+		d.status.SetUnrendered(f.gateway.String(), unrenderedListeners(res.Bundle))
 	}
 	f.dep.SetDesired(res.Bundle)
 	f.pub.SetDesired(res.Bundle)
-	c.metrics.ObserveReconciliation(time.Since(start), "success")
+	d.metrics.ObserveReconciliation(time.Since(start), "success")
 	if f.isDefault() {
-		it.reportSuccess(ctx, res.Bundle.Hash)
-		c.bus.Publish(reconciled{hash: res.Bundle.Hash})
+		d.config.rendered(ctx, res.Bundle.Hash, it.generation, len(it.cfg.Spec.WatchedResources))
+		d.bus.Publish(reconciled{hash: res.Bundle.Hash})
 	}
-	c.log.Info("reconciled", "gateway", scope, "hash", res.Bundle.Hash[:12], "files", len(res.Bundle.Files), "took", time.Since(start).Round(time.Millisecond))
+	d.log.Info("reconciled", "gateway", scope, "hash", res.Bundle.Hash[:12], "files", len(res.Bundle.Files), "took", time.Since(start).Round(time.Millisecond))
 }
 
 // wrapIf prefixes err with what, when both are set.
@@ -207,8 +296,8 @@ func wrapIf(err error, what string) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-func (it *iteration) observeDeploy(o deploy.Outcome) {
-	m := it.c.metrics
+// observeDeploy turns a deploy outcome into metrics and a log line.
+func observeDeploy(log *slog.Logger, m *metrics.Metrics, o deploy.Outcome) {
 	result := "success"
 	if o.Err != nil {
 		result = "error"
@@ -216,14 +305,14 @@ func (it *iteration) observeDeploy(o deploy.Outcome) {
 	m.ObserveDeployment(o.Duration, o.Mode, result)
 	if o.FastPathFailed {
 		m.FastPathFailures.Inc()
-		it.c.log.Warn("runtime operations failed; the agent reloaded instead", "pod", o.Pod, "error", o.FastPathError)
+		log.Warn("runtime operations failed; the agent reloaded instead", "pod", o.Pod, "error", o.FastPathError)
 	}
-	observeDivergence(m, o)
+	observeDivergence(m, o.Divergence())
 	if o.Reloaded {
 		m.HAProxyReloads.WithLabelValues(o.Pod, reloadReason(o)).Inc()
 	}
 	if o.Err != nil {
-		it.c.log.Warn("deploy failed", "pod", o.Pod, "mode", o.Mode, "error", o.Err)
+		log.Warn("deploy failed", "pod", o.Pod, "mode", o.Mode, "error", o.Err)
 		return
 	}
 	attrs := []any{"pod", o.Pod, "hash", o.Hash[:12], "mode", o.Mode, "reloaded", o.Reloaded, "took", o.Duration.Round(time.Millisecond)}
@@ -231,7 +320,19 @@ func (it *iteration) observeDeploy(o deploy.Outcome) {
 		r := o.Reasons[0]
 		attrs = append(attrs, "reason", strings.TrimSpace(r.Section+" "+r.Directive+": "+r.Detail), "reasons", len(o.Reasons))
 	}
-	it.c.log.Info("deployed", attrs...)
+	log.Info("deployed", attrs...)
+}
+
+// observeDivergence counts what deploy found diverging (the agent corrected it):
+// haptic_deployment_runtime_divergence_total counts deployments,
+// haptic_runtime_map_divergence_total maps.
+func observeDivergence(m *metrics.Metrics, d deploy.Divergence) {
+	if d.Deployments > 0 {
+		m.DeploymentRuntimeDivergence.Add(float64(d.Deployments))
+	}
+	if d.Maps > 0 {
+		m.RuntimeMapDivergence.Add(float64(d.Maps))
+	}
 }
 
 // reloadReason is the low-cardinality reason label of haptic_haproxy_reloads_total:

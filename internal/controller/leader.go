@@ -28,7 +28,7 @@ type LeaderElection struct {
 func (c *Controller) lead(ctx context.Context) (context.Context, error) {
 	le := c.opts.LeaderElection
 	if le == nil {
-		c.metrics.Leader.Set(1)
+		c.d.metrics.Leader.Set(1)
 		return ctx, nil
 	}
 	lease, id := le.Lease, le.Identity
@@ -50,7 +50,7 @@ func (c *Controller) lead(ctx context.Context) (context.Context, error) {
 	}
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: c.opts.Namespace, Name: lease},
-		Client:     c.kube.CoordinationV1(),
+		Client:     c.d.kube.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
 	}
 	leading := make(chan struct{})
@@ -60,17 +60,17 @@ func (c *Controller) lead(ctx context.Context) (context.Context, error) {
 		ReleaseOnCancel: true, Name: lease,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(context.Context) {
-				c.metrics.Leader.Set(1)
-				c.log.Info("leading", "lease", lease, "identity", id)
+				c.d.metrics.Leader.Set(1)
+				c.d.log.Info("leading", "lease", lease, "identity", id)
 				close(leading)
 			},
 			OnStoppedLeading: func() {
-				c.metrics.Leader.Set(0)
+				c.d.metrics.Leader.Set(0)
 				lost()
 			},
 			OnNewLeader: func(leader string) {
 				if leader != id {
-					c.log.Info("following", "leader", leader, "lease", lease)
+					c.d.log.Info("following", "leader", leader, "lease", lease)
 				}
 			},
 		},
@@ -79,7 +79,7 @@ func (c *Controller) lead(ctx context.Context) (context.Context, error) {
 		lost()
 		return nil, fmt.Errorf("leader election: %w", err)
 	}
-	c.metrics.Leader.Set(0)
+	c.d.metrics.Leader.Set(0)
 	go elector.Run(lctx)
 	select {
 	case <-leading:
@@ -105,7 +105,7 @@ func (c *Controller) labelLeader(ctx context.Context, leading bool) {
 		value = `"true"`
 	}
 	patch := []byte(`{"metadata":{"labels":{"` + leaderLabel + `":` + value + `}}}`)
-	if _, err := c.kube.CoreV1().Pods(c.opts.Namespace).Patch(ctx, c.opts.PodName, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		c.log.Warn("label this pod as leader", "pod", c.opts.PodName, "leading", leading, "error", err)
+	if _, err := c.d.kube.CoreV1().Pods(c.opts.Namespace).Patch(ctx, c.opts.PodName, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		c.d.log.Warn("label this pod as leader", "pod", c.opts.PodName, "leading", leading, "error", err)
 	}
 }

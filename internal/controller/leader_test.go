@@ -15,7 +15,7 @@ func TestLabelLeader(t *testing.T) {
 	ctx := context.Background()
 	kube := fake.NewSimpleClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "haptic-0", Namespace: "haptic",
 		Labels: map[string]string{"app": "haptic", leaderLabel: "true"}}})
-	c := &Controller{kube: kube, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	c := &Controller{d: deps{kube: kube, log: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		opts: Options{Namespace: "haptic", PodName: "haptic-0"}}
 	labels := func() map[string]string {
 		p, err := kube.CoreV1().Pods("haptic").Get(ctx, "haptic-0", metav1.GetOptions{})

@@ -72,7 +72,7 @@ func (it *iteration) forgetLeftOut(f *fleet) {
 	delete(it.good.bundles, f)
 	delete(it.good.reported, f)
 	it.good.mu.Unlock()
-	it.c.metrics.ObjectsLeftOut.DeletePartialMatch(map[string]string{"fleet": f.gateway.String()})
+	it.d.metrics.ObjectsLeftOut.DeletePartialMatch(map[string]string{"fleet": f.gateway.String()})
 }
 
 // fresh returns the left-out objects not reported for f before, and forgets those
@@ -117,7 +117,7 @@ func (it *iteration) renderFleet(ctx context.Context, f *fleet, snap *snapshot.S
 				return nil, &validationError{checkErr}
 			}
 		}
-		it.c.log.Debug("validated", "why", why)
+		it.d.log.Debug("validated", "why", why)
 	}
 	// What was rendered (left-out objects at their last good version) is the next
 	// render's fallback: a bad version never becomes "last good".
@@ -172,11 +172,8 @@ func (it *iteration) leaveOutInvalid(ctx context.Context, in render.Input, check
 
 // reportLeftOut sets the fleet's gauge and tells each newly left-out object why.
 func (it *iteration) reportLeftOut(f *fleet, snap *snapshot.Snapshot, leftOut []snapshot.LeftOut) {
-	c := it.c
-	fleetName := "default"
-	if !f.isDefault() {
-		fleetName = f.gateway.String()
-	}
+	c := it.d
+	fleetName := f.name()
 	c.metrics.ObjectsLeftOut.DeletePartialMatch(map[string]string{"fleet": fleetName})
 	counts := map[string]int{}
 	for _, l := range leftOut {

@@ -12,36 +12,40 @@ import (
 // on its own, nothing delivered — so that more replicas add webhook capacity. The
 // leader drops its standby once its own iteration has synced stores.
 
-// runStandby keeps c.standby at the latest config until ctx ends.
-func (c *Controller) runStandby(ctx context.Context) {
+// runStandby keeps c.standby at the latest config until ctx ends or the leader's
+// own stores are in use (standbyDone).
+func (c *Controller) runStandby(ctx context.Context) error {
+	ctx, stop := context.WithCancel(ctx)
+	c.standbyDone.set(stop)
+	defer stop()
 	configs, err := c.watchConfig(ctx)
 	if err != nil {
-		c.log.Error("admission standby: watch config", "error", err)
-		return
+		c.d.log.Error("admission standby: watch config", "error", err)
+		return nil
 	}
-	var stop context.CancelFunc = func() {}
+	var stopIt context.CancelFunc = func() {}
 	defer func() {
-		stop()
+		stopIt()
 		c.standby.Store(nil)
 	}()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case u := <-configs:
 			cfg, err := decodeConfig(u)
 			if err != nil {
-				c.log.Warn("admission standby: config rejected", "error", err)
+				c.d.log.Warn("admission standby: config rejected", "error", err)
 				continue
 			}
-			it, err := c.prepare(cfg, u.GetGeneration())
+			it, err := prepare(c.d, cfg, u.GetGeneration())
 			if err != nil {
-				c.log.Warn("admission standby: config rejected", "error", err)
+				c.d.log.Warn("admission standby: config rejected", "error", err)
 				continue
 			}
-			stop()
+			stopIt()
 			sctx, cancel := context.WithCancel(ctx)
-			stop = cancel
+			stopIt = cancel
 			c.standby.Store(it)
 			go it.watchOnly(sctx)
 		}
@@ -50,26 +54,44 @@ func (c *Controller) runStandby(ctx context.Context) {
 
 // watchOnly fills the iteration's stores and keeps them current.
 func (it *iteration) watchOnly(ctx context.Context) {
-	c := it.c
-	w := &watch.Watcher{Dynamic: c.dyn, Metadata: c.meta, Live: it.live, Log: c.log, Ignore: it.ignore,
+	d := it.d
+	w := &watch.Watcher{Dynamic: d.dyn, Metadata: d.meta, Live: it.live, Log: d.log, Ignore: it.ignore,
 		Notify: func(resource string) {
 			if resource == "" {
 				it.ready.Store(true)
 			}
 		}}
 	if err := w.Run(ctx); err != nil && ctx.Err() == nil {
-		c.log.Warn("admission standby: watch stopped", "error", err)
+		d.log.Warn("admission standby: watch stopped", "error", err)
 	}
 }
 
-// standbyStopper stops the standby once, when the leader's own stores are ready.
+// standbyStopper stops the standby once, when the leader's own stores are ready —
+// also when they were ready before the standby started.
 type standbyStopper struct {
-	once sync.Once
-	stop context.CancelFunc
+	mu       sync.Mutex
+	stop     context.CancelFunc
+	finished bool
+}
+
+func (s *standbyStopper) set(stop context.CancelFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		stop()
+		return
+	}
+	s.stop = stop
 }
 
 func (s *standbyStopper) done() {
-	if s.stop != nil { // nil: no webhook, no standby
-		s.once.Do(s.stop)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return
+	}
+	s.finished = true
+	if s.stop != nil {
+		s.stop()
 	}
 }

@@ -2,15 +2,17 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 )
@@ -28,16 +30,25 @@ func scheme() *runtime.Scheme {
 	return s
 }
 
-// setConfigStatus records whether a config generation was accepted.
-func (c *Controller) setConfigStatus(ctx context.Context, u *unstructured.Unstructured, cfgErr error) {
+// configStatus writes the HAProxyTemplateConfig's status and Events about it.
+type configStatus struct {
+	dyn       dynamic.Interface
+	recorder  record.EventRecorder
+	log       *slog.Logger
+	namespace string
+	name      string
+}
+
+// setValid records whether a config generation was accepted.
+func (cs *configStatus) setValid(ctx context.Context, u *unstructured.Unstructured, cfgErr error) {
 	cond := metav1.Condition{Type: CondValid, Status: metav1.ConditionTrue, Reason: "Compiled", Message: "config compiled and running", ObservedGeneration: u.GetGeneration()}
 	status, msg := "Valid", "config compiled and running"
 	if cfgErr != nil {
 		status, msg = "Invalid", cfgErr.Error()
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Invalid", truncate(msg)
-		c.recorder.Event(u, corev1.EventTypeWarning, "InvalidConfig", truncate(msg))
+		cs.recorder.Event(u, corev1.EventTypeWarning, "InvalidConfig", truncate(msg))
 	}
-	c.updateStatus(ctx, u.GetNamespace(), u.GetName(), func(st *v1alpha1.HAProxyTemplateConfigStatus) {
+	cs.update(ctx, u.GetNamespace(), u.GetName(), func(st *v1alpha1.HAProxyTemplateConfigStatus) {
 		st.ObservedGeneration = u.GetGeneration()
 		st.ValidationStatus = status
 		st.ValidationMessage = truncate(firstLine(msg))
@@ -49,44 +60,43 @@ func (c *Controller) setConfigStatus(ctx context.Context, u *unstructured.Unstru
 	})
 }
 
-func (it *iteration) reportFailure(ctx context.Context, reason string, err error) {
-	c := it.c
-	c.log.Error("reconcile failed; the deployed config keeps serving", "reason", reason, "error", err)
+// renderFailed records a failed reconcile (a Warning Event and Rendered=False).
+func (cs *configStatus) renderFailed(ctx context.Context, reason string, err error, generation int64) {
 	ref := &unstructured.Unstructured{}
 	ref.SetAPIVersion(v1alpha1.GroupVersion.String())
 	ref.SetKind(v1alpha1.KindHAProxyTemplateConfig)
-	ref.SetNamespace(c.opts.Namespace)
-	ref.SetName(c.opts.ConfigName)
-	c.recorder.Event(ref, corev1.EventTypeWarning, reason, truncate(err.Error()))
-	c.updateStatus(ctx, c.opts.Namespace, c.opts.ConfigName, func(st *v1alpha1.HAProxyTemplateConfigStatus) {
+	ref.SetNamespace(cs.namespace)
+	ref.SetName(cs.name)
+	cs.recorder.Event(ref, corev1.EventTypeWarning, reason, truncate(err.Error()))
+	cs.update(ctx, cs.namespace, cs.name, func(st *v1alpha1.HAProxyTemplateConfigStatus) {
 		setCondition(&st.Conditions, metav1.Condition{Type: CondRendered, Status: metav1.ConditionFalse, Reason: reason,
-			Message: truncate(err.Error()), ObservedGeneration: it.generation})
+			Message: truncate(err.Error()), ObservedGeneration: generation})
 	})
 }
 
-// reportIterationError records why the running config stopped (e.g. missing credentials).
-func (c *Controller) reportIterationError(ctx context.Context, err error) {
-	c.updateStatus(ctx, c.opts.Namespace, c.opts.ConfigName, func(st *v1alpha1.HAProxyTemplateConfigStatus) {
+// iterationFailed records why the running config stopped (e.g. missing credentials).
+func (cs *configStatus) iterationFailed(ctx context.Context, err error) {
+	cs.update(ctx, cs.namespace, cs.name, func(st *v1alpha1.HAProxyTemplateConfigStatus) {
 		setCondition(&st.Conditions, metav1.Condition{Type: CondRendered, Status: metav1.ConditionFalse, Reason: "Failed", Message: truncate(err.Error())})
 	})
 }
 
-func (it *iteration) reportSuccess(ctx context.Context, hash string) {
-	c := it.c
-	c.updateStatus(ctx, c.opts.Namespace, c.opts.ConfigName, func(st *v1alpha1.HAProxyTemplateConfigStatus) {
+// rendered records a successful reconcile of the podSelector's fleet.
+func (cs *configStatus) rendered(ctx context.Context, hash string, generation int64, watched int) {
+	cs.update(ctx, cs.namespace, cs.name, func(st *v1alpha1.HAProxyTemplateConfigStatus) {
 		setCondition(&st.Conditions, metav1.Condition{Type: CondRendered, Status: metav1.ConditionTrue, Reason: "Rendered",
-			Message: "rendered bundle " + hash[:12], ObservedGeneration: it.generation})
-		st.WatchedResourceCount = int32(len(it.cfg.Spec.WatchedResources))
+			Message: "rendered bundle " + hash[:12], ObservedGeneration: generation})
+		st.WatchedResourceCount = int32(watched)
 	})
 }
 
-// updateStatus changes the status subresource; an unchanged status is not written.
-func (c *Controller) updateStatus(ctx context.Context, ns, name string, mutate func(*v1alpha1.HAProxyTemplateConfigStatus)) {
-	client := c.dyn.Resource(ConfigGVR).Namespace(ns)
+// update changes the status subresource; an unchanged status is not written.
+func (cs *configStatus) update(ctx context.Context, ns, name string, mutate func(*v1alpha1.HAProxyTemplateConfigStatus)) {
+	client := cs.dyn.Resource(ConfigGVR).Namespace(ns)
 	for range 3 {
 		u, err := client.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			c.log.Warn("read config for status", "error", err)
+			cs.log.Warn("read config for status", "error", err)
 			return
 		}
 		var st v1alpha1.HAProxyTemplateConfigStatus
@@ -108,7 +118,7 @@ func (c *Controller) updateStatus(ctx context.Context, ns, name string, mutate f
 		if _, err = client.UpdateStatus(ctx, u, metav1.UpdateOptions{}); err == nil {
 			return
 		}
-		c.log.Debug("status update conflict; retrying", "error", err)
+		cs.log.Debug("status update conflict; retrying", "error", err)
 	}
 }
 
@@ -158,5 +168,3 @@ func truncate(s string) string {
 	}
 	return s
 }
-
-var errNoCredentials = errors.New("no agent credentials")

@@ -186,3 +186,42 @@ func ObjectKey(obj map[string]any) string {
 	}
 	return ns + "/" + name
 }
+
+// Without returns obj without the value at the path, leaving obj untouched: the
+// maps and lists along the path are copied, everything else is shared. obj itself
+// is returned when the path is absent. For objects shared with an informer's cache.
+func (p Path) Without(obj map[string]any) map[string]any {
+	if len(p.Steps) == 0 || !p.Steps[0].IsKey {
+		return obj
+	}
+	if _, ok := p.Get(obj); !ok {
+		return obj
+	}
+	out, _ := without(obj, p.Steps).(map[string]any)
+	return out
+}
+
+// without copies cur along steps and deletes the last one; the path exists.
+func without(cur any, steps []Step) any {
+	st := steps[0]
+	switch c := cur.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(c))
+		for k, v := range c {
+			out[k] = v
+		}
+		if len(steps) == 1 {
+			delete(out, st.Key)
+		} else {
+			out[st.Key] = without(c[st.Key], steps[1:])
+		}
+		return out
+	case []any:
+		out := append([]any(nil), c...)
+		if len(steps) > 1 {
+			out[st.Index] = without(c[st.Index], steps[1:])
+		}
+		return out
+	}
+	return cur
+}

@@ -496,3 +496,33 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestWithoutLeavesTheOriginalAlone(t *testing.T) {
+	spec := map[string]any{"keep": "x"}
+	obj := map[string]any{
+		"metadata": map[string]any{"name": "a", "annotations": map[string]any{"drop": "1", "keep": "2"}},
+		"spec":     spec,
+		"list":     []any{map[string]any{"drop": 1, "keep": 2}},
+	}
+	got := MustParse("metadata.annotations.drop").Without(obj)
+	if _, ok := obj["metadata"].(map[string]any)["annotations"].(map[string]any)["drop"]; !ok {
+		t.Fatal("the original lost the field")
+	}
+	ann := got["metadata"].(map[string]any)["annotations"].(map[string]any)
+	if _, ok := ann["drop"]; ok || ann["keep"] != "2" {
+		t.Fatalf("annotations %v", ann)
+	}
+	if got["spec"].(map[string]any)["keep"] != "x" || len(got) != 3 {
+		t.Fatalf("the rest is not kept: %v", got)
+	}
+	got = MustParse("list[0].drop").Without(obj)
+	if _, ok := got["list"].([]any)[0].(map[string]any)["drop"]; ok {
+		t.Fatal("list element field not removed")
+	}
+	if _, ok := obj["list"].([]any)[0].(map[string]any)["drop"]; !ok {
+		t.Fatal("the original list element lost the field")
+	}
+	if same := MustParse("metadata.missing").Without(obj); len(same) != len(obj) || same["spec"].(map[string]any)["keep"] != "x" {
+		t.Fatal("an absent path changed the object")
+	}
+}

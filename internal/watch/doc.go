@@ -1,8 +1,12 @@
-// Package watch feeds the live store from the API server: one dynamic informer per
-// watched resource (server-side equality label selector, ignored fields — and status,
-// unless the resource sets watchStatus — stripped before anything is cached), a
-// leading-edge debouncer per resource, and on-demand stores that keep only metadata
-// resident and fetch bodies when a template reads them.
+// Package watch feeds the live store from the API server. Informers come in one set
+// per config (Informers) that every consumer — the stores, the status writer —
+// shares: one informer per resource, as narrow as its consumers allow (metadata
+// only, a server-side selector, when all consumers ask for it); each consumer
+// filters and reduces what it reads without touching the cache. Per watched
+// resource the Watcher has a consumer (equality label selector; ignored fields — and
+// status, unless the resource sets watchStatus — stripped before anything reaches
+// the store), a leading-edge debouncer, and for on-demand stores only metadata
+// resident, bodies fetched when a template reads them.
 //
 // An update whose relevant content equals what the store holds (only status or
 // server-kept metadata changed, e.g. the controller's own status writes) is dropped

@@ -12,9 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
@@ -48,10 +46,12 @@ type Watcher struct {
 	// (DropUnchanged).
 	OnDropped func(resource, reason string)
 
-	mu      sync.Mutex
-	synced  bool
-	debounc map[string]*Debouncer
-	forget  map[string]func(key string) // on-demand caches, by resource
+	mu         sync.Mutex
+	synced     bool
+	debounc    map[string]*Debouncer
+	forget     map[string]func(key string) // on-demand caches, by resource
+	consumers  []*Consumer
+	registered bool
 }
 
 // GVR resolves a watched resource's group, version and resource.
@@ -63,14 +63,19 @@ func GVR(w v1alpha1.WatchedResource) (schema.GroupVersionResource, error) {
 	return gv.WithResource(w.Resources), nil
 }
 
-// Run starts every informer, waits until all have synced, sends the first
-// notification and then blocks until ctx ends.
-func (w *Watcher) Run(ctx context.Context) error {
+// Register asks set for every watched resource's informer and adds the handlers
+// that feed the live store; set must not have started. Run then waits for them.
+func (w *Watcher) Register(set *Informers) error {
 	b := w.Live.Builder()
 	w.debounc = map[string]*Debouncer{}
 	w.forget = map[string]func(string){}
-	var syncs []cache.InformerSynced
-	var informers []cache.SharedIndexInformer
+	w.consumers = nil
+	keepMF := true
+	for _, p := range w.Ignore {
+		if p.Source == "metadata.managedFields" {
+			keepMF = false
+		}
+	}
 	for _, name := range b.Names() {
 		r, _ := b.Resource(name)
 		gvr, err := GVR(r.Watch)
@@ -81,38 +86,44 @@ func (w *Watcher) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("watchedResources[%s].labelSelector: %w", name, err)
 		}
-		selector := labels.SelectorFromSet(sel).String()
 		name := name
-		d := NewDebouncer(r.Watch.DebounceDuration(), func() { w.Notify(name) })
-		w.debounc[name] = d
-		defer d.Stop()
-		var inf cache.SharedIndexInformer
-		if r.Watch.Store == v1alpha1.StoreOnDemand {
-			f := metadatainformer.NewFilteredSharedInformerFactory(w.Metadata, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) { o.LabelSelector = selector })
-			inf = f.ForResource(gvr).Informer()
+		w.debounc[name] = NewDebouncer(r.Watch.DebounceDuration(), func() { w.Notify(name) })
+		onDemand := r.Watch.Store == v1alpha1.StoreOnDemand
+		if onDemand {
 			od := newOnDemand(w.Dynamic.Resource(gvr), 256, func(raw map[string]any) (snapshot.Object, error) {
 				o, _, err := b.Admit(name, raw)
 				return o, err
 			})
 			w.Live.SetOnDemand(name, od)
 			w.forget[name] = od.Forget
-		} else {
-			f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(w.Dynamic, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) { o.LabelSelector = selector })
-			inf = f.ForResource(gvr).Informer()
 		}
-		keepStatus := w.Live.KeepsStatus(name)
-		if err := inf.SetTransform(func(obj any) (any, error) { return w.strip(obj, keepStatus) }); err != nil {
-			return fmt.Errorf("watchedResources[%s]: %w", name, err)
-		}
-		if _, err := inf.AddEventHandler(w.handler(name)); err != nil {
-			return fmt.Errorf("watchedResources[%s]: %w", name, err)
-		}
-		informers = append(informers, inf)
-		syncs = append(syncs, inf.HasSynced)
+		c := set.Need(Need{GVR: gvr, Metadata: onDemand, LabelSelector: labels.SelectorFromSet(sel).String(),
+			Reduce: w.reducer(w.Live.KeepsStatus(name)), KeepsManagedFields: keepMF})
+		c.AddEventHandler(w.handler(name))
+		w.consumers = append(w.consumers, c)
 	}
-	// Start only once every handler's maps are complete: handlers read them.
-	for _, inf := range informers {
-		go inf.Run(ctx.Done())
+	w.registered = true
+	return nil
+}
+
+// Run waits until every informer has synced, sends the first notification and then
+// blocks until ctx ends. Without Register, it runs informers of its own.
+func (w *Watcher) Run(ctx context.Context) error {
+	if !w.registered {
+		set := NewInformers(w.Dynamic, w.Metadata)
+		if err := w.Register(set); err != nil {
+			return err
+		}
+		if err := set.Start(ctx); err != nil {
+			return err
+		}
+	}
+	for _, d := range w.debounc {
+		defer d.Stop()
+	}
+	syncs := make([]cache.InformerSynced, 0, len(w.consumers))
+	for _, c := range w.consumers {
+		syncs = append(syncs, c.HasSynced)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), syncs...) {
 		return fmt.Errorf("informers did not sync: %w", ctx.Err())
@@ -120,33 +131,58 @@ func (w *Watcher) Run(ctx context.Context) error {
 	w.mu.Lock()
 	w.synced = true
 	w.mu.Unlock()
-	w.Log.Info("watched resources synced", "resources", strings.Join(b.Names(), ","))
+	w.Log.Info("watched resources synced", "resources", strings.Join(w.Live.Builder().Names(), ","))
 	w.Notify("")
 	<-ctx.Done()
 	return nil
 }
 
-// strip removes ignored fields, and status unless templates read it, before the
-// informer caches an object; only here may the object be modified.
-func (w *Watcher) strip(obj any, keepStatus bool) (any, error) {
-	var m map[string]any
-	switch o := obj.(type) {
-	case *unstructured.Unstructured:
-		m = o.Object
-	case *metav1.PartialObjectMetadata:
-		o.ManagedFields = nil
-		delete(o.Annotations, "kubectl.kubernetes.io/last-applied-configuration")
-		return o, nil
-	default:
-		return obj, nil
+// reducer removes ignored fields, and status unless templates read it, leaving the
+// object it is given untouched (an informer shared with status keeps them).
+func (w *Watcher) reducer(keepStatus bool) func(any) any {
+	return func(obj any) any {
+		switch o := obj.(type) {
+		case *unstructured.Unstructured:
+			m := o.Object
+			for _, p := range w.Ignore {
+				m = p.Without(m)
+			}
+			if _, ok := m["status"]; ok && !keepStatus {
+				m = statusPath.Without(m)
+			}
+			if len(m) == len(o.Object) && sameMap(m, o.Object) {
+				return obj
+			}
+			return &unstructured.Unstructured{Object: m}
+		case *metav1.PartialObjectMetadata:
+			_, lastApplied := o.Annotations[lastAppliedAnnotation]
+			if o.ManagedFields == nil && !lastApplied {
+				return obj
+			}
+			cp := *o
+			cp.ManagedFields = nil
+			if lastApplied {
+				cp.Annotations = make(map[string]string, len(o.Annotations))
+				for k, v := range o.Annotations {
+					if k != lastAppliedAnnotation {
+						cp.Annotations[k] = v
+					}
+				}
+			}
+			return &cp
+		}
+		return obj
 	}
-	for _, p := range w.Ignore {
-		p.Delete(m)
-	}
-	if !keepStatus {
-		delete(m, "status")
-	}
-	return obj, nil
+}
+
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+var statusPath = fieldpath.MustParse("status")
+
+// sameMap reports whether a and b are the same map (Without returns its argument
+// when there is nothing to remove).
+func sameMap(a, b map[string]any) bool {
+	return fmt.Sprintf("%p", a) == fmt.Sprintf("%p", b)
 }
 
 func (w *Watcher) handler(resource string) cache.ResourceEventHandler {

@@ -234,19 +234,23 @@ func TestWatcherWatchStatus(t *testing.T) {
 }
 
 // The informer caches objects without ignored fields and, unless the resource watches
-// it, without status.
-func TestStripStatus(t *testing.T) {
+// it, without status; the object given is left alone (a shared informer's cache).
+func TestReducerStripsStatus(t *testing.T) {
 	w := &Watcher{Ignore: []fieldpath.Path{fieldpath.MustParse("metadata.managedFields")}}
 	for _, keep := range []bool{false, true} {
 		o := ingressObj("1", "a.example.com", "10.0.0.1")
-		if _, err := w.strip(o, keep); err != nil {
-			t.Fatal(err)
-		}
-		if _, has := o.Object["metadata"].(map[string]any)["managedFields"]; has {
+		out := w.reducer(keep)(o).(*unstructured.Unstructured)
+		if _, has := out.Object["metadata"].(map[string]any)["managedFields"]; has {
 			t.Error("managedFields kept")
 		}
-		if _, has := o.Object["status"]; has != keep {
+		if _, has := out.Object["status"]; has != keep {
 			t.Errorf("keepStatus %v: status kept %v", keep, has)
+		}
+		if _, has := o.Object["status"]; !has {
+			t.Error("the reducer modified the object it was given")
+		}
+		if _, has := o.Object["metadata"].(map[string]any)["managedFields"]; !has {
+			t.Error("the reducer removed managedFields from the object it was given")
 		}
 	}
 }

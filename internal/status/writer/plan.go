@@ -138,7 +138,7 @@ func (m *Manager) plan() ([]job, error) {
 	return jobs, nil
 }
 
-func (m *Manager) planIngresses(src *sources, class string, addresses []string, seen map[types.UID]bool) ([]job, error) {
+func (m *Manager) planIngresses(src *Source, class string, addresses []string, seen map[types.UID]bool) ([]job, error) {
 	isDefault := false
 	for _, o := range src.list(IngressClasses) {
 		u := o.(*unstructured.Unstructured)

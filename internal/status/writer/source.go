@@ -12,9 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/haproxy-haptic/haptic/internal/fieldpath"
+	"github.com/haproxy-haptic/haptic/internal/watch"
 )
 
 // Watched resources.
@@ -53,20 +54,35 @@ func served(d discovery.DiscoveryInterface) map[schema.GroupVersionResource]bool
 	return out
 }
 
-// stripManagedFields keeps managedFields out of the caches (a status update that
-// omits them leaves them as they are).
-func stripManagedFields(obj any) (any, error) {
-	if a, ok := obj.(metav1.Object); ok {
-		a.SetManagedFields(nil)
+// withoutManagedFields is an object without managedFields; obj is not modified (it
+// may be shared with an informer's cache).
+func withoutManagedFields(obj any) any {
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		if _, ok, _ := unstructured.NestedFieldNoCopy(o.Object, "metadata", "managedFields"); ok {
+			return &unstructured.Unstructured{Object: managedFieldsPath.Without(o.Object)}
+		}
+	case *metav1.PartialObjectMetadata:
+		if o.ManagedFields != nil {
+			cp := *o
+			cp.ManagedFields = nil
+			return &cp
+		}
 	}
-	return obj, nil
+	return obj
 }
 
-// keepCertificateValidity reduces a cached TLS Secret to its name and whether
-// tls.crt and tls.key hold a certificate and its private key.
+var managedFieldsPath = fieldpath.MustParse("metadata.managedFields")
+
+// keepCertificateValidity reduces a TLS Secret to its name and whether tls.crt and
+// tls.key hold a certificate and its private key: no key material is kept. It
+// accepts its own output.
 func keepCertificateValidity(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
+		return obj, nil
+	}
+	if _, reduced := u.Object["validCertificate"]; reduced {
 		return obj, nil
 	}
 	valid := false
@@ -85,11 +101,54 @@ func keepCertificateValidity(obj any) (any, error) {
 	return out, nil
 }
 
-// keepServicePorts reduces a cached Service to its name and ports.
-func keepServicePorts(obj any) (any, error) {
+// validity remembers each Secret's reduction by resourceVersion: a shared informer
+// caches whole Secrets and every status pass reads them, but a certificate is
+// parsed once per version.
+type validity struct {
+	mu sync.Mutex
+	m  map[types.UID]*unstructured.Unstructured
+}
+
+func (v *validity) reduce(obj any) any {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
-		return obj, nil
+		return obj
+	}
+	if _, reduced := u.Object["validCertificate"]; reduced {
+		return obj
+	}
+	v.mu.Lock()
+	cached, ok := v.m[u.GetUID()]
+	v.mu.Unlock()
+	if ok && cached.GetResourceVersion() == u.GetResourceVersion() {
+		return cached
+	}
+	out, _ := keepCertificateValidity(u)
+	v.mu.Lock()
+	if v.m == nil {
+		v.m = map[types.UID]*unstructured.Unstructured{}
+	}
+	v.m[u.GetUID()] = out.(*unstructured.Unstructured)
+	v.mu.Unlock()
+	return out
+}
+
+func (v *validity) forget(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	if m, ok := obj.(metav1.Object); ok {
+		v.mu.Lock()
+		delete(v.m, m.GetUID())
+		v.mu.Unlock()
+	}
+}
+
+// keepServicePorts reduces a Service to its name and ports (it does not modify obj).
+func keepServicePorts(obj any) any {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj
 	}
 	ports, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
 	slim := &unstructured.Unstructured{Object: map[string]any{
@@ -97,18 +156,20 @@ func keepServicePorts(obj any) (any, error) {
 		"metadata": map[string]any{"name": u.GetName(), "namespace": u.GetNamespace(), "resourceVersion": u.GetResourceVersion(), "uid": string(u.GetUID())},
 		"spec":     map[string]any{"ports": ports},
 	}}
-	return slim, nil
+	return slim
 }
 
-// sources are the informers the computation reads.
-type sources struct {
-	informers map[schema.GroupVersionResource]cache.SharedIndexInformer
-	synced    []cache.InformerSynced
+// Source is what the computation reads: one consumer per resource of a set of
+// informers it shares with the controller's other stages (watch.Informers).
+type Source struct {
+	consumers map[schema.GroupVersionResource]*watch.Consumer
 }
 
-func (m *Manager) startSources(ctx context.Context) *sources {
-	s := &sources{informers: map[schema.GroupVersionResource]cache.SharedIndexInformer{}}
-	dyn := dynamicinformer.NewDynamicSharedInformerFactory(m.opts.Dynamic, 0)
+// Register asks set for every resource the status computation reads — those the
+// API server serves — and returns the Source to Use once set has started. An event
+// on any of them asks for a recompute.
+func (m *Manager) Register(set *watch.Informers) *Source {
+	s := &Source{consumers: map[schema.GroupVersionResource]*watch.Consumer{}}
 	gvrs := []schema.GroupVersionResource{Services, Ingresses, IngressClasses}
 	for gvr, ok := range served(m.opts.Discovery) {
 		if ok {
@@ -121,41 +182,58 @@ func (m *Manager) startSources(ctx context.Context) *sources {
 		DeleteFunc: func(any) { m.Trigger() },
 	}
 	for _, gvr := range gvrs {
-		inf := dyn.ForResource(gvr).Informer()
+		reduce := withoutManagedFields
 		if gvr == Services {
-			_ = inf.SetTransform(keepServicePorts)
-		} else {
-			_ = inf.SetTransform(stripManagedFields)
+			reduce = keepServicePorts
 		}
-		_, _ = inf.AddEventHandler(handler)
-		s.informers[gvr] = inf
-		s.synced = append(s.synced, inf.HasSynced)
+		c := set.Need(watch.Need{GVR: gvr, Reduce: reduce})
+		c.AddEventHandler(handler)
+		s.consumers[gvr] = c
 	}
-	dyn.Start(ctx.Done())
-	meta := metadatainformer.NewSharedInformerFactory(m.opts.Metadata, 0)
 	// TLS Secrets are read whole (a malformed one makes an InvalidCertificateRef) but
 	// only their validity is kept: no key material stays in the cache.
-	tls := dynamicinformer.NewFilteredDynamicInformer(m.opts.Dynamic, Secrets, metav1.NamespaceAll, 0,
-		cache.Indexers{}, func(o *metav1.ListOptions) { o.FieldSelector = "type=kubernetes.io/tls" }).Informer()
-	_ = tls.SetTransform(keepCertificateValidity)
-	nsInf := meta.ForResource(Namespaces).Informer()
-	_ = nsInf.SetTransform(stripManagedFields)
-	for gvr, inf := range map[schema.GroupVersionResource]cache.SharedIndexInformer{Secrets: tls, Namespaces: nsInf} {
-		_, _ = inf.AddEventHandler(handler)
-		s.informers[gvr] = inf
-		s.synced = append(s.synced, inf.HasSynced)
-	}
-	go tls.Run(ctx.Done())
-	meta.Start(ctx.Done())
+	certs := &validity{}
+	tlsSecrets := set.Need(watch.Need{GVR: Secrets, FieldSelector: "type=kubernetes.io/tls", Reduce: certs.reduce})
+	tlsSecrets.AddEventHandler(handler)
+	tlsSecrets.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: certs.forget})
+	s.consumers[Secrets] = tlsSecrets
+	ns := set.Need(watch.Need{GVR: Namespaces, Metadata: true, Reduce: withoutManagedFields})
+	ns.AddEventHandler(handler)
+	s.consumers[Namespaces] = ns
 	return s
 }
 
-func (s *sources) list(gvr schema.GroupVersionResource) []any {
-	inf, ok := s.informers[gvr]
+// Use makes src what the Manager reads (replacing the previous one: a new config
+// has informers of its own); a recompute follows once it has synced.
+func (m *Manager) Use(ctx context.Context, src *Source) {
+	m.src.Store(src)
+	go func() {
+		if cache.WaitForCacheSync(ctx.Done(), src.synced) {
+			m.Trigger()
+		}
+	}()
+}
+
+// Forget stops reading src (its informers stopped) unless another source replaced it.
+func (m *Manager) Forget(src *Source) {
+	m.src.CompareAndSwap(src, nil)
+}
+
+func (s *Source) synced() bool {
+	for _, c := range s.consumers {
+		if !c.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Source) list(gvr schema.GroupVersionResource) []any {
+	c, ok := s.consumers[gvr]
 	if !ok {
 		return nil
 	}
-	return inf.GetStore().List()
+	return c.List()
 }
 
 // typedCache converts cached objects to typed values once per resourceVersion.

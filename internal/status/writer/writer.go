@@ -18,10 +18,10 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/tools/cache"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/haproxy-haptic/haptic/internal/status"
+	"github.com/haproxy-haptic/haptic/internal/watch"
 )
 
 // Options configure a Manager.
@@ -39,6 +39,9 @@ type Options struct {
 	// OnWrite is called after each successful status write, with the kind (from
 	// several workers at once).
 	OnWrite func(kind string)
+	// SharedInformers: the caller passes the informers to read (Register, Use) —
+	// the controller's, shared with its other stages; without it Run starts its own.
+	SharedInformers bool
 	// OnGateways is called when the set of Gateways of the controller's classes (or
 	// a generation) changes, with the new set.
 	OnGateways func(map[types.NamespacedName]int64)
@@ -48,7 +51,7 @@ type Options struct {
 type Manager struct {
 	opts    Options
 	trigger chan struct{}
-	src     atomic.Pointer[sources]
+	src     atomic.Pointer[Source]
 	typed   typedCache
 	writes  atomic.Int64
 
@@ -180,6 +183,14 @@ func (m *Manager) SetGatewayAddresses(addrs map[types.NamespacedName][]string) {
 	}
 }
 
+// SetConfig passes what the HAProxyTemplateConfig says about status: the
+// IngressClass in its extraContext (extraContext.ingressClass) and the
+// GatewayClass controllerName whose classes are served.
+func (m *Manager) SetConfig(extraContext []byte, controller gwv1.GatewayController) {
+	m.SetIngressClass(status.IngressClassOf(extraContext))
+	m.SetControllerName(controller)
+}
+
 // SetControllerName sets the GatewayClass controllerName whose classes are served.
 func (m *Manager) SetControllerName(name gwv1.GatewayController) {
 	if name == "" {
@@ -256,12 +267,12 @@ func (m *Manager) Gateway(nn types.NamespacedName) (*gwv1.Gateway, bool) {
 	if src == nil {
 		return nil, false
 	}
-	inf, ok := src.informers[Gateways]
+	c, ok := src.consumers[Gateways]
 	if !ok {
 		return nil, false
 	}
-	o, exists, err := inf.GetStore().GetByKey(nn.Namespace + "/" + nn.Name)
-	if err != nil || !exists {
+	o, exists := c.GetByKey(nn.Namespace + "/" + nn.Name)
+	if !exists {
 		return nil, false
 	}
 	u, ok := o.(*unstructured.Unstructured)
@@ -278,15 +289,18 @@ func (m *Manager) Gateway(nn types.NamespacedName) (*gwv1.Gateway, bool) {
 // Writes is the number of successful status writes so far.
 func (m *Manager) Writes() int64 { return m.writes.Load() }
 
-// Run watches and writes until ctx ends.
+// Run writes until ctx ends. Without Options.SharedInformers it watches what it
+// reads with informers of its own; with it, it waits for the caller's Use.
 func (m *Manager) Run(ctx context.Context) error {
 	m.readBundleVersion(ctx)
-	src := m.startSources(ctx)
-	m.src.Store(src)
-	if !cache.WaitForCacheSync(ctx.Done(), src.synced...) {
-		return nil
+	if !m.opts.SharedInformers {
+		set := watch.NewInformers(m.opts.Dynamic, m.opts.Metadata)
+		src := m.Register(set)
+		if err := set.Start(ctx); err != nil {
+			return err
+		}
+		m.Use(ctx, src)
 	}
-	m.Trigger()
 	lastGateways := ""
 	for {
 		select {
@@ -303,6 +317,9 @@ func (m *Manager) Run(ctx context.Context) error {
 		case <-m.trigger:
 		default:
 		}
+		if !m.Synced() {
+			continue // the source's sync triggers again
+		}
 		if _, err := m.Pass(ctx); err != nil {
 			m.opts.Log.Warn("status pass", "error", err)
 		}
@@ -315,18 +332,10 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 }
 
-// Synced reports whether the informers have synced (Run started them).
+// Synced reports whether the informers of the source in use have synced.
 func (m *Manager) Synced() bool {
 	src := m.src.Load()
-	if src == nil {
-		return false
-	}
-	for _, s := range src.synced {
-		if !s() {
-			return false
-		}
-	}
-	return true
+	return src != nil && src.synced()
 }
 
 // job is one status write.

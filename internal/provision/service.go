@@ -1,4 +1,4 @@
-package controller
+package provision
 
 import (
 	"context"
@@ -33,13 +33,13 @@ func gatewayServiceName(gw types.NamespacedName) string {
 	if name := gw.Name + "-haproxy"; len(validation.IsDNS1035Label(name)) == 0 {
 		return name
 	}
-	return "haptic-gw-" + gatewayID(gw)
+	return "haptic-gw-" + GatewayID(gw)
 }
 
 // portName names a listener port in the Service and its EndpointSlice alike.
 func portName(p int32) string { return fmt.Sprintf("port-%d", p) }
 
-func (g gatewayInfra) servicePorts() []corev1.ServicePort {
+func (g Infra) servicePorts() []corev1.ServicePort {
 	out := make([]corev1.ServicePort, 0, len(g.ports))
 	for _, p := range g.ports {
 		out = append(out, corev1.ServicePort{Name: portName(p), Port: p, Protocol: corev1.ProtocolTCP})
@@ -56,10 +56,10 @@ func ownService(svc *corev1.Service, gw string) error {
 	return nil
 }
 
-// ensureGatewayService creates or updates the Gateway's Service.
-func (it *iteration) ensureGatewayService(ctx context.Context, gw *gwv1.Gateway, infra gatewayInfra) error {
+// EnsureService creates or updates the Gateway's Service.
+func (p *Provisioner) EnsureService(ctx context.Context, gw *gwv1.Gateway, infra Infra) error {
 	nn := types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}
-	services := it.c.kube.CoreV1().Services(gw.Namespace)
+	services := p.Kube.CoreV1().Services(gw.Namespace)
 	name := gatewayServiceName(nn)
 	labels := maps.Clone(infra.labels)
 	labels[gatewayNameLabel] = gw.Name
@@ -100,10 +100,10 @@ func samePort(a, b corev1.ServicePort) bool {
 	return a.Name == b.Name && a.Port == b.Port && a.Protocol == b.Protocol
 }
 
-// syncGatewayEndpoints makes the EndpointSlice of a Gateway's Service list ips.
-func (it *iteration) syncGatewayEndpoints(ctx context.Context, gw types.NamespacedName, infra gatewayInfra, ips []string) error {
+// SyncEndpoints makes the EndpointSlice of a Gateway's Service list ips.
+func (p *Provisioner) SyncEndpoints(ctx context.Context, gw types.NamespacedName, infra Infra, ips []string) error {
 	svcName := gatewayServiceName(gw)
-	svc, err := it.c.kube.CoreV1().Services(gw.Namespace).Get(ctx, svcName, metav1.GetOptions{})
+	svc, err := p.Kube.CoreV1().Services(gw.Namespace).Get(ctx, svcName, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get service %s/%s: %w", gw.Namespace, svcName, err)
 	}
@@ -123,7 +123,7 @@ func (it *iteration) syncGatewayEndpoints(ctx context.Context, gw types.Namespac
 		name, port := portName(p), p
 		want.Ports = append(want.Ports, discoveryv1.EndpointPort{Name: &name, Port: &port, Protocol: &tcp})
 	}
-	eps := it.c.kube.DiscoveryV1().EndpointSlices(gw.Namespace)
+	eps := p.Kube.DiscoveryV1().EndpointSlices(gw.Namespace)
 	cur, err := eps.Get(ctx, svcName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		yes := true

@@ -1,4 +1,4 @@
-package controller
+package provision
 
 import (
 	"fmt"
@@ -17,18 +17,18 @@ const gatewayNameLabel = "gateway.networking.k8s.io/gateway-name"
 // from the pods.
 const infraKeysAnnotation = "haproxy-haptic.org/infrastructure-keys"
 
-// gatewayInfra is what a Gateway asks of the resources generated for it: its
+// Infra is what a Gateway asks of the resources generated for it: its
 // spec.infrastructure labels and annotations, its name, and its listeners' ports.
-type gatewayInfra struct {
+type Infra struct {
 	name                string
 	labels, annotations map[string]string
 	ports               []int32
 }
 
-// infraOf reads a Gateway. Infrastructure labels that would change which pods a
+// InfraOf reads a Gateway. Infrastructure labels that would change which pods a
 // selector matches (ours, or the podSelector's) are not propagated.
-func infraOf(gw *gwv1.Gateway, podSelector map[string]string) gatewayInfra {
-	in := gatewayInfra{name: gw.Name, labels: map[string]string{}, annotations: map[string]string{}}
+func InfraOf(gw *gwv1.Gateway, podSelector map[string]string) Infra {
+	in := Infra{name: gw.Name, labels: map[string]string{}, annotations: map[string]string{}}
 	if i := gw.Spec.Infrastructure; i != nil {
 		for k, v := range i.Labels {
 			if _, selects := podSelector[string(k)]; !selects && !reservedLabels[string(k)] {
@@ -51,17 +51,17 @@ func infraOf(gw *gwv1.Gateway, podSelector map[string]string) gatewayInfra {
 }
 
 var (
-	reservedLabels      = map[string]bool{gatewayLabel: true, componentLabel: true, gatewayNameLabel: true}
-	reservedAnnotations = map[string]bool{gatewayAnnotation: true, infraKeysAnnotation: true}
+	reservedLabels      = map[string]bool{GatewayLabel: true, componentLabel: true, gatewayNameLabel: true}
+	reservedAnnotations = map[string]bool{GatewayAnnotation: true, infraKeysAnnotation: true}
 )
 
 // fingerprint changes when anything generated from the Gateway must change.
-func (g gatewayInfra) fingerprint() string {
+func (g Infra) Fingerprint() string {
 	return fmt.Sprint(g.labels, g.annotations, g.ports) // fmt prints maps sorted
 }
 
 // keys lists the infrastructure label and annotation keys, for infraKeysAnnotation.
-func (g gatewayInfra) keys() string {
+func (g Infra) keys() string {
 	var out []string
 	for k := range g.labels {
 		out = append(out, "label:"+k)
@@ -76,7 +76,7 @@ func (g gatewayInfra) keys() string {
 // applyTo sets the infrastructure metadata and the gateway-name label on meta,
 // removing what an earlier version set (previous: its keys()), and reports whether
 // anything changed.
-func (g gatewayInfra) applyTo(meta *metav1.ObjectMeta, previous string) bool {
+func (g Infra) applyTo(meta *metav1.ObjectMeta, previous string) bool {
 	if meta.Labels == nil {
 		meta.Labels = map[string]string{}
 	}
@@ -117,3 +117,7 @@ func (g gatewayInfra) applyTo(meta *metav1.ObjectMeta, previous string) bool {
 	set(meta.Labels, gatewayNameLabel, g.name)
 	return changed
 }
+
+// Provisioned reports whether g was recorded by a successful Ensure: the Gateway's
+// Service exists, so its endpoints can be written.
+func (g Infra) Provisioned() bool { return g.name != "" }

@@ -1,4 +1,4 @@
-package controller
+package provision
 
 import (
 	"context"
@@ -12,14 +12,14 @@ import (
 func TestGatewayService(t *testing.T) {
 	ctx := context.Background()
 	kube := fake.NewSimpleClientset()
-	it := &iteration{c: &Controller{kube: kube}}
+	p := &Provisioner{Kube: kube, Namespace: "haptic"}
 	gw := gatewayWith(map[string]string{"team": "a"}, map[string]string{"note": "n"}, 80, 443)
 	gw.UID = "gw-uid"
-	infra := infraOf(gw, nil)
-	if err := it.ensureGatewayService(ctx, gw, infra); err != nil {
+	infra := InfraOf(gw, nil)
+	if err := p.EnsureService(ctx, gw, infra); err != nil {
 		t.Fatal(err)
 	}
-	if err := it.syncGatewayEndpoints(ctx, gatewayKey("apps", "web"), infra, []string{"10.244.0.7", "fd00::1"}); err != nil {
+	if err := p.SyncEndpoints(ctx, gatewayKey("apps", "web"), infra, []string{"10.244.0.7", "fd00::1"}); err != nil {
 		t.Fatal(err)
 	}
 	svc, err := kube.CoreV1().Services("apps").Get(ctx, "web-haproxy", metav1.GetOptions{})
@@ -41,11 +41,11 @@ func TestGatewayService(t *testing.T) {
 
 	// A Service of that name that is not the Gateway's is left alone.
 	other := fake.NewSimpleClientset(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web-haproxy", Namespace: "apps"}})
-	it = &iteration{c: &Controller{kube: other}}
-	if err := it.ensureGatewayService(ctx, gw, infra); err == nil {
+	p = &Provisioner{Kube: other, Namespace: "haptic"}
+	if err := p.EnsureService(ctx, gw, infra); err == nil {
 		t.Fatal("a foreign Service was taken over")
 	}
-	if err := it.syncGatewayEndpoints(ctx, gatewayKey("apps", "web"), infra, []string{"10.244.0.7"}); err == nil {
+	if err := p.SyncEndpoints(ctx, gatewayKey("apps", "web"), infra, []string{"10.244.0.7"}); err == nil {
 		t.Fatal("endpoints were written for a foreign Service")
 	}
 	if list, _ := other.DiscoveryV1().EndpointSlices("apps").List(ctx, metav1.ListOptions{}); len(list.Items) != 0 {

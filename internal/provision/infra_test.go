@@ -1,4 +1,4 @@
-package controller
+package provision
 
 import (
 	"maps"
@@ -26,7 +26,7 @@ func gatewayWith(labels, annotations map[string]string, ports ...int) *gwv1.Gate
 }
 
 func TestInfraOfDropsSelectorLabels(t *testing.T) {
-	in := infraOf(gatewayWith(map[string]string{"team": "a", "app": "haproxy", gatewayLabel: "x", gatewayNameLabel: "other"},
+	in := InfraOf(gatewayWith(map[string]string{"team": "a", "app": "haproxy", GatewayLabel: "x", gatewayNameLabel: "other"},
 		map[string]string{"note": "n", infraKeysAnnotation: "label:app"}, 443, 80, 80), map[string]string{"app": "haproxy"})
 	if !maps.Equal(in.labels, map[string]string{"team": "a"}) || !maps.Equal(in.annotations, map[string]string{"note": "n"}) {
 		t.Fatalf("labels %v annotations %v: selector and reserved keys must not propagate", in.labels, in.annotations)
@@ -37,19 +37,19 @@ func TestInfraOfDropsSelectorLabels(t *testing.T) {
 }
 
 func TestInfraApplyToReplacesEarlierKeys(t *testing.T) {
-	meta := metav1.ObjectMeta{Labels: map[string]string{gatewayLabel: "id", "keep": "1"}, Annotations: map[string]string{"own": "x"}}
-	v1 := infraOf(gatewayWith(map[string]string{"team": "a", "tier": "edge"}, map[string]string{"note": "n"}, 80), nil)
+	meta := metav1.ObjectMeta{Labels: map[string]string{GatewayLabel: "id", "keep": "1"}, Annotations: map[string]string{"own": "x"}}
+	v1 := InfraOf(gatewayWith(map[string]string{"team": "a", "tier": "edge"}, map[string]string{"note": "n"}, 80), nil)
 	if !v1.applyTo(&meta, "") {
 		t.Fatal("first apply reported no change")
 	}
 	if v1.applyTo(&meta, v1.keys()) {
 		t.Fatal("applying the same metadata again reported a change")
 	}
-	v2 := infraOf(gatewayWith(map[string]string{"team": "b"}, nil, 80), nil)
+	v2 := InfraOf(gatewayWith(map[string]string{"team": "b"}, nil, 80), nil)
 	if !v2.applyTo(&meta, v1.keys()) {
 		t.Fatal("a changed infrastructure reported no change")
 	}
-	wantLabels := map[string]string{gatewayLabel: "id", "keep": "1", "team": "b", gatewayNameLabel: "web"}
+	wantLabels := map[string]string{GatewayLabel: "id", "keep": "1", "team": "b", gatewayNameLabel: "web"}
 	if !maps.Equal(meta.Labels, wantLabels) || !maps.Equal(meta.Annotations, map[string]string{"own": "x"}) {
 		t.Fatalf("labels %v annotations %v; want labels %v and only the own annotation", meta.Labels, meta.Annotations, wantLabels)
 	}
@@ -60,7 +60,7 @@ func TestGatewayServiceName(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 	long := gatewayServiceName(gatewayKey("apps", "gw.with.dots"))
-	if long != "haptic-gw-"+gatewayID(gatewayKey("apps", "gw.with.dots")) {
+	if long != "haptic-gw-"+GatewayID(gatewayKey("apps", "gw.with.dots")) {
 		t.Fatalf("a name that is no DNS label gave %q", long)
 	}
 }

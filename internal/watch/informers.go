@@ -1,0 +1,228 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Need is what one consumer (a watched resource's store, the status writer) asks of
+// a resource's informer.
+type Need struct {
+	GVR schema.GroupVersionResource
+	// Metadata: the objects' metadata is enough (an on-demand store, Namespaces'
+	// labels for status).
+	Metadata bool
+	// LabelSelector and FieldSelector select objects (Kubernetes selector syntax;
+	// "" selects all). The API server applies them when every consumer of the
+	// resource asks the same; otherwise the informer lists everything and each
+	// consumer's view filters.
+	LabelSelector, FieldSelector string
+	// Reduce reduces an object to what the consumer keeps (nil: the whole object).
+	// It must not modify its argument and must accept its own output. A consumer
+	// alone on its resource has it applied before objects are cached; a shared
+	// informer caches whole objects and Reduce is applied to each read.
+	Reduce func(obj any) any
+	// KeepsManagedFields: the consumer reads metadata.managedFields, which a shared
+	// informer otherwise drops before caching.
+	KeepsManagedFields bool
+}
+
+// Informers is one set of informers that every consumer of one config reads —
+// render's stores, status, provisioning: one informer per resource however many
+// consumers need it. Consumers register with Need before Start.
+type Informers struct {
+	Dynamic  dynamic.Interface
+	Metadata metadata.Interface
+
+	mu       sync.Mutex
+	started  bool
+	needs    map[schema.GroupVersionResource][]*Consumer
+	byGVR    map[schema.GroupVersionResource]*shared
+	launched map[schema.GroupVersionResource]int // informers started per resource
+}
+
+// shared is the one informer of a resource.
+type shared struct {
+	inf           cache.SharedIndexInformer
+	metadata      bool
+	labelSelector string
+	fieldSelector string
+	consumers     int
+}
+
+// NewInformers returns an empty set.
+func NewInformers(dyn dynamic.Interface, meta metadata.Interface) *Informers {
+	return &Informers{Dynamic: dyn, Metadata: meta, needs: map[schema.GroupVersionResource][]*Consumer{},
+		byGVR: map[schema.GroupVersionResource]*shared{}, launched: map[schema.GroupVersionResource]int{}}
+}
+
+// Need registers a consumer; it panics after Start (a programming error).
+func (s *Informers) Need(n Need) *Consumer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		panic("watch.Informers: Need after Start")
+	}
+	c := &Consumer{set: s, need: n}
+	s.needs[n.GVR] = append(s.needs[n.GVR], c)
+	return c
+}
+
+// Start creates one informer per resource — as narrow as all its consumers allow —
+// adds every handler and runs them until ctx ends.
+func (s *Informers) Start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		return fmt.Errorf("watch.Informers started twice")
+	}
+	s.started = true
+	gvrs := make([]schema.GroupVersionResource, 0, len(s.needs))
+	for gvr := range s.needs {
+		gvrs = append(gvrs, gvr)
+	}
+	sort.Slice(gvrs, func(i, j int) bool { return gvrs[i].String() < gvrs[j].String() })
+	var run []cache.SharedIndexInformer
+	for _, gvr := range gvrs {
+		sh, err := s.build(gvr, s.needs[gvr])
+		if err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		s.byGVR[gvr] = sh
+		s.launched[gvr]++
+		run = append(run, sh.inf)
+	}
+	s.mu.Unlock()
+	for _, inf := range run {
+		go inf.Run(ctx.Done())
+	}
+	return nil
+}
+
+// Plan is how a resource's informer serves its consumers.
+type Plan struct {
+	Metadata                     bool // metadata-only informer
+	LabelSelector, FieldSelector string
+	// Shared: more than one consumer; whole objects are cached and each consumer's
+	// Reduce runs on read.
+	Shared bool
+}
+
+// PlanFor decides the informer of one resource from its consumers' needs: metadata
+// only if none needs more, a server-side selector only if all ask the same.
+func PlanFor(needs []Need) Plan {
+	p := Plan{Metadata: true, Shared: len(needs) > 1}
+	for i, n := range needs {
+		p.Metadata = p.Metadata && n.Metadata
+		if i == 0 {
+			p.LabelSelector, p.FieldSelector = n.LabelSelector, n.FieldSelector
+			continue
+		}
+		if n.LabelSelector != p.LabelSelector {
+			p.LabelSelector = ""
+		}
+		if n.FieldSelector != p.FieldSelector {
+			p.FieldSelector = ""
+		}
+	}
+	return p
+}
+
+func (s *Informers) build(gvr schema.GroupVersionResource, consumers []*Consumer) (*shared, error) {
+	needs := make([]Need, len(consumers))
+	keepMF := false
+	for i, c := range consumers {
+		needs[i] = c.need
+		keepMF = keepMF || c.need.KeepsManagedFields
+	}
+	plan := PlanFor(needs)
+	tweak := func(o *metav1.ListOptions) {
+		o.LabelSelector, o.FieldSelector = plan.LabelSelector, plan.FieldSelector
+	}
+	sh := &shared{metadata: plan.Metadata, labelSelector: plan.LabelSelector, fieldSelector: plan.FieldSelector, consumers: len(consumers)}
+	if plan.Metadata {
+		sh.inf = metadatainformer.NewFilteredMetadataInformer(s.Metadata, gvr, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak).Informer()
+	} else {
+		sh.inf = dynamicinformer.NewFilteredDynamicInformer(s.Dynamic, gvr, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak).Informer()
+	}
+	var transform cache.TransformFunc
+	switch {
+	case !plan.Shared && consumers[0].need.Reduce != nil:
+		reduce := consumers[0].need.Reduce
+		transform = func(obj any) (any, error) { return reduce(obj), nil }
+	case plan.Shared && !keepMF:
+		transform = dropManagedFields
+	}
+	if transform != nil {
+		if err := sh.inf.SetTransform(transform); err != nil {
+			return nil, fmt.Errorf("%s: %w", gvr.Resource, err)
+		}
+	}
+	for _, c := range consumers {
+		c.src = sh
+		if plan.LabelSelector != c.need.LabelSelector && c.need.LabelSelector != "" {
+			sel, err := labels.Parse(c.need.LabelSelector)
+			if err != nil {
+				return nil, fmt.Errorf("%s: label selector: %w", gvr.Resource, err)
+			}
+			c.labels = sel
+		}
+		if plan.FieldSelector != c.need.FieldSelector && c.need.FieldSelector != "" {
+			sel, err := fields.ParseSelector(c.need.FieldSelector)
+			if err != nil {
+				return nil, fmt.Errorf("%s: field selector: %w", gvr.Resource, err)
+			}
+			c.fields = sel
+		}
+		c.meta = c.need.Metadata && !plan.Metadata
+		if plan.Shared {
+			c.reduce = c.need.Reduce
+		}
+		for _, h := range c.handlers {
+			reg, err := sh.inf.AddEventHandler(c.wrap(h))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", gvr.Resource, err)
+			}
+			c.regs = append(c.regs, reg)
+		}
+		if len(c.handlers) == 0 {
+			c.regs = append(c.regs, nil) // HasSynced falls back to the informer's
+		}
+	}
+	return sh, nil
+}
+
+// Started reports how many informers were started per resource.
+func (s *Informers) Started() map[schema.GroupVersionResource]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[schema.GroupVersionResource]int, len(s.launched))
+	for k, v := range s.launched {
+		out[k] = v
+	}
+	return out
+}
+
+// Plans reports, per resource, how its informer was built and for how many consumers.
+func (s *Informers) Plans() map[schema.GroupVersionResource]Plan {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[schema.GroupVersionResource]Plan{}
+	for gvr, sh := range s.byGVR {
+		out[gvr] = Plan{Metadata: sh.metadata, LabelSelector: sh.labelSelector, FieldSelector: sh.fieldSelector, Shared: sh.consumers > 1}
+	}
+	return out
+}

@@ -1,0 +1,153 @@
+package watch
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/tools/cache"
+)
+
+func TestPlanForIsAsNarrowAsAllConsumersAllow(t *testing.T) {
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	for _, tc := range []struct {
+		name  string
+		needs []Need
+		want  Plan
+	}{
+		{"alone", []Need{{GVR: gvr, Metadata: true, LabelSelector: "a=b"}}, Plan{Metadata: true, LabelSelector: "a=b"}},
+		{"same selector", []Need{{GVR: gvr, LabelSelector: "a=b"}, {GVR: gvr, LabelSelector: "a=b", Metadata: true}},
+			Plan{LabelSelector: "a=b", Shared: true}},
+		{"different selectors", []Need{{GVR: gvr, FieldSelector: "type=kubernetes.io/tls"}, {GVR: gvr, Metadata: true}},
+			Plan{Shared: true}},
+		{"all metadata", []Need{{GVR: gvr, Metadata: true}, {GVR: gvr, Metadata: true}}, Plan{Metadata: true, Shared: true}},
+	} {
+		if got := PlanFor(tc.needs); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) handler() cache.ResourceEventHandler {
+	rec := func(kind string, obj any) {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		u := obj.(*unstructured.Unstructured)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		_, hasData := u.Object["data"]
+		ev := kind + " " + u.GetName()
+		if hasData {
+			ev += " (data)"
+		}
+		r.events = append(r.events, ev)
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { rec("add", o) },
+		UpdateFunc: func(_, o any) { rec("update", o) },
+		DeleteFunc: func(o any) { rec("delete", o) },
+	}
+}
+
+func (r *recorder) seen() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := append([]string(nil), r.events...)
+	sort.Strings(out)
+	return out
+}
+
+// TestSharedInformerViews: two consumers of Secrets — one with TLS Secrets by field
+// selector, one metadata-only with a label selector — share one informer; each sees
+// only its objects, reduced as it asked, and an update that moves an object out of
+// a selector is a delete for that consumer.
+func TestSharedInformerViews(t *testing.T) {
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "SecretList"})
+	secret := func(name, typ string, labels map[string]any, rv string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret", "type": typ,
+			"metadata": map[string]any{"namespace": "ns", "name": name, "labels": labels, "resourceVersion": rv,
+				"managedFields": []any{map[string]any{"manager": "kubectl"}}},
+			"data": map[string]any{"k": "dmFsdWU="}}}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, s := range []*unstructured.Unstructured{
+		secret("cert", "kubernetes.io/tls", nil, "1"),
+		secret("auth", "Opaque", map[string]any{"auth": "yes"}, "1"),
+		secret("other", "Opaque", nil, "1"),
+	} {
+		if _, err := client.Resource(gvr).Namespace("ns").Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := NewInformers(client, nil)
+	var tls, auth recorder
+	tlsC := set.Need(Need{GVR: gvr, FieldSelector: "type=kubernetes.io/tls"})
+	tlsC.AddEventHandler(tls.handler())
+	authC := set.Need(Need{GVR: gvr, Metadata: true, LabelSelector: "auth=yes"})
+	authC.AddEventHandler(auth.handler())
+	if err := set.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), tlsC.HasSynced, authC.HasSynced) {
+		t.Fatal("not synced")
+	}
+	if got := set.Started()[gvr]; got != 1 {
+		t.Fatalf("%d informers for secrets", got)
+	}
+	wait := func(r *recorder, want ...string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			got := r.seen()
+			if len(got) == len(want) {
+				ok := true
+				for i := range got {
+					ok = ok && got[i] == want[i]
+				}
+				if ok {
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("events %v, want %v", got, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	wait(&tls, "add cert (data)")
+	wait(&auth, "add auth") // metadata only: no data
+	if l := tlsC.List(); len(l) != 1 {
+		t.Fatalf("tls list %v", l)
+	}
+	if o, ok := authC.GetByKey("ns/auth"); !ok || o.(*unstructured.Unstructured).Object["data"] != nil {
+		t.Fatalf("auth view %v %v", o, ok)
+	}
+	if _, ok := authC.GetByKey("ns/cert"); ok {
+		t.Fatal("the auth consumer sees a Secret its selector does not select")
+	}
+	// The cache itself dropped managedFields only.
+	if o, _ := tlsC.GetByKey("ns/cert"); o.(*unstructured.Unstructured).GetManagedFields() != nil {
+		t.Fatal("managedFields cached")
+	}
+	// "auth" loses its label: a delete for the auth consumer, nothing for tls.
+	if _, err := client.Resource(gvr).Namespace("ns").Update(ctx, secret("auth", "Opaque", nil, "2"), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wait(&auth, "add auth", "delete auth")
+	wait(&tls, "add cert (data)")
+}
