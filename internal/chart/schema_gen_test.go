@@ -46,6 +46,7 @@ var constraints = map[string]map[string]any{
 	"haproxy.nbthread":                                    {"type": []any{"integer", "null"}, "minimum": 0},
 	"controller.config.name":                              {"minLength": 1},
 	"ingressClass.name":                                   {"minLength": 1},
+	"gatewayClass.controllerName":                         {"pattern": `^[a-z0-9.-]+/[A-Za-z0-9/._-]+$`},
 	"gatewayClass.name":                                   {"minLength": 1},
 }
 
