@@ -35,3 +35,16 @@ func TestCRDsChart(t *testing.T) {
 		t.Errorf("charts/haptic-crds/templates has %d files, charts/haptic/crds %d", len(copies), len(entries))
 	}
 }
+
+// TestGatewayClassFitsItsCRD checks the GatewayClass fields the Gateway API CRD
+// limits and the Go types do not: spec.description is at most 64 bytes.
+func TestGatewayClassFitsItsCRD(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"PerGateway", "Shared"} {
+		r := renderChart(t, map[string]any{"controller": map[string]any{"config": map[string]any{"gateways": map[string]any{"provisioning": mode}}}}, nil)
+		d, _ := field(r.one(t, "GatewayClass"), "spec", "description").(string)
+		if d == "" || len(d) > 64 {
+			t.Errorf("%s: GatewayClass description %q (%d bytes), want 1-64", mode, d, len(d))
+		}
+	}
+}
