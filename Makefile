@@ -52,6 +52,7 @@ lint:
 generate:
 	$(GO) tool controller-gen object paths=./api/... crd:crdVersions=v1 output:crd:dir=charts/haptic/crds
 	rm -f charts/haptic-crds/templates/*.yaml && cp charts/haptic/crds/*.yaml charts/haptic-crds/templates/
+	$(GO) run ./tools/crdref > docs/crd-reference.md
 	$(GO) generate ./internal/schema/...
 
 ## run: the local cluster with HAProxy, the agent, the controller and a sample app (Ctrl-C stops it)
