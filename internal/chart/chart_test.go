@@ -35,6 +35,10 @@ var valueSets = map[string]map[string]any{
 	"no classes":   {"ingressClass": map[string]any{"create": false}, "gatewayClass": map[string]any{"create": false}},
 	"full options": fullOptions(),
 	"monitoring":   monitoringOn(),
+	"minimal": {
+		"controller": map[string]any{"webhook": map[string]any{"enabled": false}, "metricsService": map[string]any{"enabled": false}, "debugPort": 0},
+		"haproxy":    map[string]any{"service": map[string]any{"enabled": false}},
+	},
 }
 
 // monitoringOn turns on every monitoring object of the chart.
