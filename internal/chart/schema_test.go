@@ -9,6 +9,8 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/lint"
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/haproxy-haptic/haptic/internal/golden"
 )
 
@@ -91,6 +93,19 @@ func TestLintRejectsInvalidValues(t *testing.T) {
 		{"port out of range", map[string]any{"haproxy": map[string]any{"ports": map[string]any{"http": 70000}}},
 			[]string{"/haproxy/ports/http", "maximum"}},
 	}
+	file, err := os.ReadFile(filepath.Join("testdata", "invalid-values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromFile map[string]any
+	if err := yaml.Unmarshal(file, &fromFile); err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, struct {
+		name string
+		vals map[string]any
+		want []string
+	}{"testdata/invalid-values.yaml", fromFile, []string{"additional properties 'replicaz' not allowed", "/haproxy/replicas", "got string, want integer"}})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			errs := helmLint(t, chartDir, c.vals)

@@ -25,6 +25,7 @@ import (
 var (
 	repoRoot  = filepath.Join("..", "..")
 	chartDir  = filepath.Join(repoRoot, "charts", "haptic")
+	crdsDir   = filepath.Join(repoRoot, "charts", "haptic-crds")
 	echoHost  = "echo.localhost"
 	routeHost = "route.localhost"
 )
@@ -70,11 +71,11 @@ func installValues(ns string) map[string]any {
 	}
 }
 
-// renderRelease renders the chart as `helm install <ns> -n <ns>` would and returns
+// renderRelease renders a chart as `helm install <ns> -n <ns>` would and returns
 // the manifests, template by template in name order.
-func renderRelease(t *testing.T, ns string, vals map[string]any) string {
+func renderRelease(t *testing.T, dir, ns string, vals map[string]any) string {
 	t.Helper()
-	ch, err := loader.LoadDir(chartDir)
+	ch, err := loader.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,8 +189,10 @@ func TestChartInstall(t *testing.T) {
 	defer cancel()
 	in := &install{t: t, c: c, ns: ns.Name, ctx: ctx, http: c.HTTPClient(5 * time.Second)}
 
-	in.kubectl("apply", "--server-side", "--force-conflicts", "-f", filepath.Join(chartDir, "crds"))
-	manifests := in.writeFile("release.yaml", renderRelease(t, ns.Name, installValues(ns.Name)))
+	// The CRDs from their own chart (cluster-wide, shared with other tests: applied
+	// server-side like theirs, never deleted), then the release without them.
+	in.kubectl("apply", "--server-side", "--force-conflicts", "-f", in.writeFile("crds.yaml", renderRelease(t, crdsDir, ns.Name, nil)))
+	manifests := in.writeFile("release.yaml", renderRelease(t, chartDir, ns.Name, installValues(ns.Name)))
 	t.Cleanup(func() {
 		// The namespace goes at cleanup; the release's cluster-scoped objects go here.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
