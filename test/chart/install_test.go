@@ -264,6 +264,16 @@ spec:
 	})
 	t.Logf("HTTPRoute: 200 through Gateway address %s after %s", gwAddr, time.Since(start).Round(time.Millisecond))
 
+	// The PodMonitor's selector finds the Ingress pods and the Gateway's copies.
+	podMonitorPods := in.kubectl("get", "pods", "-n", ns.Name, "-l",
+		"app.kubernetes.io/part-of="+ns.Name+",app.kubernetes.io/component in (loadbalancer,gateway)",
+		"-o", "jsonpath={.items[*].status.podIP}")
+	for _, ip := range []string{haproxyIP, gwAddr} {
+		if !strings.Contains(" "+podMonitorPods+" ", " "+ip+" ") {
+			t.Errorf("the PodMonitor's selector misses the HAProxy pod %s (it finds %q)", ip, podMonitorPods)
+		}
+	}
+
 	controllerPod, controllerIP := in.podIP("app.kubernetes.io/instance=" + ns.Name + ",app.kubernetes.io/component=controller")
 	t.Run("pprof on loopback by default", func(t *testing.T) {
 		tool, err := filepath.Abs(filepath.Join(repoRoot, "bin", "haptic-cluster"))
