@@ -32,8 +32,7 @@ func trimMarkers(text string) string {
 	if !strings.Contains(text, "-") {
 		return text
 	}
-	var out strings.Builder
-	out.Grow(len(text))
+	out := &trimBuffer{b: make([]byte, 0, len(text)+len(text)/8)}
 	i := 0
 	for i < len(text) {
 		open := strings.IndexByte(text[i:], '{')
@@ -75,7 +74,7 @@ func trimMarkers(text string) string {
 		leftTrim := strings.HasPrefix(body, "-") && (kind != '{' || len(body) > 1 && strings.ContainsRune(trimText, rune(body[1])))
 		rightTrim := len(body) > 0 && body[len(body)-1] == '-' && (len(body) > 1 || !leftTrim)
 		if leftTrim {
-			trimOutput(&out)
+			out.trimEnd()
 			body = " " + body[1:]
 		}
 		if rightTrim {
@@ -85,7 +84,7 @@ func trimMarkers(text string) string {
 		out.WriteString(body)
 		out.WriteString(text[closeAt : closeAt+2])
 		i = closeAt + 2
-		if kind == '%' && rawStart.MatchString(body) {
+		if kind == '%' && strings.Contains(body, "raw") && rawStart.MatchString(body) {
 			// The body of a raw statement is text Scriggo does not parse.
 			loc := rawEnd.FindStringIndex(text[i:])
 			if loc == nil {
@@ -98,38 +97,44 @@ func trimMarkers(text string) string {
 		}
 		if rightTrim {
 			n := len(text[i:]) - len(strings.TrimLeft(text[i:], trimText))
-			keepLines(&out, text[i:i+n])
+			out.keepLines(text[i : i+n])
 			i += n
 		}
 	}
-	return out.String()
+	return string(out.b)
 }
 
-// trimOutput removes the whitespace that ends out (the text before a left marker),
-// keeping its newlines in a comment.
-func trimOutput(out *strings.Builder) {
-	s := out.String()
-	kept := strings.TrimRight(s, trimText)
-	if len(kept) == len(s) {
+// trimBuffer is the rewritten template; a left marker truncates it in place.
+type trimBuffer struct{ b []byte }
+
+func (o *trimBuffer) WriteString(s string) { o.b = append(o.b, s...) }
+
+// trimEnd removes the whitespace that ends the buffer (the text before a left
+// marker), keeping its newlines in a comment.
+func (o *trimBuffer) trimEnd() {
+	n := len(o.b)
+	for n > 0 && strings.IndexByte(trimText, o.b[n-1]) >= 0 {
+		n--
+	}
+	if n == len(o.b) {
 		return
 	}
-	removed := s[len(kept):]
-	out.Reset()
-	if strings.HasSuffix(kept, "{") {
+	removed := string(o.b[n:])
+	o.b = o.b[:n]
+	if n > 0 && o.b[n-1] == '{' {
 		// Text "{" right before a tag would read as "{{": print it as a value.
-		kept = kept[:len(kept)-1] + `{{ "{" }}`
+		o.b = append(o.b[:n-1], `{{ "{" }}`...)
 	}
-	out.WriteString(kept)
-	keepLines(out, removed)
+	o.keepLines(removed)
 }
 
 // keepLines writes removed whitespace as a comment when it spans lines, so that
 // positions after it keep their line numbers.
-func keepLines(out *strings.Builder, removed string) {
+func (o *trimBuffer) keepLines(removed string) {
 	if strings.Contains(removed, "\n") {
-		out.WriteString("{#")
-		out.WriteString(removed)
-		out.WriteString("#}")
+		o.b = append(o.b, "{#"...)
+		o.b = append(o.b, removed...)
+		o.b = append(o.b, "#}"...)
 	}
 }
 
