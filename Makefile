@@ -51,6 +51,8 @@ lint:
 ## generate: CRD YAML, deepcopy and bundled schemas
 generate:
 	$(GO) tool controller-gen object paths=./api/... crd:crdVersions=v1 output:crd:dir=charts/haptic/crds
+	rm -f charts/haptic-crds/templates/*.yaml && cp charts/haptic/crds/*.yaml charts/haptic-crds/templates/
+	$(GO) run ./tools/crdref > docs/crd-reference.md
 	$(GO) generate ./internal/schema/...
 
 ## run: the local cluster with HAProxy, the agent, the controller and a sample app (Ctrl-C stops it)
@@ -70,6 +72,15 @@ bench-render: build
 bench-status: cluster-binaries cluster-tool
 	$(GO) test -count=1 -timeout 10m -run '^(TestStatusCluster|TestStatusBench1000)$$' -v ./test/status/ 2>&1 \
 	  | grep -E '^(bench-status|=== RUN|--- |PASS|FAIL|ok|\s+cluster_test)'; exit $${PIPESTATUS[0]}
+
+## images: the controller and HAProxy images (needs Docker; versions from images/versions.env)
+.PHONY: images
+images:
+	set -a && . images/versions.env && set +a && \
+	docker build -f images/haptic/Dockerfile --build-arg GO_IMAGE --build-arg HAPROXY_IMAGE --build-arg BASE_IMAGE \
+	  --build-arg VERSION=$(VERSION) -t ghcr.io/haproxy-haptic/haptic:$(VERSION) . && \
+	docker build -f images/haproxy/Dockerfile --build-arg GO_IMAGE --build-arg HAPROXY_IMAGE \
+	  --build-arg VERSION=$(VERSION) -t ghcr.io/haproxy-haptic/haproxy:$(VERSION) .
 
 clean:
 	rm -rf $(BIN) $(CURDIR)/out

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -33,6 +34,17 @@ func envOr(key, def string) string {
 	return def
 }
 
+// defaultDebugPort is where pprof and heap dumps answer unless told otherwise.
+const defaultDebugPort = 8080
+
+// debugPortDefault is $HAPTIC_DEBUG_PORT when it is a number, else defaultDebugPort.
+func debugPortDefault() int {
+	if n, err := strconv.Atoi(os.Getenv("HAPTIC_DEBUG_PORT")); err == nil && n >= 0 {
+		return n
+	}
+	return defaultDebugPort
+}
+
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
@@ -51,7 +63,8 @@ configuration and delivers it to the HAProxy pods' agents.`,
 	fl.StringVar(&f.namespace, "namespace", envOr("POD_NAMESPACE", "haptic"), "namespace of the config and the HAProxy pods")
 	fl.StringVar(&f.configName, "config-name", envOr("CONFIG_NAME", "haptic-config"), "HAProxyTemplateConfig name")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", envOr("METRICS_ADDR", ":9090"), "Prometheus /metrics listen address (empty disables)")
-	fl.IntVar(&f.debugPort, "debug-port", 0, "pprof and heap dump port on 127.0.0.1 (0 disables)")
+	// On by default, as the operations guide expects (loopback only: kubectl port-forward).
+	fl.IntVar(&f.debugPort, "debug-port", debugPortDefault(), "pprof and /debug/heapdump port on 127.0.0.1 ($HAPTIC_DEBUG_PORT; 0 disables)")
 	fl.StringVar(&f.haproxyBinary, "haproxy-binary", "haproxy", "HAProxy binary used to validate rendered configs")
 	fl.StringVar(&f.schemaDir, "schema-dir", schemaDirDefault(), "extra OpenAPI v3 schemas or CRDs for typed access ($HAPTIC_SCHEMA_DIR)")
 	fl.BoolVar(&f.leaderElect, "leader-elect", true, "with several replicas, only the one holding the Lease deploys and writes status")

@@ -34,6 +34,19 @@ var valueSets = map[string]map[string]any{
 	"existing":     {"haproxy": map[string]any{"agent": map[string]any{"credentials": map[string]any{"existingSecret": "mine"}}}},
 	"no classes":   {"ingressClass": map[string]any{"create": false}, "gatewayClass": map[string]any{"create": false}},
 	"full options": fullOptions(),
+	"monitoring":   monitoringOn(),
+	"minimal": {
+		"controller": map[string]any{"webhook": map[string]any{"enabled": false}, "metricsService": map[string]any{"enabled": false}, "debugPort": 0},
+		"haproxy":    map[string]any{"service": map[string]any{"enabled": false}},
+	},
+}
+
+// monitoringOn turns on every monitoring object of the chart.
+func monitoringOn() map[string]any {
+	on := map[string]any{"enabled": true}
+	return map[string]any{"monitoring": map[string]any{
+		"serviceMonitor": on, "podMonitor": on, "prometheusRule": on, "dashboard": on,
+	}}
 }
 
 func libs(base, ingress, gateway bool) map[string]any {
@@ -133,6 +146,13 @@ func decodeTyped(obj map[string]any) error {
 		target = &gatewayv1.GatewayClass{}
 	case "ValidatingWebhookConfiguration":
 		target = &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	case "ServiceMonitor", "PodMonitor", "PrometheusRule":
+		// The Prometheus Operator's types are not a dependency; monitoring_test.go
+		// checks their content.
+		if obj["apiVersion"] != "monitoring.coreos.com/v1" || field(obj, "spec") == nil {
+			return fmt.Errorf("%v: want apiVersion monitoring.coreos.com/v1 and a spec", obj["kind"])
+		}
+		return nil
 	case v1alpha1.KindHAProxyTemplateConfig:
 		_, err := config.Decode("rendered", obj)
 		return err

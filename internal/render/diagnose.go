@@ -46,7 +46,7 @@ func (e *Engine) diagnose(ctx context.Context, m mainTemplate, in Input, renderE
 func (e *Engine) findLine(ctx context.Context, m mainTemplate, in Input, te *TemplateError) {
 	fsys := scriggo.Files{}
 	for path, src := range e.sources {
-		pre, err := preprocess(markLines(src.text, src.display), sortedSnippets(e.spec.TemplateSnippets), e.knownSnippets(), false)
+		pre, err := preprocess(trimMarkers(markLines(src.text, src.display)), sortedSnippets(e.spec.TemplateSnippets), e.knownSnippets(), false)
 		if err != nil {
 			return
 		}

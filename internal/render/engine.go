@@ -184,7 +184,7 @@ func (e *Engine) fileSystem() (scriggo.Files, error) {
 	}
 	fsys := scriggo.Files{}
 	add := func(path, display, text string) error {
-		pre, err := preprocess(text, ordered, known, e.opts.ProfileIncludes)
+		pre, err := preprocess(trimMarkers(text), ordered, known, e.opts.ProfileIncludes)
 		if err != nil {
 			return fmt.Errorf("%s: %w", display, err)
 		}

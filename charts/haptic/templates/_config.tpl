@@ -39,6 +39,7 @@ then controller.config.spec. Validation tests are dropped: they are for
 {{- $_ := set $spec "dataplane" $dataplane -}}
 {{- $gateways := deepCopy ($values.gateways | default dict) -}}
 {{- $_ := set $gateways "deploymentName" (include "haptic.haproxy.fullname" $root) -}}
+{{- $_ := set $gateways "controllerName" $root.Values.gatewayClass.controllerName -}}
 {{- $_ := set $spec "gateways" $gateways -}}
 {{- $level := $root.Values.controller.logLevel | default "info" -}}
 {{- $_ := set $spec "logging" (dict "level" $level) -}}
