@@ -37,7 +37,7 @@ test: deps build cluster-binaries
 	@# Thousands of hostile renders and haproxy -c runs: without the race detector.
 	$(GO) test -count=1 -timeout 20m -run '^TestInjectionProof$$' -v ./internal/libraries/ | grep -E '^(=== RUN|--- |\s+injection_test|PASS|FAIL|ok)'; exit $${PIPESTATUS[0]}
 	@# The config parser's fuzz targets, briefly: they must never panic.
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./internal/plan/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./internal/haproxy/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./internal/fieldpath/
 	@# Packages that share the local cluster run one at a time: one may restart the node.
 	$(GO) test -race -count=1 -p 1 -timeout 25m ./localcluster/... ./test/...
