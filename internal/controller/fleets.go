@@ -154,7 +154,7 @@ func (it *iteration) syncGatewayFleets(ctx context.Context, gws map[types.Namesp
 		}
 		f.cancel()
 		it.forgetLeftOut(f)
-		it.c.status.SetUnrendered(f.gateway.String(), nil)
+		it.c.status.SetNotes(f.gateway.String(), nil)
 		if err := f.pub.Delete(ctx); err != nil {
 			it.c.log.Warn("remove the HAProxyCfg of a deleted gateway", "gateway", f.gateway, "error", err)
 		}

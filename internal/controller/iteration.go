@@ -187,7 +187,7 @@ func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapsho
 	// it (or only at its last good generation).
 	it.statusRendered(res.Bundle.Hash, it.fleetGateways(f, res.Snapshot))
 	if c.status != nil {
-		c.status.SetUnrendered(f.gateway.String(), unrenderedListeners(res.Bundle))
+		c.status.SetNotes(f.gateway.String(), res.Notes)
 	}
 	f.dep.SetDesired(res.Bundle)
 	f.pub.SetDesired(res.Bundle)
