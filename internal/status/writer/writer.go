@@ -61,7 +61,7 @@ type Manager struct {
 	perGateway   bool                              // Gateways have pods of their own: gwAddresses only
 	gwAddresses  map[types.NamespacedName][]string
 	notes        map[string][]note.Note // per render (fleet): what its templates noted
-	controller   gwv1.GatewayController                                // the GatewayClass controllerName served
+	controller   gwv1.GatewayController // the GatewayClass controllerName served
 	ingressClass string
 	bundle       string // the Gateway API CRDs' bundle-version
 	written      map[types.UID]written
