@@ -20,7 +20,8 @@ const maxClosureLines = 200
 // TestLibraryClosuresAreSmall: no function literal or macro of a default library is
 // longer than maxClosureLines lines.
 func TestLibraryClosuresAreSmall(t *testing.T) {
-	found := 0
+	found, macros := 0, 0
+	var longest closure
 	for _, lib := range libraries {
 		// Each library on its own: only base holds haproxy.cfg, so none is a valid
 		// config alone; the templates are all that is read.
@@ -39,6 +40,12 @@ func TestLibraryClosuresAreSmall(t *testing.T) {
 		for _, tmpl := range templatesOf(&cfg.Spec) {
 			for _, c := range closures(tmpl.text) {
 				found++
+				if strings.Contains(c.head, "macro") {
+					macros++
+				}
+				if c.lines > longest.lines {
+					longest = c
+				}
 				if c.lines > maxClosureLines {
 					t.Errorf("%s, %s line %d: %s is %d lines; split it by concern (at most %d)",
 						lib, tmpl.name, c.line, c.head, c.lines, maxClosureLines)
@@ -49,6 +56,7 @@ func TestLibraryClosuresAreSmall(t *testing.T) {
 	if found < 20 {
 		t.Fatalf("found %d closures in the libraries: the scanner is broken", found)
 	}
+	t.Logf("%d closures (%d macros); the longest: %d lines, %s", found, macros, longest.lines, longest.head)
 }
 
 // The scanner measures a function literal from its line to its closing brace,
