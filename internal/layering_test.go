@@ -44,7 +44,7 @@ func TestLayering(t *testing.T) {
 			why:       "the pure middle of the pipeline must not talk to the API server",
 		},
 		{
-			pkgs:      []string{"internal/snapshot", "internal/bundle", "internal/fieldpath", "internal/plan", "internal/haproxy/config"},
+			pkgs:      []string{"internal/snapshot", "internal/bundle", "internal/fieldpath", "internal/plan", "internal/haproxy/config", "internal/note"},
 			forbidden: []string{"k8s.io/", "github.com/open2b/scriggo"},
 			why:       "the plain data types between stages import nothing heavy",
 		},

@@ -364,11 +364,17 @@ const (
 	AssertRenderError   = "render_error"
 )
 
+// TargetNotes is the assertion target that holds the render's notes (note() in
+// templates), one line each: "<kind> <namespace>/<name> [<section>] <reason>: <message>".
+const TargetNotes = "notes"
+
 // Assertion checks one property of a rendered target.
 type Assertion struct {
 	// +kubebuilder:validation:Enum=haproxy_valid;contains;not_contains;equals;jsonpath;match_count;match_order;deterministic;render_error
 	Type string `json:"type"`
-	// Target is haproxy.cfg (default), map:<name>, file:<name>, cert:<name> or crtlist:<name>.
+	// Target is haproxy.cfg (default), map:<name>, file:<name>, cert:<name>, crtlist:<name>,
+	// or notes: the notes the templates wrote with note() (contains, not_contains,
+	// equals, match_count, match_order).
 	// +optional
 	Target string `json:"target,omitempty"`
 	// Pattern is a regular expression (contains, not_contains, match_count, render_error).

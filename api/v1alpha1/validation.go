@@ -175,7 +175,14 @@ func validateTest(p *field.Path, t ValidationTest, s *HAProxyTemplateConfigSpec)
 func validateAssertion(p *field.Path, a Assertion, s *HAProxyTemplateConfigSpec) field.ErrorList {
 	var errs field.ErrorList
 	if !targetExists(a.Target, s) {
-		errs = append(errs, field.Invalid(p.Child("target"), a.Target, "must be haproxy.cfg, map:<name>, file:<name>, cert:<name> or crtlist:<name> of a declared file"))
+		errs = append(errs, field.Invalid(p.Child("target"), a.Target, "must be haproxy.cfg, map:<name>, file:<name>, cert:<name> or crtlist:<name> of a declared file, or notes"))
+	}
+	if a.Target == TargetNotes {
+		switch a.Type {
+		case AssertContains, AssertNotContains, AssertEquals, AssertMatchCount, AssertMatchOrder:
+		default:
+			errs = append(errs, field.Invalid(p.Child("target"), a.Target, "notes are text for contains, not_contains, equals, match_count and match_order"))
+		}
 	}
 	needPattern := func() {
 		if a.Pattern == "" {
@@ -222,7 +229,7 @@ func validateAssertion(p *field.Path, a Assertion, s *HAProxyTemplateConfigSpec)
 func targetExists(target string, s *HAProxyTemplateConfigSpec) bool {
 	kind, name, _ := strings.Cut(target, ":")
 	switch kind {
-	case "haproxy.cfg":
+	case "haproxy.cfg", TargetNotes:
 		return name == ""
 	case "map":
 		_, ok := s.Maps[name]

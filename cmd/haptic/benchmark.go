@@ -57,7 +57,7 @@ func runBenchmark(ctx context.Context, f benchmarkFlags, stdout, stderr io.Write
 	if len(f.files) == 0 {
 		return usageError(fmt.Errorf("at least one -f FILE is required"))
 	}
-	cfg, err := config.LoadFiles(f.files...)
+	cfg, err := config.LoadFiles(config.WithTests(f.files...)...)
 	if err != nil {
 		return usageError(err)
 	}

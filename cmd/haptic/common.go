@@ -8,13 +8,14 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/pipeline"
 )
 
-// loadPipeline loads config files and compiles them; every failure is a usage error
-// (exit 2) because nothing can be tested.
+// loadPipeline loads config files, each with its validation tests (<lib>.tests.yaml
+// beside <lib>.yaml, config.WithTests), and compiles them; every failure is a usage
+// error (exit 2) because nothing can be tested.
 func loadPipeline(files []string, opts pipeline.Options) (*pipeline.Pipeline, error) {
 	if len(files) == 0 {
 		return nil, usageError(errors.New("at least one -f FILE is required"))
 	}
-	cfg, err := config.LoadFiles(files...)
+	cfg, err := config.LoadFiles(config.WithTests(files...)...)
 	if err != nil {
 		return nil, usageError(err)
 	}

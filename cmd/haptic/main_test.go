@@ -201,3 +201,25 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("%d %q", code, out)
 	}
 }
+
+// haptic render shows the templates' notes after the files it wrote; they are in none.
+func TestRenderShowsNotes(t *testing.T) {
+	cfg := writeConfig(t, `  haproxyConfig:
+    template: |
+      global
+      {% note("Gateway", "apps", "gw", "web", "PortUnavailable", "port 80 belongs to gateway default/old") %}
+      defaults
+        mode http
+`)
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "render", "-f", cfg, "-o", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if want := "note: Gateway apps/gw [web] PortUnavailable: port 80 belongs to gateway default/old\n"; !strings.HasSuffix(out, want) {
+		t.Errorf("output %q does not end with %q", out, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "etc/haproxy/haproxy.cfg")); strings.Contains(string(b), "PortUnavailable") {
+		t.Errorf("the note is in haproxy.cfg:\n%s", b)
+	}
+}

@@ -28,8 +28,8 @@ func newMergeCommand(stdout, _ io.Writer) *cobra.Command {
 		Short: "Merge template libraries and an overlay into one HAProxyTemplateConfig",
 		Long: `Merges the files in order (later values win, as validate and render do), checks
 that the result is a valid config, and prints it as one resource to apply. Validation
-tests are dropped unless --keep-tests: they are for haptic validate, not for the
-controller. --set key=value sets templatingSettings.extraContext values (strings).`,
+tests are dropped unless --keep-tests (which also merges each file's <lib>.tests.yaml
+beside it, as validate does): they are for haptic validate, not for the controller. --set key=value sets templatingSettings.extraContext values (strings).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runMerge(f, stdout) },
 	}
@@ -43,7 +43,11 @@ controller. --set key=value sets templatingSettings.extraContext values (strings
 }
 
 func runMerge(f mergeFlags, stdout io.Writer) error {
-	merged, err := config.MergeFiles(f.files...)
+	files := f.files
+	if f.keepTests {
+		files = config.WithTests(files...)
+	}
+	merged, err := config.MergeFiles(files...)
 	if err != nil {
 		return usageError(err)
 	}

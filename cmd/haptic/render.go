@@ -86,5 +86,9 @@ func runRender(ctx context.Context, f renderFlags, stdout io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "wrote %d files (bundle %s) to %s\nhaproxy.cfg: %s\n", len(res.Bundle.Files), res.Bundle.Hash[:12], f.outDir, target.ConfigFile)
+	// Notes are not files: what the templates told the controller (note()) is shown here.
+	for _, n := range res.Notes {
+		fmt.Fprintln(stdout, "note:", n)
+	}
 	return nil
 }

@@ -33,7 +33,8 @@ func newValidateCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate -f FILE [-f FILE...]",
 		Short: "Run a config's validation tests against real HAProxy",
-		Long: `Loads one or more HAProxyTemplateConfig files (merged in order, later values win),
+		Long: `Loads one or more HAProxyTemplateConfig files (merged in order, later values win;
+a file's validation tests in <lib>.tests.yaml beside <lib>.yaml follow it),
 renders every validation test's fixtures and checks the assertions, including
 'haproxy -c' for haproxy_valid.
 

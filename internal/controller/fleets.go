@@ -155,7 +155,7 @@ func (fs *fleetSet) sync(ctx context.Context, gws map[types.NamespacedName]int64
 func (fs *fleetSet) remove(ctx context.Context, f *fleet) {
 	f.cancel()
 	fs.stopped(f)
-	fs.status.SetUnrendered(f.gateway.String(), nil)
+	fs.status.SetNotes(f.gateway.String(), nil)
 	if err := f.pub.Delete(ctx); err != nil {
 		fs.log.Warn("remove the HAProxyCfg of a deleted gateway", "gateway", f.gateway, "error", err)
 	}

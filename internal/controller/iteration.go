@@ -276,7 +276,7 @@ func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapsho
 	// it (or only at its last good generation).
 	it.statusRendered(res.Bundle.Hash, it.fleetGateways(f, res.Snapshot))
 	if d.status != nil {
-		d.status.SetUnrendered(f.gateway.String(), unrenderedListeners(res.Bundle))
+		d.status.SetNotes(f.gateway.String(), res.Notes)
 	}
 	f.dep.SetDesired(res.Bundle)
 	f.pub.SetDesired(res.Bundle)

@@ -24,7 +24,7 @@ var libraries = []string{
 
 func load(t *testing.T) *pipeline.Pipeline {
 	t.Helper()
-	cfg, err := config.LoadFiles(libraries...)
+	cfg, err := config.LoadFiles(config.WithTests(libraries...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

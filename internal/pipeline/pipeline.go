@@ -11,6 +11,7 @@ import (
 
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/note"
 	"github.com/haproxy-haptic/haptic/internal/render"
 	"github.com/haproxy-haptic/haptic/internal/schema"
 	"github.com/haproxy-haptic/haptic/internal/snapshot"
@@ -25,7 +26,6 @@ const SchemaDirEnv = "HAPTIC_SCHEMA_DIR"
 type Options struct {
 	// SchemaDir holds extra OpenAPI v3 documents or CRDs for typed access.
 	SchemaDir       string
-	Capabilities    map[string]bool
 	ProfileIncludes bool
 }
 
@@ -78,7 +78,7 @@ func New(cfg *v1alpha1.HAProxyTemplateConfig, opts Options) (*Pipeline, error) {
 	}
 	compile := func() (*render.Engine, error) {
 		return render.Compile(&cfg.Spec, render.Options{
-			Types: b.Types(), ExtraKeys: keys, Capabilities: opts.Capabilities, ProfileIncludes: opts.ProfileIncludes,
+			Types: b.Types(), ExtraKeys: keys, ProfileIncludes: opts.ProfileIncludes,
 		})
 	}
 	eng, err := compile()
@@ -211,6 +211,9 @@ func (p *Pipeline) RenderFunc(observe Observer) validate.RenderFunc {
 		if observe != nil {
 			observe(name, res)
 		}
+		if doc["notes"], err = notesDoc(res.Notes); err != nil {
+			return nil, doc, err
+		}
 		return res.Bundle, doc, nil
 	}
 }
@@ -225,4 +228,17 @@ func toAny(m map[string][]map[string]any) map[string]any {
 		out[k] = list
 	}
 	return out
+}
+
+// notesDoc is the notes as the context document holds them: JSON objects.
+func notesDoc(notes []note.Note) ([]any, error) {
+	data, err := json.Marshal(notes)
+	if err != nil {
+		return nil, fmt.Errorf("notes: %w", err)
+	}
+	var out []any
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("notes: %w", err)
+	}
+	return out, nil
 }

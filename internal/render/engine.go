@@ -18,6 +18,7 @@ import (
 
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/note"
 	"github.com/haproxy-haptic/haptic/internal/snapshot"
 )
 
@@ -35,8 +36,6 @@ type Options struct {
 	Types map[string]reflect.Type
 	// ExtraKeys are additional extraContext keys to declare (e.g. from validation tests).
 	ExtraKeys []string
-	// Capabilities of the target HAProxy, exposed as `capabilities`.
-	Capabilities map[string]bool
 	// ProfileIncludes builds templates that record the include call tree.
 	ProfileIncludes bool
 }
@@ -53,7 +52,6 @@ type Engine struct {
 	opts      Options
 	sources   map[string]source
 
-	caps         map[string]bool
 	snippetNames []string
 	runtimeEnv   struct{ GOMAXPROCS int }
 
@@ -90,10 +88,6 @@ func ExtraContext(raw []byte) (map[string]any, error) {
 func Compile(spec *v1alpha1.HAProxyTemplateConfigSpec, opts Options) (*Engine, error) {
 	e := &Engine{spec: spec, layout: LayoutOf(spec), opts: opts, sources: map[string]source{}}
 	e.resolver = &PathResolver{layout: e.layout}
-	e.caps = opts.Capabilities
-	if e.caps == nil {
-		e.caps = map[string]bool{}
-	}
 	for _, s := range sortedSnippets(spec.TemplateSnippets) {
 		e.snippetNames = append(e.snippetNames, s.name)
 	}
@@ -211,7 +205,7 @@ func (e *Engine) fileSystem() (scriggo.Files, error) {
 
 // reservedNames are globals that extraContext keys must not shadow.
 var reservedNames = []string{"resources", "extraContext", "shared", "fileRegistry", "pathResolver",
-	"dataplane", "capabilities", "templateSnippets", "runtimeEnvironment", "currentConfig", traceVar, atFunc}
+	"dataplane", "templateSnippets", "runtimeEnvironment", "currentConfig", traceVar, atFunc}
 
 // globals is the storage behind the templates' global variables. Scriggo v0.60.0
 // closures see a variable supplied at Run time as its zero value, so every global is
@@ -234,6 +228,7 @@ func (e *Engine) declarations() (native.Declarations, error) {
 		decls[k] = v
 	}
 	decls["first_seen"] = e.firstSeen
+	decls["note"] = e.note
 	for _, n := range reservedNames {
 		decls[n] = nil
 	}
@@ -269,7 +264,6 @@ func (e *Engine) declarations() (native.Declarations, error) {
 	decls["fileRegistry"] = &e.g.registry
 	decls["pathResolver"] = &e.resolver
 	decls["dataplane"] = &e.spec.Dataplane
-	decls["capabilities"] = &e.caps
 	decls["templateSnippets"] = &e.snippetNames
 	decls["runtimeEnvironment"] = &e.runtimeEnv
 	decls["currentConfig"] = &e.g.current
@@ -324,6 +318,9 @@ type Result struct {
 	// Snapshot is what was rendered: the input with left-out objects reverted to
 	// their Fallback version or removed.
 	Snapshot *snapshot.Snapshot
+	// Notes are what the templates said about objects with note(), sorted; they are
+	// not in the bundle.
+	Notes []note.Note
 }
 
 // renderState is what the current render's native helpers read.
@@ -331,6 +328,7 @@ type renderState struct {
 	snapshot *snapshot.Snapshot
 	mu       sync.Mutex
 	seen     map[string]bool
+	notes    noteBook
 	// atTemplate and atLine are the last line marker a diagnostic build passed.
 	atTemplate string
 	atLine     int
@@ -437,6 +435,7 @@ func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 		seen[f.Target()] = true
 	}
 	res.Bundle = bundle.New(files)
+	res.Notes = e.st.notes.sorted()
 	return res, nil
 }
 

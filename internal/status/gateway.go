@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/haproxy-haptic/haptic/internal/note"
 )
 
 // ControllerName is the GatewayClass spec.controllerName HAPTIC serves.
@@ -55,12 +57,34 @@ type Input struct {
 	// Programmed says which Gateways' configuration is live on at least one of
 	// their HAProxy pods.
 	Programmed map[types.NamespacedName]bool
-	// Unrendered are listeners the rendered configuration left out because their
-	// port is taken (the libraries' "not rendered: port …" notes), with why.
-	Unrendered map[types.NamespacedName]map[string]string
+	// Notes are what the templates said about the objects they rendered (note()).
+	// A Gateway listener with a PortUnavailable note was left out of the
+	// configuration because another Gateway or the base library holds its port: it
+	// is not accepted, with the note's message. Notes with other reasons repeat what
+	// the computation finds itself from the objects and are not read.
+	Notes []note.Note
 	// BundleVersion is the gateway.networking.k8s.io/bundle-version annotation of
 	// the installed CRDs; empty: unknown (no SupportedVersion condition).
 	BundleVersion string
+
+	portTaken map[types.NamespacedName]map[string]string // from Notes, by Compute
+}
+
+// portTaken indexes the PortUnavailable notes on Gateway listeners: Gateway →
+// listener → message.
+func portTaken(notes []note.Note) map[types.NamespacedName]map[string]string {
+	out := map[types.NamespacedName]map[string]string{}
+	for _, n := range notes {
+		if n.Kind != "Gateway" || n.Section == "" || n.Reason != string(gwv1.ListenerReasonPortUnavailable) {
+			continue
+		}
+		gw := key(n.Namespace, n.Name)
+		if out[gw] == nil {
+			out[gw] = map[string]string{}
+		}
+		out[gw][n.Section] = n.Message
+	}
+	return out
 }
 
 // Result is the desired status of every object HAPTIC owns. Conditions carry no
@@ -110,6 +134,7 @@ func Compute(in Input) Result {
 		classes[gc.Name] = st.Conditions[0].Status == metav1.ConditionTrue
 	}
 	grants := newGrants(in.ReferenceGrants)
+	in.portTaken = portTaken(in.Notes)
 	gateways := map[types.NamespacedName]*gateway{}
 	for _, gw := range in.Gateways {
 		if !classes[string(gw.Spec.GatewayClassName)] {

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/haproxy-haptic/haptic/internal/note"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -309,8 +311,13 @@ func grant(ns, fromGroup, fromKind, fromNS, toGroup, toKind string) *gwv1beta1.R
 func TestUnrenderedListener(t *testing.T) {
 	in := base()
 	in.Gateways[0].Spec.Listeners = []gwv1.Listener{httpListener("http", 80, ""), httpListener("status", 8404, "")}
-	in.Unrendered = map[types.NamespacedName]map[string]string{
-		{Namespace: "gw", Name: "gw"}: {"status": "port 8404 is used by the base status frontend"}}
+	in.Notes = []note.Note{
+		{Kind: "Gateway", Namespace: "gw", Name: "gw", Section: "status", Reason: "PortUnavailable", Message: "port 8404 is used by the base status frontend"},
+		// Other reasons, kinds and Gateways are not about this listener's port.
+		{Kind: "Gateway", Namespace: "gw", Name: "gw", Section: "http", Reason: "HostnameConflict", Message: "not read"},
+		{Kind: "Gateway", Namespace: "gw", Name: "other", Section: "http", Reason: "PortUnavailable", Message: "not this Gateway"},
+		{Kind: "HTTPRoute", Namespace: "gw", Name: "gw", Section: "http", Reason: "PortUnavailable", Message: "not a Gateway"},
+	}
 	in.HTTPRoutes = []*gwv1.HTTPRoute{
 		httpRoute("gw", "on-status", []gwv1.ParentReference{{Name: "gw", SectionName: ptr(gwv1.SectionName("status"))}}, nil, svc("echo", 8080)),
 		httpRoute("gw", "any", []gwv1.ParentReference{parent("gw")}, nil, svc("echo", 8080)),

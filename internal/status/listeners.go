@@ -73,7 +73,7 @@ func newListener(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants) *li
 	if refsOK && l.Protocol == gwv1.HTTPSProtocolType {
 		refsOK, refsReason, refsMsg = certificateRefs(gw, l, in, grants)
 	}
-	if why, ok := in.Unrendered[key(gw.Namespace, gw.Name)][string(l.Name)]; ok {
+	if why, ok := in.portTaken[key(gw.Namespace, gw.Name)][string(l.Name)]; ok {
 		// The configuration has no frontend for it: nothing can attach.
 		li.valid = false
 		li.status.Conditions = []metav1.Condition{

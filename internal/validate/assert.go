@@ -10,6 +10,7 @@ import (
 
 	v1alpha1 "github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/note"
 )
 
 // Result is the outcome of one assertion.
@@ -27,6 +28,10 @@ type Result struct {
 // DefaultTarget is the target of content assertions that name none.
 const DefaultTarget = "haproxy.cfg"
 
+// NotesTarget is the target that holds the render's notes (note() in templates),
+// one line each, as note.Note's String: "<kind> <ns>/<name> [<section>] <reason>: <message>".
+const NotesTarget = v1alpha1.TargetNotes
+
 // contextTarget is how results of jsonpath assertions on the template context show
 // their target.
 const contextTarget = "context"
@@ -36,6 +41,8 @@ type Env struct {
 	Bundle *bundle.Bundle
 	// Context is the test's template context document (jsonpath).
 	Context map[string]any
+	// Notes are the render's notes (target "notes").
+	Notes []note.Note
 	// RenderErr is the render's error (render_error); Bundle is nil when it is set.
 	RenderErr error
 	// Checker runs haproxy_valid.
@@ -54,17 +61,17 @@ func Evaluate(ctx context.Context, test string, a v1alpha1.Assertion, env Env) R
 	case v1alpha1.AssertHAProxyValid:
 		r = HAProxyValid(ctx, a, env.Bundle, env.Checker)
 	case v1alpha1.AssertContains:
-		r = Contains(a, env.Bundle)
+		r = Contains(a, env)
 	case v1alpha1.AssertNotContains:
-		r = NotContains(a, env.Bundle)
+		r = NotContains(a, env)
 	case v1alpha1.AssertEquals:
-		r = Equals(a, env.Bundle)
+		r = Equals(a, env)
 	case v1alpha1.AssertJSONPath:
 		r = JSONPath(a, env.Bundle, env.Context)
 	case v1alpha1.AssertMatchCount:
-		r = MatchCount(a, env.Bundle)
+		r = MatchCount(a, env)
 	case v1alpha1.AssertMatchOrder:
-		r = MatchOrder(a, env.Bundle)
+		r = MatchOrder(a, env)
 	case v1alpha1.AssertDeterministic:
 		r = Deterministic(ctx, a, env.Bundle, env.Rerender)
 	default:
@@ -145,7 +152,15 @@ func targetOf(a v1alpha1.Assertion) string {
 }
 
 // content returns the target's content, or fails r naming the available targets.
-func content(r *Result, b *bundle.Bundle, target string) (string, bool) {
+func content(r *Result, env Env, target string) (string, bool) {
+	if target == NotesTarget {
+		var text strings.Builder
+		for _, n := range env.Notes {
+			text.WriteString(n.String() + "\n")
+		}
+		return text.String(), true
+	}
+	b := env.Bundle
 	if b == nil {
 		r.fail("no rendered bundle")
 		return "", false
@@ -177,14 +192,14 @@ func compile(r *Result, pattern string) (*regexp.Regexp, bool) {
 }
 
 // Contains passes when the pattern matches somewhere in the target.
-func Contains(a v1alpha1.Assertion, b *bundle.Bundle) Result {
+func Contains(a v1alpha1.Assertion, env Env) Result {
 	target := targetOf(a)
 	r := newResult(a, target)
 	re, ok := compile(&r, a.Pattern)
 	if !ok {
 		return r
 	}
-	text, ok := content(&r, b, target)
+	text, ok := content(&r, env, target)
 	if !ok || re.MatchString(text) {
 		return r
 	}
@@ -193,14 +208,14 @@ func Contains(a v1alpha1.Assertion, b *bundle.Bundle) Result {
 }
 
 // NotContains passes when the pattern matches nowhere in the target.
-func NotContains(a v1alpha1.Assertion, b *bundle.Bundle) Result {
+func NotContains(a v1alpha1.Assertion, env Env) Result {
 	target := targetOf(a)
 	r := newResult(a, target)
 	re, ok := compile(&r, a.Pattern)
 	if !ok {
 		return r
 	}
-	text, ok := content(&r, b, target)
+	text, ok := content(&r, env, target)
 	if !ok {
 		return r
 	}
@@ -216,10 +231,10 @@ func NotContains(a v1alpha1.Assertion, b *bundle.Bundle) Result {
 
 // Equals passes when the target's content is exactly the expected content; a
 // difference in trailing newlines is tolerated.
-func Equals(a v1alpha1.Assertion, b *bundle.Bundle) Result {
+func Equals(a v1alpha1.Assertion, env Env) Result {
 	target := targetOf(a)
 	r := newResult(a, target)
-	text, ok := content(&r, b, target)
+	text, ok := content(&r, env, target)
 	if !ok {
 		return r
 	}
@@ -231,7 +246,7 @@ func Equals(a v1alpha1.Assertion, b *bundle.Bundle) Result {
 }
 
 // MatchCount passes when the pattern matches exactly `expected` times.
-func MatchCount(a v1alpha1.Assertion, b *bundle.Bundle) Result {
+func MatchCount(a v1alpha1.Assertion, env Env) Result {
 	target := targetOf(a)
 	r := newResult(a, target)
 	want, err := strconv.Atoi(strings.TrimSpace(a.Expected))
@@ -243,7 +258,7 @@ func MatchCount(a v1alpha1.Assertion, b *bundle.Bundle) Result {
 	if !ok {
 		return r
 	}
-	text, ok := content(&r, b, target)
+	text, ok := content(&r, env, target)
 	if !ok {
 		return r
 	}
@@ -255,7 +270,7 @@ func MatchCount(a v1alpha1.Assertion, b *bundle.Bundle) Result {
 
 // MatchOrder passes when each pattern's first match starts after the previous
 // pattern's first match.
-func MatchOrder(a v1alpha1.Assertion, b *bundle.Bundle) Result {
+func MatchOrder(a v1alpha1.Assertion, env Env) Result {
 	target := targetOf(a)
 	r := newResult(a, target)
 	if len(a.Patterns) == 0 {
@@ -269,7 +284,7 @@ func MatchOrder(a v1alpha1.Assertion, b *bundle.Bundle) Result {
 			return r
 		}
 	}
-	text, ok := content(&r, b, target)
+	text, ok := content(&r, env, target)
 	if !ok {
 		return r
 	}

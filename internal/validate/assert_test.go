@@ -9,6 +9,7 @@ import (
 
 	v1alpha1 "github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/note"
 )
 
 func contextDoc() map[string]any {
@@ -198,4 +199,27 @@ func TestAssertionsWithoutBundle(t *testing.T) {
 			message: []string{"no rendered bundle"}})
 	}
 	runAssertCases(t, cases, Env{})
+}
+
+// The notes target reads the render's notes, one line each, with every text
+// assertion; it is never a bundle file.
+func TestNotesTarget(t *testing.T) {
+	notes := []note.Note{
+		{Kind: "Gateway", Namespace: "default", Name: "young", Section: "http", Reason: "PortUnavailable", Message: "port 80 belongs to gateway default/z-old"},
+		{Kind: "Gateway", Namespace: "default", Name: "young", Section: "tcp", Reason: "UnsupportedProtocol", Message: "protocol TCP is not supported"},
+	}
+	on := func(typ, pattern string) v1alpha1.Assertion {
+		return v1alpha1.Assertion{Type: typ, Target: NotesTarget, Pattern: pattern}
+	}
+	cases := []assertCase{
+		{name: "contains", a: on("contains", `^Gateway default/young \[http\] PortUnavailable: port 80 belongs to gateway default/z-old$`), pass: true},
+		{name: "contains fails", a: on("contains", `HostnameConflict`), message: []string{"not found in notes"}},
+		{name: "not_contains", a: on("not_contains", `frontend`), pass: true},
+		{name: "match_count", a: v1alpha1.Assertion{Type: "match_count", Target: NotesTarget, Pattern: `^Gateway `, Expected: "2"}, pass: true},
+		{name: "equals", a: v1alpha1.Assertion{Type: "equals", Target: NotesTarget, Expected: notes[0].String() + "\n" + notes[1].String()}, pass: true},
+		{name: "not in haproxy.cfg", a: v1alpha1.Assertion{Type: "not_contains", Pattern: `PortUnavailable`}, pass: true},
+	}
+	runAssertCases(t, cases, Env{Bundle: sampleBundle(), Notes: notes})
+	runAssertCases(t, []assertCase{{name: "no notes", a: v1alpha1.Assertion{Type: "equals", Target: NotesTarget, Expected: ""}, pass: true}},
+		Env{Bundle: sampleBundle()})
 }

@@ -32,6 +32,8 @@
 //
 // Targets are haproxy.cfg (the default), map:<name>, file:<name>, cert:<name> and
 // crtlist:<name>. A target the bundle lacks fails the assertion, naming those it has.
+// The target "notes" is not a file: it is the render's notes (note() in templates),
+// one line each as note.Note's String, for the text assertions.
 //
 // Run runs tests in parallel workers, each merged with the _global test (MergeGlobal)
 // first; _global itself is not run. A failed render fails the test unless all of its

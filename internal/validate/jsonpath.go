@@ -29,7 +29,7 @@ func JSONPath(a v1alpha1.Assertion, b *bundle.Bundle, doc map[string]any) Result
 	}
 	var root any = doc
 	if target != contextTarget {
-		text, ok := content(&r, b, target)
+		text, ok := content(&r, Env{Bundle: b}, target)
 		if !ok {
 			return r
 		}

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -12,10 +13,13 @@ import (
 
 	v1alpha1 "github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/note"
 )
 
 // RenderFunc renders one validation test (already merged with _global) and returns the
-// bundle and the template context document that jsonpath assertions read. The runner
+// bundle and the template context document that jsonpath assertions read; the
+// document's "notes" key holds the render's notes (a list of note.Note as JSON
+// objects), which the "notes" target reads. The runner
 // calls it from several goroutines at once, and again for deterministic assertions.
 type RenderFunc func(ctx context.Context, testName string, test v1alpha1.ValidationTest) (*bundle.Bundle, map[string]any, error)
 
@@ -173,6 +177,10 @@ func runTest(ctx context.Context, name, description string, test v1alpha1.Valida
 		tr.RenderError = err.Error()
 	} else {
 		env.Bundle = b
+		if env.Notes, err = notesOf(doc); err != nil {
+			env.RenderErr = err
+			tr.RenderError = err.Error()
+		}
 	}
 
 	// A failed render passes only when the test expects it: every assertion is
@@ -216,4 +224,21 @@ func safeRender(ctx context.Context, render RenderFunc, name string, test v1alph
 		err = fmt.Errorf("render %s: no bundle", name)
 	}
 	return b, doc, err
+}
+
+// notesOf decodes the render's notes from the context document's "notes" key.
+func notesOf(doc map[string]any) ([]note.Note, error) {
+	raw, ok := doc["notes"]
+	if !ok || raw == nil {
+		return nil, nil
+	}
+	data, err := json.Marshal(raw)
+	if err != nil {
+		return nil, fmt.Errorf("notes: %w", err)
+	}
+	var out []note.Note
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("notes: %w", err)
+	}
+	return out, nil
 }

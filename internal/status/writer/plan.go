@@ -2,6 +2,7 @@ package writer
 
 import (
 	"maps"
+	"slices"
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -71,14 +72,8 @@ func (m *Manager) plan() ([]job, error) {
 	m.mu.Lock()
 	in.Addresses = append([]string(nil), m.addresses...)
 	in.PerGateway, in.GatewayAddresses = m.perGateway, m.gwAddresses
-	in.Unrendered = map[types.NamespacedName]map[string]string{}
-	for _, byGateway := range m.unrendered {
-		for gw, listeners := range byGateway {
-			if in.Unrendered[gw] == nil {
-				in.Unrendered[gw] = map[string]string{}
-			}
-			maps.Copy(in.Unrendered[gw], listeners)
-		}
+	for _, render := range slices.Sorted(maps.Keys(m.notes)) {
+		in.Notes = append(in.Notes, m.notes[render]...)
 	}
 	programmed := m.programmed
 	class := m.ingressClass

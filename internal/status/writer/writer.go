@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/client-go/metadata"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/haproxy-haptic/haptic/internal/note"
 	"github.com/haproxy-haptic/haptic/internal/status"
 	"github.com/haproxy-haptic/haptic/internal/watch"
 )
@@ -61,8 +63,8 @@ type Manager struct {
 	programmed   map[types.NamespacedName]Revision // Gateway → the object and generation live on one of its pods
 	perGateway   bool                              // Gateways have pods of their own: gwAddresses only
 	gwAddresses  map[types.NamespacedName][]string
-	unrendered   map[string]map[types.NamespacedName]map[string]string // per render (fleet) → Gateway → listener → why
-	controller   gwv1.GatewayController                                // the GatewayClass controllerName served
+	notes        map[string][]note.Note // per render (fleet): what its templates noted
+	controller   gwv1.GatewayController // the GatewayClass controllerName served
 	ingressClass string
 	bundle       string // the Gateway API CRDs' bundle-version
 	written      map[types.UID]written
@@ -148,19 +150,19 @@ func (m *Manager) SetProgrammedRevisions(p map[types.NamespacedName]Revision) {
 	}
 }
 
-// SetUnrendered records, for one rendering (a fleet), the Gateway listeners its
-// configuration left out because their port is taken, with why; empty forgets it
-// (a fleet that is gone).
-func (m *Manager) SetUnrendered(render string, listeners map[types.NamespacedName]map[string]string) {
+// SetNotes records the notes of one rendering (a fleet): render.Result.Notes, what
+// its templates said about the objects (a Gateway listener left out because its port
+// is taken); empty forgets them (a fleet that is gone).
+func (m *Manager) SetNotes(render string, notes []note.Note) {
 	m.mu.Lock()
-	if m.unrendered == nil {
-		m.unrendered = map[string]map[types.NamespacedName]map[string]string{}
+	if m.notes == nil {
+		m.notes = map[string][]note.Note{}
 	}
-	changed := fmt.Sprint(listeners) != fmt.Sprint(m.unrendered[render])
-	if len(listeners) == 0 {
-		delete(m.unrendered, render)
+	changed := !slices.Equal(notes, m.notes[render])
+	if len(notes) == 0 {
+		delete(m.notes, render)
 	} else {
-		m.unrendered[render] = listeners
+		m.notes[render] = slices.Clone(notes)
 	}
 	m.mu.Unlock()
 	if changed {
