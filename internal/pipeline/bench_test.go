@@ -119,17 +119,61 @@ func BenchmarkPlan(b *testing.B) {
 	}
 }
 
-// changeOne returns snap with route i's host changed (a new version of one object).
+// changeOne returns snap with route i as a new version (equal content, a new
+// object: what an update the templates do not see looks like to the engine).
 func changeOne(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, kind benchmix.Kind, i int) *snapshot.Snapshot {
-	tb.Helper()
 	res, route := "ingresses", benchmix.IngressObject(i)
 	if kind == benchmix.HTTPRoute {
 		res, route = "http-routes", benchmix.Route(i)
 	}
-	obj, _, err := p.Builder.Admit(res, route)
+	return replace(tb, p, snap, res, route)
+}
+
+// moveEndpoint returns snap with EndpointSlice (i, 0)'s address changed.
+func moveEndpoint(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, i int) *snapshot.Snapshot {
+	s := benchmix.EndpointSlice(i, 0)
+	s["endpoints"].([]any)[0].(map[string]any)["addresses"] = []any{"10.99.0.1"}
+	return replace(tb, p, snap, "endpoints", s)
+}
+
+func replace(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, res string, raw map[string]any) *snapshot.Snapshot {
+	tb.Helper()
+	obj, _, err := p.Builder.Admit(res, raw)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return snap.Revert(&snapshot.Snapshot{Stores: map[string]*snapshot.Store{res: p.Builder.NewStore(res, []snapshot.Object{obj})}},
 		snapshot.Ref{Resource: res, Key: obj.Key()})
+}
+
+// BenchmarkRerender renders after one object changed: each iteration alternates
+// between two snapshots that differ in that object, so every render reuses what the
+// previous one memoized except what the change touches.
+func BenchmarkRerender(b *testing.B) {
+	for _, kind := range benchKinds {
+		p := benchPipeline(b, kind)
+		for _, n := range []int{1000, 5000} {
+			snap := benchSnapshot(b, p, kind, n)
+			for _, c := range []struct {
+				name string
+				next *snapshot.Snapshot
+			}{{"route", changeOne(b, p, snap, kind, n/2)}, {"endpoints", moveEndpoint(b, p, snap, n/2)}} {
+				b.Run(fmt.Sprintf("%s/n=%d/%s", kind, n, c.name), func(b *testing.B) {
+					snaps := []*snapshot.Snapshot{snap, c.next}
+					extra := benchExtra(kind)
+					if _, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snap, ExtraContext: extra}); err != nil {
+						b.Fatal(err)
+					}
+					b.ReportAllocs()
+					i := 0
+					for b.Loop() {
+						i++
+						if _, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snaps[i%2], ExtraContext: extra}); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
 }

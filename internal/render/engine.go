@@ -354,6 +354,7 @@ type renderState struct {
 	reuse      Reuse
 	extra      map[string]any
 	files      *FileRegistry
+	changed    map[[2]*snapshot.Store]map[string]bool
 	// atTemplate and atLine are the last line marker a diagnostic build passed.
 	atTemplate string
 	atLine     int
@@ -519,7 +520,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	st := e.st
 	target := m.file.Target()
 	start := time.Now()
-	if fm := st.prev.file(target); fm != nil && fm.deps.current(st.snapshot) && st.replay(fm.deps, st.files) {
+	if fm := st.prev.file(target); fm != nil && fm.deps.current(st) && st.replay(fm.deps, st.files) {
 		st.next.putFile(target, fm)
 		st.reuse.Files++
 		return fm.file, Timing{Target: target, Duration: time.Since(start)}, nil
@@ -548,13 +549,18 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	for _, p := range m.post {
 		out = p.apply(out)
 	}
-	if err := checkOutput(m.file.Kind, out); err != nil {
+	var passed map[string]struct{}
+	if last := st.prev.file(target); last != nil {
+		passed = last.lines
+	}
+	lines, err := checkLines(m.file.Kind, out, passed)
+	if err != nil {
 		return bundle.File{}, timing, &TemplateError{Target: target, Template: target, Message: err.Error()}
 	}
 	f := m.file
 	f.Content = out
 	if st.rec != nil {
-		st.next.putFile(target, &fileMemo{file: f, deps: st.rec.root()})
+		st.next.putFile(target, &fileMemo{file: f, deps: st.rec.root(), lines: lines})
 		st.reuse.FilesRendered++
 	}
 	return f, timing, nil

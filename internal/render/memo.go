@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"reflect"
-	"strings"
 	"sync"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
@@ -30,7 +29,8 @@ type read struct {
 	store string
 	list  bool
 	keys  []string
-	at    *snapshot.Store // the store that answered
+	ikey  string          // snapshot.IndexKey(keys)
+	at    *snapshot.Store // a store that gives this answer
 	got   []snapshot.Object
 }
 
@@ -40,94 +40,99 @@ type mark struct {
 	first bool
 }
 
-// deps is what a fragment's output depends on besides its explicit inputs.
+// deps is what a fragment's output depends on besides its explicit inputs: its own
+// store reads, the fragments it used (children, for their reads), and, flattened in
+// call order, the first_seen answers and registered files of all of them.
 type deps struct {
-	reads map[string]*read
-	marks []mark
-	files []bundle.File
-}
-
-func readKey(store string, list bool, keys []string) string {
-	if list {
-		return store + "\x00L"
-	}
-	return store + "\x00F" + indexKeyOf(keys)
-}
-
-// indexKeyOf encodes keys injectively.
-func indexKeyOf(keys []string) string {
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(itoa(len(k)))
-		b.WriteByte(':')
-		b.WriteString(k)
-	}
-	return b.String()
-}
-
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	var buf [20]byte
-	i := len(buf)
-	for n > 0 {
-		i--
-		buf[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(buf[i:])
+	reads    map[string]*read
+	children []*deps
+	marks    []mark
+	files    []bundle.File
 }
 
 func (d *deps) addRead(r *read) {
 	if d.reads == nil {
 		d.reads = map[string]*read{}
 	}
-	k := readKey(r.store, r.list, r.keys)
+	k := r.store + "\x00F" + r.ikey
+	if r.list {
+		k = r.store + "\x00L"
+	}
 	if _, ok := d.reads[k]; !ok {
 		d.reads[k] = r
 	}
 }
 
-// add merges what another fragment this one used depends on.
+// add makes d depend on what another fragment it used depends on.
 func (d *deps) add(o *deps) {
 	if o == nil {
 		return
 	}
-	if len(o.reads) > 0 && d.reads == nil {
-		d.reads = make(map[string]*read, len(o.reads))
-	}
-	for k, r := range o.reads {
-		if _, ok := d.reads[k]; !ok {
-			d.reads[k] = r
-		}
+	if len(o.reads) > 0 || len(o.children) > 0 {
+		d.children = append(d.children, o)
 	}
 	d.marks = append(d.marks, o.marks...)
 	d.files = append(d.files, o.files...)
 }
 
-// current reports whether every recorded query gives the same answer on snap.
-func (d *deps) current(snap *snapshot.Snapshot) bool {
+// current reports whether every recorded query gives the same answer on the
+// render's snapshot.
+func (d *deps) current(st *renderState) bool {
 	for _, r := range d.reads {
-		st := snap.Stores[r.store]
-		if st == r.at && (st == nil || st.OnDemand == nil) {
-			continue // stores are immutable: the same store answers the same
+		if !st.same(r) {
+			return false
 		}
-		var got []snapshot.Object
-		if r.list {
-			got = listOf(st)
-		} else if st != nil {
-			objs, err := st.Fetch(r.keys...)
-			if err != nil {
-				return false
-			}
-			got = objs
-		}
-		if !sameObjects(got, r.got) {
+	}
+	for _, c := range d.children {
+		if !c.current(st) {
 			return false
 		}
 	}
 	return true
+}
+
+// same reports whether r gets the same answer now; then the current store is
+// remembered as one that gives it, so later checks start from there.
+func (st *renderState) same(r *read) bool {
+	store := st.snapshot.Stores[r.store]
+	if store == r.at && (store == nil || store.OnDemand == nil) {
+		return true // stores are immutable: the same store answers the same
+	}
+	if !r.list && store != nil && r.at != nil && store.OnDemand == nil && !st.changes(r.at, store)[r.ikey] {
+		r.at = store
+		return true
+	}
+	var got []snapshot.Object
+	if r.list {
+		got = listOf(store)
+	} else if store != nil {
+		objs, err := store.Fetch(r.keys...)
+		if err != nil {
+			return false
+		}
+		got = objs
+	}
+	if !sameObjects(got, r.got) {
+		return false
+	}
+	if store == nil || store.OnDemand == nil {
+		r.at = store
+	}
+	return true
+}
+
+// changes caches Store.Changes for the render.
+func (st *renderState) changes(old, now *snapshot.Store) map[string]bool {
+	k := [2]*snapshot.Store{old, now}
+	if c, ok := st.changed[k]; ok {
+		return c
+	}
+	if st.changed == nil {
+		st.changed = map[[2]*snapshot.Store]map[string]bool{}
+	}
+	c := now.Changes(old)
+	st.changed[k] = c
+	return c
 }
 
 func sameObjects(a, b []snapshot.Object) bool {
@@ -197,8 +202,9 @@ type memo struct {
 }
 
 type fileMemo struct {
-	file bundle.File
-	deps *deps
+	file  bundle.File
+	deps  *deps
+	lines map[string]struct{} // lines that passed checkOutput (haproxy.cfg)
 }
 
 type unitMemo struct {

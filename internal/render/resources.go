@@ -133,7 +133,10 @@ func (st *renderState) getSingle(resource string, keys []string) []snapshot.Obje
 
 func (st *renderState) record(r *read) {
 	if st.rec != nil {
-		r.keys = append([]string(nil), r.keys...)
+		if !r.list {
+			r.keys = append([]string(nil), r.keys...)
+			r.ikey = snapshot.IndexKey(r.keys)
+		}
 		st.rec.top().deps.addRead(r)
 	}
 }

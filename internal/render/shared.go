@@ -54,7 +54,7 @@ func (s *Shared) ComputeIfAbsent(key string, fn func() any) (any, bool) {
 func (s *Shared) compute(key string, e *sharedEntry, fn func() any) {
 	st := s.st
 	if st != nil {
-		if m := st.prev.sharedValue(key); m != nil && m.deps.current(st.snapshot) && st.replay(m.deps, st.files) {
+		if m := st.prev.sharedValue(key); m != nil && m.deps.current(st) && st.replay(m.deps, st.files) {
 			e.value, e.deps = m.value, m.deps
 			st.next.putShared(key, m)
 			st.reuse.Shared++

@@ -31,7 +31,7 @@ func (e *Engine) unit(key string, inputs ...any) bool {
 		return true
 	}
 	mk := rec.target + "\x00" + key
-	if u := st.prev.unit(mk); u != nil && sameInputs(u.inputs, inputs) && u.deps.current(st.snapshot) &&
+	if u := st.prev.unit(mk); u != nil && sameInputs(u.inputs, inputs) && u.deps.current(st) &&
 		st.replay(u.deps, st.files) {
 		rec.out.WriteString(u.output)
 		rec.top().deps.add(u.deps)
