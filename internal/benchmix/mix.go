@@ -68,7 +68,7 @@ func IngressObject(i int) map[string]any {
 // Route is HTTPRoute i on the Gateway: hostname bench-i.example.com, a PathPrefix /
 // and an Exact /api/v1 match, both to Service i port 80.
 func Route(i int) map[string]any {
-	ref := func() []any { return []any{map[string]any{"name": svcName(i), "port": int64(80)}} }
+	ref := func() []any { return []any{map[string]any{"name": svcName(i), "port": int64(80), "weight": int64(1)}} }
 	return map[string]any{
 		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
 		"metadata": map[string]any{"name": fmt.Sprintf("bench-route-%d", i), "namespace": Namespace},
