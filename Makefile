@@ -58,12 +58,9 @@ run: deps build cluster-binaries
 	$(BIN)/haptic validate -f examples/ingress/haptic-config.yaml
 	$(CURDIR)/scripts/run-local.sh
 
-## bench-render: haptic benchmark of the example at 100, 1,000 and 5,000 Ingresses
-bench-render: build
-	@mkdir -p $(CURDIR)/out
-	$(GO) run ./tools/benchfixtures -steps 100,1000,5000 > $(CURDIR)/out/bench-fixtures.yaml
-	$(BIN)/haptic benchmark -f examples/ingress/haptic-config.yaml -f $(CURDIR)/out/bench-fixtures.yaml \
-	  --test benchmark-ingress-100 --test benchmark-ingress-1000 --test benchmark-ingress-5000 --iterations 3
+## bench-render: render cost of the default libraries at 100, 1,000 and 5,000 Ingresses and HTTPRoutes (docs/rendering.md)
+bench-render:
+	$(CURDIR)/scripts/test-benchmark.sh --steps 100,1000,5000 --iterations 3
 
 ## bench-status: 1,000 HTTPRoutes on one Gateway in the local cluster: status writes per route, time until all are Accepted
 .PHONY: bench-status
