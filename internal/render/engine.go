@@ -522,6 +522,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	start := time.Now()
 	if fm := st.prev.file(target); fm != nil && fm.deps.current(st) && st.replay(fm.deps, st.files) {
 		st.next.putFile(target, fm)
+		st.next.carry(st.prev, target)
 		st.reuse.Files++
 		return fm.file, Timing{Target: target, Duration: time.Since(start)}, nil
 	}

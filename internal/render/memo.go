@@ -197,8 +197,9 @@ type memo struct {
 
 	mu     sync.Mutex
 	files  map[string]*fileMemo   // top-level target → output
-	units  map[string]*unitMemo   // target + "\x00" + unit key → output
-	shared map[string]*sharedMemo // shared key → value
+	units  map[string]map[string]*unitMemo  // target → unit key → output
+	shared map[string]*sharedMemo           // shared key → value
+	values map[string]map[string]*valueMemo // target → cached_value key → value
 }
 
 type fileMemo struct {
@@ -213,6 +214,12 @@ type unitMemo struct {
 	deps   *deps
 }
 
+type valueMemo struct {
+	inputs []any
+	value  any
+	deps   *deps
+}
+
 type sharedMemo struct {
 	value any
 	deps  *deps
@@ -220,7 +227,7 @@ type sharedMemo struct {
 
 func newMemo(extra map[string]any, current any) *memo {
 	return &memo{extra: extra, current: current, files: map[string]*fileMemo{},
-		units: map[string]*unitMemo{}, shared: map[string]*sharedMemo{}}
+		units: map[string]map[string]*unitMemo{}, shared: map[string]*sharedMemo{}, values: map[string]map[string]*valueMemo{}}
 }
 
 func (m *memo) matches(extra map[string]any, current any) bool {
@@ -236,13 +243,23 @@ func (m *memo) file(target string) *fileMemo {
 	return m.files[target]
 }
 
-func (m *memo) unit(key string) *unitMemo {
+func (m *memo) unit(target, key string) *unitMemo {
 	if m == nil {
 		return nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.units[key]
+	return m.units[target][key]
+}
+
+// carry keeps the units and values of a reused file for later renders.
+func (m *memo) carry(from *memo, target string) {
+	from.mu.Lock()
+	units, values := from.units[target], from.values[target]
+	from.mu.Unlock()
+	m.mu.Lock()
+	m.units[target], m.values[target] = units, values
+	m.mu.Unlock()
 }
 
 func (m *memo) sharedValue(key string) *sharedMemo {
@@ -254,15 +271,36 @@ func (m *memo) sharedValue(key string) *sharedMemo {
 	return m.shared[key]
 }
 
+func (m *memo) value(target, key string) *valueMemo {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.values[target][key]
+}
+
+func (m *memo) putValue(target, key string, v *valueMemo) {
+	m.mu.Lock()
+	if m.values[target] == nil {
+		m.values[target] = map[string]*valueMemo{}
+	}
+	m.values[target][key] = v
+	m.mu.Unlock()
+}
+
 func (m *memo) putFile(target string, f *fileMemo) {
 	m.mu.Lock()
 	m.files[target] = f
 	m.mu.Unlock()
 }
 
-func (m *memo) putUnit(key string, u *unitMemo) {
+func (m *memo) putUnit(target, key string, u *unitMemo) {
 	m.mu.Lock()
-	m.units[key] = u
+	if m.units[target] == nil {
+		m.units[target] = map[string]*unitMemo{}
+	}
+	m.units[target][key] = u
 	m.mu.Unlock()
 }
 
