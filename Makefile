@@ -33,9 +33,11 @@ build:
 
 ## test: the whole suite (race detector on; the local cluster for end-to-end tests)
 test: deps build cluster-binaries
-	$(GO) test -race -count=1 -timeout 20m -skip '^TestInjectionProof$$' $$($(GO) list ./... | grep -v -e /localcluster -e /test/)
+	$(GO) test -race -count=1 -timeout 20m -skip '^(TestInjectionProof|TestIncrementalEqualsFull)$$' $$($(GO) list ./... | grep -v -e /localcluster -e /test/)
 	@# Thousands of hostile renders and haproxy -c runs: without the race detector.
 	$(GO) test -count=1 -timeout 20m -run '^TestInjectionProof$$' -v ./internal/libraries/ | grep -E '^(=== RUN|--- |\s+injection_test|PASS|FAIL|ok)'; exit $${PIPESTATUS[0]}
+	@# Incremental renders equal full renders after 1,000 random change sequences per library.
+	$(GO) test -count=1 -timeout 20m -run '^TestIncrementalEqualsFull$$' -v ./internal/pipeline/ | grep -E '^(=== RUN|--- |\s+incremental_test|PASS|FAIL|ok)'; exit $${PIPESTATUS[0]}
 	@# The config parser's fuzz targets, briefly: they must never panic.
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./internal/plan/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./internal/fieldpath/
