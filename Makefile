@@ -37,7 +37,7 @@ test: deps build cluster-binaries
 	@# Thousands of hostile renders and haproxy -c runs: without the race detector.
 	$(GO) test -count=1 -timeout 20m -run '^TestInjectionProof$$' -v ./internal/libraries/ | grep -E '^(=== RUN|--- |\s+injection_test|PASS|FAIL|ok)'; exit $${PIPESTATUS[0]}
 	@# Incremental renders equal full renders after 1,000 random change sequences per library.
-	$(GO) test -count=1 -timeout 20m -run '^TestIncrementalEqualsFull$$' -v ./internal/pipeline/ | grep -E '^(=== RUN|--- |\s+incremental_test|PASS|FAIL|ok)'; exit $${PIPESTATUS[0]}
+	$(GO) test -count=1 -timeout 45m -run '^TestIncrementalEqualsFull$$' -v ./internal/pipeline/ | grep -E '^(=== RUN|--- |\s+incremental_test|PASS|FAIL|ok)'; exit $${PIPESTATUS[0]}
 	@# The config parser's fuzz targets, briefly: they must never panic.
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./internal/plan/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./internal/fieldpath/
