@@ -33,9 +33,11 @@ build:
 
 ## test: the whole suite (race detector on; the local cluster for end-to-end tests)
 test: deps build cluster-binaries
-	$(GO) test -race -count=1 -timeout 20m -skip '^TestInjectionProof$$' $$($(GO) list ./... | grep -v -e /localcluster -e /test/)
+	$(GO) test -race -count=1 -timeout 20m -skip '^(TestInjectionProof|TestIncrementalEqualsFull)$$' $$($(GO) list ./... | grep -v -e /localcluster -e /test/)
 	@# Thousands of hostile renders and haproxy -c runs: without the race detector.
 	$(GO) test -count=1 -timeout 20m -run '^TestInjectionProof$$' -v ./internal/libraries/ | grep -E '^(=== RUN|--- |\s+injection_test|PASS|FAIL|ok)'; exit $${PIPESTATUS[0]}
+	@# Incremental renders equal full renders after 1,000 random change sequences per library.
+	$(GO) test -count=1 -timeout 45m -run '^TestIncrementalEqualsFull$$' -v ./internal/pipeline/ | grep -E '^(=== RUN|--- |\s+incremental_test|PASS|FAIL|ok)'; exit $${PIPESTATUS[0]}
 	@# The config parser's fuzz targets, briefly: they must never panic.
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./internal/haproxy/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./internal/fieldpath/
@@ -60,12 +62,9 @@ run: deps build cluster-binaries
 	$(BIN)/haptic validate -f examples/ingress/haptic-config.yaml
 	$(CURDIR)/scripts/run-local.sh
 
-## bench-render: haptic benchmark of the example at 100, 1,000 and 5,000 Ingresses
-bench-render: build
-	@mkdir -p $(CURDIR)/out
-	$(GO) run ./tools/benchfixtures -steps 100,1000,5000 > $(CURDIR)/out/bench-fixtures.yaml
-	$(BIN)/haptic benchmark -f examples/ingress/haptic-config.yaml -f $(CURDIR)/out/bench-fixtures.yaml \
-	  --test benchmark-ingress-100 --test benchmark-ingress-1000 --test benchmark-ingress-5000 --iterations 3
+## bench-render: render cost of the default libraries at 100, 1,000 and 5,000 Ingresses and HTTPRoutes (docs/rendering.md)
+bench-render:
+	$(CURDIR)/scripts/test-benchmark.sh --steps 100,1000,5000 --iterations 3
 
 ## bench-status: 1,000 HTTPRoutes on one Gateway in the local cluster: status writes per route, time until all are Accepted
 .PHONY: bench-status

@@ -14,6 +14,7 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/config"
 	"github.com/haproxy-haptic/haptic/internal/pipeline"
 	"github.com/haproxy-haptic/haptic/internal/render"
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
 	"github.com/haproxy-haptic/haptic/internal/validate"
 )
 
@@ -23,6 +24,7 @@ type benchmarkFlags struct {
 	iterations      int
 	profileIncludes bool
 	schemaDir       string
+	rerender        bool
 }
 
 func newBenchmarkCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -32,7 +34,12 @@ func newBenchmarkCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Time template compilation and rendering of validation tests",
 		Long: `Compiles the config once (timed), then for each validation test renders its
 fixtures once to warm up and --iterations more times, reporting per-file timings
-(haproxy.cfg and each map) with min/median/max and renders per second.`,
+(haproxy.cfg and each map) with min/median/max and renders per second. Every timed
+pass is a full render (nothing reused from earlier renders).
+
+With --rerender it then times incremental re-renders: for each watched resource of
+the fixtures, the middle object is replaced by a new version (same content) and the
+render after that one change is timed (--iterations times, alternating versions).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBenchmark(cmd.Context(), f, stdout, stderr)
@@ -44,6 +51,7 @@ fixtures once to warm up and --iterations more times, reporting per-file timings
 	fl.IntVar(&f.iterations, "iterations", 2, "timed render passes per test")
 	fl.BoolVar(&f.profileIncludes, "profile-includes", false, "show the 20 slowest template includes")
 	fl.StringVar(&f.schemaDir, "schema-dir", schemaDirDefault(), "extra OpenAPI v3 schemas or CRDs for typed access ($HAPTIC_SCHEMA_DIR)")
+	fl.BoolVar(&f.rerender, "rerender", false, "also time the render after one object of each resource changes")
 	return cmd
 }
 
@@ -82,14 +90,15 @@ func runBenchmark(ctx context.Context, f benchmarkFlags, stdout, stderr io.Write
 		if err != nil {
 			return usageError(err)
 		}
-		if _, err := p.Render(ctx, fx); err != nil { // warm-up
+		full := render.Input{Snapshot: fx.Snapshot, ExtraContext: fx.ExtraContext, Fresh: true}
+		if _, err := p.RenderInput(ctx, full); err != nil { // warm-up
 			return &exitError{code: exitTestsFailed, err: fmt.Errorf("test %s: %w", name, err)}
 		}
 		var totals []time.Duration
 		perFile := map[string][]time.Duration{}
 		for range f.iterations {
 			t0 := time.Now()
-			res, err := p.Render(ctx, fx)
+			res, err := p.RenderInput(ctx, full)
 			if err != nil {
 				return &exitError{code: exitTestsFailed, err: fmt.Errorf("test %s: %w", name, err)}
 			}
@@ -102,6 +111,11 @@ func runBenchmark(ctx context.Context, f benchmarkFlags, stdout, stderr io.Write
 			}
 		}
 		writeBenchmark(stdout, name, fx, totals, perFile)
+		if f.rerender {
+			if err := benchmarkRerender(ctx, stdout, p, fx, f.iterations); err != nil {
+				return &exitError{code: exitTestsFailed, err: fmt.Errorf("test %s: %w", name, err)}
+			}
+		}
 	}
 	if f.profileIncludes {
 		fmt.Fprintln(stdout, "slowest includes (all tests):")
@@ -167,4 +181,44 @@ func formatDuration(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.1fµs", float64(d)/float64(time.Microsecond))
 	}
+}
+
+// benchmarkRerender times the render after one object changes, per resource: the
+// middle object of the store is replaced by a new version of itself, so every
+// fragment that read it renders again and the rest is reused.
+func benchmarkRerender(ctx context.Context, w io.Writer, p *pipeline.Pipeline, fx *pipeline.Fixture, iterations int) error {
+	e, err := p.NewEngine()
+	if err != nil {
+		return err
+	}
+	for _, res := range fx.Snapshot.Names() {
+		objs := fx.Snapshot.Stores[res].List()
+		if len(objs) == 0 {
+			continue
+		}
+		changed, err := p.NewVersion(fx.Snapshot, res, objs[len(objs)/2])
+		if err != nil {
+			return err
+		}
+		snaps := []*snapshot.Snapshot{fx.Snapshot, changed}
+		if _, err := e.Render(ctx, render.Input{Snapshot: fx.Snapshot, ExtraContext: fx.ExtraContext}); err != nil {
+			return err
+		}
+		var took []time.Duration
+		var reuse render.Reuse
+		for i := range iterations {
+			t0 := time.Now()
+			r, err := e.Render(ctx, render.Input{Snapshot: snaps[(i+1)%2], ExtraContext: fx.ExtraContext})
+			if err != nil {
+				return err
+			}
+			took = append(took, time.Since(t0))
+			reuse = r.Reuse
+		}
+		mn, med, mx := stats(took)
+		fmt.Fprintf(w, "  rerender %-23s min %-10s median %-10s max %-10s (files reused %d/%d, units %d/%d)\n", res,
+			formatDuration(mn), formatDuration(med), formatDuration(mx), reuse.Files, reuse.Files+reuse.FilesRendered,
+			reuse.Units, reuse.Units+reuse.UnitsRendered)
+	}
+	return nil
 }

@@ -193,6 +193,29 @@ func (p *Pipeline) RenderInput(ctx context.Context, in render.Input) (*render.Re
 	return e.Render(ctx, in)
 }
 
+// NewEngine compiles an engine of its own for the caller (outside the pool), e.g. to
+// keep what its renders memoize.
+func (p *Pipeline) NewEngine() (*render.Engine, error) { return p.compile() }
+
+// NewVersion returns snap with obj of resource replaced by a new version of itself:
+// the same content admitted again, a new object to the engine.
+func (p *Pipeline) NewVersion(snap *snapshot.Snapshot, resource string, obj snapshot.Object) (*snapshot.Snapshot, error) {
+	raw, err := json.Marshal(obj.Raw)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	o, _, err := p.Builder.Admit(resource, m)
+	if err != nil {
+		return nil, err
+	}
+	one := &snapshot.Snapshot{Stores: map[string]*snapshot.Store{resource: p.Builder.NewStore(resource, []snapshot.Object{o})}}
+	return snap.Revert(one, snapshot.Ref{Resource: resource, Key: o.Key()}), nil
+}
+
 // Observer sees every successful test render, e.g. to dump or trace it.
 type Observer func(test string, res *render.Result)
 

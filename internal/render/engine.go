@@ -55,9 +55,10 @@ type Engine struct {
 	snippetNames []string
 	runtimeEnv   struct{ GOMAXPROCS int }
 
-	mu sync.Mutex   // one render at a time: the globals below belong to it
-	st *renderState // the current render
-	g  globals
+	mu    sync.Mutex   // one render at a time: the globals below belong to it
+	st    *renderState // the current render
+	g     globals
+	memos []*memo // what earlier renders can reuse, one per extraContext
 }
 
 type mainTemplate struct {
@@ -114,11 +115,11 @@ func Compile(spec *v1alpha1.HAProxyTemplateConfigSpec, opts Options) (*Engine, e
 		if e.typed, err = newTypedRoot(types); err != nil {
 			return nil, err
 		}
-		e.g.resources = e.typed.value(func() *snapshot.Snapshot { return e.st.snapshot })
+		e.g.resources = e.typed.value(func() *renderState { return e.st })
 	} else {
 		e.g.untyped = map[string]*UntypedStore{}
 		for _, n := range e.resources {
-			e.g.untyped[n] = &UntypedStore{name: n, snap: func() *snapshot.Snapshot { return e.st.snapshot }}
+			e.g.untyped[n] = &UntypedStore{name: n, state: func() *renderState { return e.st }}
 		}
 	}
 	decls, err := e.declarations()
@@ -229,6 +230,9 @@ func (e *Engine) declarations() (native.Declarations, error) {
 	}
 	decls["first_seen"] = e.firstSeen
 	decls["note"] = e.note
+	for k, v := range e.unitDeclarations() {
+		decls[k] = v
+	}
 	for _, n := range reservedNames {
 		decls[n] = nil
 	}
@@ -298,6 +302,9 @@ type Input struct {
 	// Fallback is the snapshot of the last good render: an object left out is held
 	// as it was there (its last good version keeps serving) before it is dropped.
 	Fallback *snapshot.Snapshot
+	// Fresh renders every fragment anew instead of reusing what earlier renders with
+	// the same extraContext memoized (see memo.go); the output is the same either way.
+	Fresh bool
 }
 
 // keptNote ends the reason of an object whose last good version is rendered instead.
@@ -321,6 +328,14 @@ type Result struct {
 	// Notes are what the templates said about objects with note(), sorted; they are
 	// not in the bundle.
 	Notes []note.Note
+	// Reuse counts the fragments taken from earlier renders and those rendered.
+	Reuse Reuse
+}
+
+// Reuse counts fragments of an incremental render.
+type Reuse struct {
+	Files, Units, Shared                         int // reused
+	FilesRendered, UnitsRendered, SharedComputed int // rendered anew
 }
 
 // renderState is what the current render's native helpers read.
@@ -329,6 +344,15 @@ type renderState struct {
 	mu       sync.Mutex
 	seen     map[string]bool
 	notes    noteBook
+	// rec follows the fragments of the template being rendered (nil: not recorded);
+	// prev is what earlier renders memoized (nil: reuse nothing), next what this one
+	// leaves for later renders.
+	rec        *recorder
+	prev, next *memo
+	reuse      Reuse
+	extra      map[string]any
+	files      *FileRegistry
+	changed    map[[2]*snapshot.Store]map[string]bool
 	// atTemplate and atLine are the last line marker a diagnostic build passed.
 	atTemplate string
 	atLine     int
@@ -338,11 +362,42 @@ func (e *Engine) firstSeen(key ...string) bool {
 	st := e.st
 	k := strings.Join(key, "\x00")
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.seen[k] {
-		return false
-	}
+	first := !st.seen[k]
 	st.seen[k] = true
+	st.mu.Unlock()
+	if st.rec != nil {
+		d := &st.rec.top().deps
+		d.marks = append(d.marks, mark{key: k, first: first})
+	}
+	return first
+}
+
+// replay applies what a reused fragment did to the render: its first_seen calls must
+// answer as they did (else it is not reused: false), its files are registered and its notes made again.
+func (st *renderState) replay(d *deps, registry *FileRegistry) bool {
+	if len(d.marks) > 0 {
+		st.mu.Lock()
+		now := make(map[string]bool, len(d.marks))
+		for _, m := range d.marks {
+			if first := !st.seen[m.key] && !now[m.key]; first != m.first {
+				st.mu.Unlock()
+				return false
+			}
+			now[m.key] = true
+		}
+		for k := range now {
+			st.seen[k] = true
+		}
+		st.mu.Unlock()
+	}
+	for _, f := range d.files {
+		registry.put(f)
+	}
+	if len(d.notes) > 0 {
+		st.mu.Lock()
+		st.notes.notes = append(st.notes.notes, d.notes...)
+		st.mu.Unlock()
+	}
 	return true
 }
 
@@ -401,28 +456,28 @@ func (e *Engine) Render(ctx context.Context, in Input) (*Result, error) {
 	}
 }
 
-// renderAll renders every template of in once; the caller holds e.mu.
+// renderAll renders every template of in once; the caller holds e.mu. Templates
+// render one after another: the store functions templates call cannot tell who calls
+// them, and the render state records what the running template reads.
 func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 	e.begin(in)
+	st := e.st
+	if !e.opts.ProfileIncludes {
+		st.next = newMemo(st.extra, in.CurrentConfig)
+		if !in.Fresh {
+			st.prev = e.memoFor(st.extra, in.CurrentConfig)
+		}
+	}
 	res := &Result{Timings: make([]Timing, len(e.mains))}
 	if e.opts.ProfileIncludes {
 		res.Profile = &Profile{}
 	}
 	outputs := make([]bundle.File, len(e.mains))
-	errs := make([]error, len(e.mains))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
 	for i := range e.mains {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int) {
-			defer func() { <-sem; wg.Done() }()
-			outputs[i], res.Timings[i], errs[i] = e.renderOne(ctx, e.mains[i], res.Profile)
-		}(i)
-	}
-	wg.Wait()
-	for i, err := range errs {
+		var err error
+		outputs[i], res.Timings[i], err = e.renderOne(ctx, e.mains[i], res.Profile)
 		if err != nil {
+			st.rec = nil
 			return nil, e.diagnose(ctx, e.mains[i], in, err)
 		}
 	}
@@ -436,6 +491,10 @@ func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 	}
 	res.Bundle = bundle.New(files)
 	res.Notes = e.st.notes.sorted()
+	res.Reuse = st.reuse
+	if st.next != nil {
+		e.keepMemo(st.next)
+	}
 	return res, nil
 }
 
@@ -448,29 +507,44 @@ func (e *Engine) begin(in Input) {
 	for k, v := range in.ExtraContext {
 		extra[k] = v
 	}
-	e.st = &renderState{snapshot: in.Snapshot, seen: map[string]bool{}}
+	e.st = &renderState{snapshot: in.Snapshot, seen: map[string]bool{}, extra: extra}
 	e.g.extraContext = extra
 	for k, p := range e.g.extras {
 		*p = extra[k]
 	}
-	e.g.shared = newShared()
-	e.g.registry = newFileRegistry(e.resolver)
+	e.g.shared = newShared(e.st)
+	e.g.registry = newFileRegistry(e.resolver, e.st)
+	e.st.files = e.g.registry
 	e.g.current = in.CurrentConfig
 }
 
+// renderOne renders one top-level template, or reuses its last output when nothing
+// it read changed. Without st.next (diagnosis, profiling) nothing is recorded.
 func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile) (bundle.File, Timing, error) {
+	st := e.st
+	target := m.file.Target()
+	start := time.Now()
+	if fm := st.prev.file(target); fm != nil && fm.deps.current(st) && st.replay(fm.deps, st.files) {
+		st.next.putFile(target, fm)
+		st.next.carry(st.prev, target)
+		st.reuse.Files++
+		return fm.file, Timing{Target: target, Duration: time.Since(start)}, nil
+	}
 	var tracer *Tracer
 	if profile != nil {
-		tracer = newTracer(m.file.Target())
+		tracer = newTracer(target)
 		ctx = context.WithValue(ctx, tracerKey{}, tracer)
 	}
-	start := time.Now()
 	var buf bytes.Buffer
+	if st.next != nil {
+		st.rec = newRecorder(target, &buf)
+		defer func() { st.rec = nil }()
+	}
 	err := runTemplate(ctx, m.tmpl, &buf)
 	took := time.Since(start)
-	timing := Timing{Target: m.file.Target(), Duration: took}
+	timing := Timing{Target: target, Duration: took}
 	if err != nil {
-		return bundle.File{}, timing, e.describe(m.file.Target(), err)
+		return bundle.File{}, timing, e.describe(target, err)
 	}
 	if tracer != nil {
 		tracer.root.Duration = took
@@ -480,11 +554,20 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	for _, p := range m.post {
 		out = p.apply(out)
 	}
-	if err := checkOutput(m.file.Kind, out); err != nil {
-		return bundle.File{}, timing, &TemplateError{Target: m.file.Target(), Template: m.file.Target(), Message: err.Error()}
+	var passed map[string]struct{}
+	if last := st.prev.file(target); last != nil {
+		passed = last.lines
+	}
+	lines, err := checkLines(m.file.Kind, out, passed)
+	if err != nil {
+		return bundle.File{}, timing, &TemplateError{Target: target, Template: target, Message: err.Error()}
 	}
 	f := m.file
 	f.Content = out
+	if st.rec != nil {
+		st.next.putFile(target, &fileMemo{file: f, deps: st.rec.root(), lines: lines})
+		st.reuse.FilesRendered++
+	}
 	return f, timing, nil
 }
 

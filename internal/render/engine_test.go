@@ -131,7 +131,7 @@ func TestExtraContextTopLevel(t *testing.T) {
 }
 
 func TestSharedComputeOnceConcurrently(t *testing.T) {
-	s := newShared()
+	s := newShared(nil)
 	var calls atomic.Int32
 	var wg sync.WaitGroup
 	for range 64 {

@@ -41,10 +41,15 @@ func (e *Engine) note(env native.Env, kind, namespace, name, section, reason, me
 		}
 		message = message[:cut] + "…"
 	}
+	n := note.Note{Kind: kind, Namespace: namespace, Name: name, Section: section, Reason: reason, Message: message}
 	st := e.st
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.notes.notes = append(st.notes.notes, note.Note{Kind: kind, Namespace: namespace, Name: name, Section: section, Reason: reason, Message: message})
+	st.notes.notes = append(st.notes.notes, n)
+	st.mu.Unlock()
+	if st.rec != nil { // a reused fragment makes its notes again (replay)
+		d := &st.rec.top().deps
+		d.notes = append(d.notes, n)
+	}
 }
 
 // sorted returns the render's notes in their fixed order, without duplicates.

@@ -41,12 +41,13 @@ func (p *PathResolver) GetBaseDir(kind string) string {
 // per TLS Secret: fileRegistry.Register("cert", "ns_name.pem", pem) returns its path.
 type FileRegistry struct {
 	resolver *PathResolver
+	st       *renderState // nil outside a render
 	mu       sync.Mutex
 	files    map[string]bundle.File
 }
 
-func newFileRegistry(r *PathResolver) *FileRegistry {
-	return &FileRegistry{resolver: r, files: map[string]bundle.File{}}
+func newFileRegistry(r *PathResolver, st *renderState) *FileRegistry {
+	return &FileRegistry{resolver: r, st: st, files: map[string]bundle.File{}}
 }
 
 // Register adds a file and returns its pod path. Registering the same name twice with
@@ -73,13 +74,23 @@ func (f *FileRegistry) Register(kind, name, content string) string {
 	if err := checkOutput(k, content); err != nil {
 		panic(fmt.Sprintf("fileRegistry.Register: %s: %v", key, err))
 	}
+	f.put(file)
+	if f.st != nil && f.st.rec != nil {
+		d := &f.st.rec.top().deps
+		d.files = append(d.files, file)
+	}
+	return f.resolver.layout.Path(file)
+}
+
+// put adds a checked file: registered now, or again by a reused fragment.
+func (f *FileRegistry) put(file bundle.File) {
+	key := file.Target()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if prev, ok := f.files[key]; ok && prev.Content != content {
+	if prev, ok := f.files[key]; ok && prev.Content != file.Content {
 		panic(fmt.Sprintf("fileRegistry.Register: %s registered twice with different content", key))
 	}
 	f.files[key] = file
-	return f.resolver.layout.Path(file)
 }
 
 func (f *FileRegistry) list() []bundle.File {

@@ -69,20 +69,19 @@ func storeType(elem reflect.Type) reflect.Type {
 }
 
 // value builds the static `resources` value; its functions read the snapshot of the
-// render in progress through current.
-func (r *typedRoot) value(current func() *snapshot.Snapshot) reflect.Value {
+// render in progress through state, and record what they read for incremental renders.
+func (r *typedRoot) value(state func() *renderState) reflect.Value {
 	root := reflect.New(r.typ).Elem()
 	for i, f := range r.fields {
-		store := func() *snapshot.Store { return current().Stores[f.resource] }
 		sv := root.Field(i)
 		sv.Field(0).Set(reflect.MakeFunc(f.store.Field(0).Type, func([]reflect.Value) []reflect.Value {
-			return []reflect.Value{elemSlice(f.elem, listOf(store()))}
+			return []reflect.Value{elemSlice(f.elem, state().list(f.resource))}
 		}))
 		sv.Field(1).Set(reflect.MakeFunc(f.store.Field(1).Type, func(args []reflect.Value) []reflect.Value {
-			return []reflect.Value{elemSlice(f.elem, fetch(store(), args[0].Interface().([]string)))}
+			return []reflect.Value{elemSlice(f.elem, state().fetch(f.resource, args[0].Interface().([]string)))}
 		}))
 		sv.Field(2).Set(reflect.MakeFunc(f.store.Field(2).Type, func(args []reflect.Value) []reflect.Value {
-			objs := getSingle(store(), args[0].Interface().([]string))
+			objs := state().getSingle(f.resource, args[0].Interface().([]string))
 			if len(objs) == 0 {
 				return []reflect.Value{reflect.Zero(f.elem)}
 			}
@@ -99,31 +98,47 @@ func listOf(st *snapshot.Store) []snapshot.Object {
 	return st.List()
 }
 
-// fetch and getSingle panic on store errors: Scriggo turns a panic in a native call
-// into a render error that carries the template position.
-func fetch(st *snapshot.Store, keys []string) []snapshot.Object {
-	if st == nil {
+// list, fetch and getSingle answer a template's store query and record it. fetch and
+// getSingle panic on store errors: Scriggo turns a panic in a native call into a
+// render error that carries the template position.
+func (st *renderState) list(resource string) []snapshot.Object {
+	store := st.snapshot.Stores[resource]
+	objs := listOf(store)
+	st.record(&read{store: resource, list: true, at: store, got: objs})
+	return objs
+}
+
+func (st *renderState) fetch(resource string, keys []string) []snapshot.Object {
+	store := st.snapshot.Stores[resource]
+	if store == nil {
+		st.record(&read{store: resource, keys: keys})
 		return nil
 	}
-	objs, err := st.Fetch(keys...)
+	objs, err := store.Fetch(keys...)
 	if err != nil {
 		panic(err)
+	}
+	st.record(&read{store: resource, keys: keys, at: store, got: objs})
+	return objs
+}
+
+// getSingle is fetch with at most one answer (the store's GetSingle rule).
+func (st *renderState) getSingle(resource string, keys []string) []snapshot.Object {
+	objs := st.fetch(resource, keys)
+	if len(objs) > 1 {
+		panic(fmt.Errorf("%s: %d objects match %v, expected at most one", resource, len(objs), keys))
 	}
 	return objs
 }
 
-func getSingle(st *snapshot.Store, keys []string) []snapshot.Object {
-	if st == nil {
-		return nil
+func (st *renderState) record(r *read) {
+	if st.rec != nil {
+		if !r.list {
+			r.keys = append([]string(nil), r.keys...)
+			r.ikey = snapshot.IndexKey(r.keys)
+		}
+		st.rec.top().deps.addRead(r)
 	}
-	o, ok, err := st.GetSingle(keys...)
-	if err != nil {
-		panic(err)
-	}
-	if !ok {
-		return nil
-	}
-	return []snapshot.Object{o}
 }
 
 func elemOf(elem reflect.Type, o snapshot.Object) reflect.Value {
@@ -146,21 +161,21 @@ func elemSlice(elem reflect.Type, objs []snapshot.Object) reflect.Value {
 
 // UntypedStore is a watched resource in the untyped dialect: resources["name"].
 type UntypedStore struct {
-	name string
-	snap func() *snapshot.Snapshot
+	name  string
+	state func() *renderState
 }
 
-func (u *UntypedStore) store() *snapshot.Store { return u.snap().Stores[u.name] }
-
 // List returns every object as decoded JSON.
-func (u *UntypedStore) List() []map[string]any { return raws(listOf(u.store())) }
+func (u *UntypedStore) List() []map[string]any { return raws(u.state().list(u.name)) }
 
 // Fetch returns the objects whose index values start with keys.
-func (u *UntypedStore) Fetch(keys ...string) []map[string]any { return raws(fetch(u.store(), keys)) }
+func (u *UntypedStore) Fetch(keys ...string) []map[string]any {
+	return raws(u.state().fetch(u.name, keys))
+}
 
 // GetSingle returns the one object matching keys, or nil.
 func (u *UntypedStore) GetSingle(keys ...string) map[string]any {
-	objs := getSingle(u.store(), keys)
+	objs := u.state().getSingle(u.name, keys)
 	if len(objs) == 0 {
 		return nil
 	}

@@ -5,7 +5,12 @@ import "sync"
 // Shared is the per-render cache templates reach as `shared`. ComputeIfAbsent runs its
 // factory exactly once per key and render, even when templates render concurrently;
 // there is deliberately no Set, so check-then-act races cannot be written.
+//
+// A value is a fragment of incremental rendering (memo.go): when nothing its factory
+// read changed since an earlier render, that render's value is used instead of running
+// the factory. Values must therefore not be modified once returned.
 type Shared struct {
+	st      *renderState // nil outside a render
 	mu      sync.Mutex
 	entries map[string]*sharedEntry
 }
@@ -14,12 +19,14 @@ type sharedEntry struct {
 	once  sync.Once
 	value any
 	err   any
+	deps  *deps
 }
 
-func newShared() *Shared { return &Shared{entries: map[string]*sharedEntry{}} }
+func newShared(st *renderState) *Shared { return &Shared{st: st, entries: map[string]*sharedEntry{}} }
 
 // ComputeIfAbsent returns the value for key, computing it with fn the first time. The
-// second result reports whether this call computed it.
+// second result reports whether this call computed it (or took it from an earlier
+// render: the first caller of a render always gets true).
 func (s *Shared) ComputeIfAbsent(key string, fn func() any) (any, bool) {
 	s.mu.Lock()
 	e, ok := s.entries[key]
@@ -31,12 +38,7 @@ func (s *Shared) ComputeIfAbsent(key string, fn func() any) (any, bool) {
 	computed := false
 	e.once.Do(func() {
 		computed = true
-		defer func() {
-			if r := recover(); r != nil {
-				e.err = r
-			}
-		}()
-		e.value = fn()
+		s.compute(key, e, fn)
 	})
 	if e.err != nil {
 		// Every caller sees the factory's failure, not only the first. The value is
@@ -44,7 +46,54 @@ func (s *Shared) ComputeIfAbsent(key string, fn func() any) (any, bool) {
 		// template engine must get back unchanged.
 		panic(e.err)
 	}
+	s.used(e)
 	return e.value, computed
+}
+
+// compute fills e: from an earlier render when what it read is unchanged, else by fn.
+func (s *Shared) compute(key string, e *sharedEntry, fn func() any) {
+	st := s.st
+	if st != nil {
+		if m := st.prev.sharedValue(key); m != nil && m.deps.current(st) && st.replay(m.deps, st.files) {
+			e.value, e.deps = m.value, m.deps
+			st.next.putShared(key, m)
+			st.reuse.Shared++
+			return
+		}
+	}
+	var rec *recorder
+	if st != nil {
+		rec = st.rec
+	}
+	if rec != nil {
+		rec.push(&scope{})
+		depth := len(rec.stack)
+		defer func() {
+			for len(rec.stack) > depth {
+				rec.pop() // units the factory left open
+			}
+			sc := rec.top()
+			rec.stack = rec.stack[:len(rec.stack)-1] // the callers add it (used)
+			e.deps = &sc.deps
+			if e.err == nil {
+				st.next.putShared(key, &sharedMemo{value: e.value, deps: e.deps})
+				st.reuse.SharedComputed++
+			}
+		}()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e.err = r
+		}
+	}()
+	e.value = fn()
+}
+
+// used makes the running fragment depend on what e's factory read.
+func (s *Shared) used(e *sharedEntry) {
+	if s.st != nil && s.st.rec != nil && e.deps != nil {
+		s.st.rec.top().deps.add(e.deps)
+	}
 }
 
 // Get returns the value computed for key, or nil.
@@ -55,5 +104,6 @@ func (s *Shared) Get(key string) any {
 	if !ok {
 		return nil
 	}
+	s.used(e)
 	return e.value
 }

@@ -60,6 +60,9 @@ type Store struct {
 	OnDemand Loader
 }
 
+// IndexKey encodes the keys of a Fetch as the store's index does.
+func IndexKey(keys []string) string { return indexKey(keys) }
+
 // indexKey encodes index values injectively (length-prefixed), so that no single
 // value, whatever bytes it holds, can stand for several values.
 func indexKey(keys []string) string {
@@ -116,6 +119,47 @@ func (s *Store) indexValues(raw map[string]any) []string {
 		out[i] = p.GetString(raw)
 	}
 	return out
+}
+
+// Changes returns the index keys (IndexKey of every prefix of an object's index
+// values, "" included) whose Fetch answers may differ between old and s: those of
+// every object added, removed or replaced. Both stores must be of one resource.
+func (s *Store) Changes(old *Store) map[string]bool {
+	out := map[string]bool{}
+	touch := func(o Object, st *Store) {
+		keys := st.indexValues(o.Raw)
+		out[""] = true
+		for n := 1; n <= len(keys); n++ {
+			out[indexKey(keys[:n])] = true
+		}
+	}
+	a, b := old.objects, s.objects
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && less(a[i], b[j])):
+			touch(a[i], old)
+			i++
+		case i == len(a) || less(b[j], a[i]):
+			touch(b[j], s)
+			j++
+		default:
+			if reflect.ValueOf(a[i].Raw).UnsafePointer() != reflect.ValueOf(b[j].Raw).UnsafePointer() {
+				touch(a[i], old)
+				touch(b[j], s)
+			}
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+func less(a, b Object) bool {
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
 }
 
 // List returns every object, sorted by namespace and name.

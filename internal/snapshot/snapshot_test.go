@@ -367,3 +367,33 @@ func TestIndexKeysAreUnambiguous(t *testing.T) {
 		}
 	}
 }
+
+// Changes names exactly the index keys whose Fetch answers differ between two stores:
+// those of added, removed and replaced objects, every prefix, and "" (everything).
+func TestChanges(t *testing.T) {
+	by := paths("metadata.namespace", "metadata.labels.app")
+	a, b, c := obj("ns", "a", map[string]any{"app": "x"}), obj("ns", "b", map[string]any{"app": "y"}), obj("other", "c", map[string]any{"app": "x"})
+	old := NewStore("s", by, nil, []Object{a, b, c})
+	b2 := obj("ns", "b", map[string]any{"app": "z"}) // a new version of b, under another label
+	d := obj("zz", "d", map[string]any{"app": "x"})
+	now := NewStore("s", by, nil, []Object{a, b2, d}) // c removed, d added
+	got := now.Changes(old)
+	want := map[string]bool{"": true,
+		IndexKey([]string{"ns"}): true, IndexKey([]string{"ns", "y"}): true, IndexKey([]string{"ns", "z"}): true,
+		IndexKey([]string{"other"}): true, IndexKey([]string{"other", "x"}): true,
+		IndexKey([]string{"zz"}): true, IndexKey([]string{"zz", "x"}): true}
+	if len(got) != len(want) {
+		t.Errorf("Changes = %v, want %v", got, want)
+	}
+	for k := range want {
+		if !got[k] {
+			t.Errorf("Changes lacks %q", k)
+		}
+	}
+	if got[IndexKey([]string{"ns", "x"})] {
+		t.Error("a, unchanged, is reported changed")
+	}
+	if n := len(NewStore("s", by, nil, []Object{a, b, c}).Changes(old)); n != 0 {
+		t.Errorf("the same objects in a new store: %d changed keys, want 0", n)
+	}
+}

@@ -1,24 +1,32 @@
 // Command benchfixtures writes an HAProxyTemplateConfig overlay whose validation tests
-// hold N generated objects per step — for each step one Ingress, one Service and two
-// EndpointSlices, the mix the performance guide measures — so that
+// hold the performance guide's object mix (internal/benchmix) at N steps — per step one
+// Ingress (or one HTTPRoute on a shared Gateway), one Service and two EndpointSlices —
+// so that
 //
-//	haptic benchmark -f examples/ingress/haptic-config.yaml -f <(benchfixtures -steps 100,1000)
+//	haptic benchmark -f charts/haptic/libraries/base.yaml -f charts/haptic/libraries/ingress.yaml \
+//	  -f <(benchfixtures -steps 100,1000)
 //
-// times rendering at those sizes. Tests are named benchmark-ingress-<N>.
+// times rendering at those sizes. Tests are named benchmark-<kind>-<N>; HTTPRoute tests
+// render the Gateway's fleet (extraContext.gateway).
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/haproxy-haptic/haptic/internal/benchmix"
 )
 
 func main() {
-	steps := flag.String("steps", "100,1000,5000", "comma-separated Ingress counts")
-	class := flag.String("class", "haptic", "ingressClassName of the generated Ingresses")
+	steps := flag.String("steps", "100,1000,5000", "comma-separated route counts")
+	kind := flag.String("kind", "ingress", "route kind: ingress or httproute")
 	flag.Parse()
 	var counts []int
 	for _, s := range strings.Split(*steps, ",") {
@@ -29,34 +37,51 @@ func main() {
 		}
 		counts = append(counts, n)
 	}
-	if err := write(os.Stdout, counts, *class); err != nil {
+	k := benchmix.Kind(*kind)
+	if k != benchmix.Ingress && k != benchmix.HTTPRoute {
+		fmt.Fprintf(os.Stderr, "benchfixtures: -kind must be ingress or httproute, not %q\n", *kind)
+		os.Exit(2)
+	}
+	w := bufio.NewWriter(os.Stdout)
+	err := write(w, k, counts)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchfixtures:", err)
 		os.Exit(1)
 	}
 }
 
-func write(w io.Writer, counts []int, class string) error {
-	var b strings.Builder
-	b.WriteString("apiVersion: haproxy-haptic.org/v1alpha1\nkind: HAProxyTemplateConfig\nmetadata:\n  name: benchmark\nspec:\n  validationTests:\n")
+func write(w io.Writer, kind benchmix.Kind, counts []int) error {
+	if _, err := io.WriteString(w, "apiVersion: haproxy-haptic.org/v1alpha1\nkind: HAProxyTemplateConfig\nmetadata:\n  name: benchmark\nspec:\n  validationTests:\n"); err != nil {
+		return err
+	}
 	for _, n := range counts {
-		fmt.Fprintf(&b, "    benchmark-ingress-%d:\n      description: %d Ingresses, %d Services, %d EndpointSlices\n      fixtures:\n", n, n, n, 2*n)
-		b.WriteString("        ingresses:\n")
-		for i := range n {
-			fmt.Fprintf(&b, "        - {apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: bench-ing-%d, namespace: bench}, spec: {ingressClassName: %s, rules: [{host: bench-%d.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: bench-svc-%d, port: {number: 80}}}}, {path: /api/v1, pathType: Exact, backend: {service: {name: bench-svc-%d, port: {number: 80}}}}]}}]}}\n", i, class, i, i, i)
+		objs := benchmix.Build(kind, n)
+		fmt.Fprintf(w, "    benchmark-%s-%d:\n      description: %d %ss, %d Services, %d EndpointSlices\n", kind, n, n, kind, n, 2*n)
+		if kind == benchmix.HTTPRoute {
+			fmt.Fprintf(w, "      extraContext: {gateway: %s/bench-gw}\n", benchmix.Namespace)
 		}
-		b.WriteString("        services:\n")
-		for i := range n {
-			fmt.Fprintf(&b, "        - {apiVersion: v1, kind: Service, metadata: {name: bench-svc-%d, namespace: bench}, spec: {ports: [{name: http, port: 80, targetPort: %d}]}}\n", i, 8080+i%100)
+		fmt.Fprintf(w, "      fixtures:\n")
+		resources := make([]string, 0, len(objs))
+		for r := range objs {
+			resources = append(resources, r)
 		}
-		b.WriteString("        endpoints:\n")
-		for i := range n {
-			for s := range 2 {
-				fmt.Fprintf(&b, "        - {apiVersion: discovery.k8s.io/v1, kind: EndpointSlice, metadata: {name: bench-svc-%d-%d, namespace: bench, labels: {kubernetes.io/service-name: bench-svc-%d}}, addressType: IPv4, ports: [{name: http, port: %d}], endpoints: [{addresses: [10.%d.%d.%d], conditions: {ready: true}}]}\n",
-					i, s, i, 8080+i%100, 1+s, (i/250)%250, i%250)
+		sort.Strings(resources)
+		for _, r := range resources {
+			fmt.Fprintf(w, "        %s:\n", r)
+			for _, o := range objs[r] {
+				line, err := json.Marshal(o) // JSON is YAML: one flow mapping per object
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "        - %s\n", line)
 			}
 		}
-		b.WriteString("      assertions:\n      - {type: contains, pattern: '^global'}\n")
+		if _, err := io.WriteString(w, "      assertions:\n      - {type: contains, pattern: '^global'}\n"); err != nil {
+			return err
+		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return nil
 }

@@ -1,0 +1,179 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/benchmix"
+	"github.com/haproxy-haptic/haptic/internal/config"
+	"github.com/haproxy-haptic/haptic/internal/plan"
+	"github.com/haproxy-haptic/haptic/internal/render"
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
+)
+
+// defaultLibraries are the files the performance guide measures: the chart's base
+// library, the route library, and the local deployment's overlay.
+func defaultLibraries(kind benchmix.Kind) []string {
+	lib := "ingress"
+	if kind == benchmix.HTTPRoute {
+		lib = "gateway"
+	}
+	return []string{"../../charts/haptic/libraries/base.yaml", "../../charts/haptic/libraries/" + lib + ".yaml",
+		"../../deploy/local/30-haptic-overlay.yaml"}
+}
+
+// benchExtra is the extraContext a fleet renders with.
+func benchExtra(kind benchmix.Kind) map[string]any {
+	if kind == benchmix.HTTPRoute {
+		return map[string]any{"gateway": benchmix.Namespace + "/bench-gw", "gatewayControllerName": "haproxy-haptic.org/controller"}
+	}
+	return map[string]any{}
+}
+
+func benchPipeline(tb testing.TB, kind benchmix.Kind) *Pipeline {
+	tb.Helper()
+	cfg, err := config.LoadFiles(defaultLibraries(kind)...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := New(cfg, Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+func benchSnapshot(tb testing.TB, p *Pipeline, kind benchmix.Kind, n int) *snapshot.Snapshot {
+	tb.Helper()
+	snap, err := p.Builder.Snapshot(benchmix.Build(kind, n))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return snap
+}
+
+var benchKinds = []benchmix.Kind{benchmix.Ingress, benchmix.HTTPRoute}
+
+// BenchmarkStore admits the mix into a snapshot (the store stage).
+func BenchmarkStore(b *testing.B) {
+	for _, kind := range benchKinds {
+		p := benchPipeline(b, kind)
+		for _, n := range []int{1000, 5000} {
+			b.Run(fmt.Sprintf("%s/n=%d", kind, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := p.Builder.Snapshot(benchmix.Build(kind, n)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkRender renders the mix in full: every call starts from an empty cache.
+func BenchmarkRender(b *testing.B) {
+	for _, kind := range benchKinds {
+		p := benchPipeline(b, kind)
+		for _, n := range []int{1000, 5000} {
+			snap := benchSnapshot(b, p, kind, n)
+			b.Run(fmt.Sprintf("%s/n=%d", kind, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snap, ExtraContext: benchExtra(kind), Fresh: true}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkPlan plans the deployment of a render against the previous one.
+func BenchmarkPlan(b *testing.B) {
+	caps, err := plan.CapabilitiesFor("2.6.12")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, kind := range benchKinds {
+		p := benchPipeline(b, kind)
+		for _, n := range []int{1000, 5000} {
+			snap := benchSnapshot(b, p, kind, n)
+			before, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snap, ExtraContext: benchExtra(kind)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			next := changeOne(b, p, snap, kind, n/2)
+			after, err := p.Engine.Render(context.Background(), render.Input{Snapshot: next, ExtraContext: benchExtra(kind)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("%s/n=%d", kind, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					plan.Plan(plan.Running{Bundle: before.Bundle}, after.Bundle, caps)
+				}
+			})
+		}
+	}
+}
+
+// changeOne returns snap with route i as a new version (equal content, a new
+// object: what an update the templates do not see looks like to the engine).
+func changeOne(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, kind benchmix.Kind, i int) *snapshot.Snapshot {
+	res, route := "ingresses", benchmix.IngressObject(i)
+	if kind == benchmix.HTTPRoute {
+		res, route = "http-routes", benchmix.Route(i)
+	}
+	return replace(tb, p, snap, res, route)
+}
+
+// moveEndpoint returns snap with EndpointSlice (i, 0)'s address changed.
+func moveEndpoint(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, i int) *snapshot.Snapshot {
+	s := benchmix.EndpointSlice(i, 0)
+	s["endpoints"].([]any)[0].(map[string]any)["addresses"] = []any{"10.99.0.1"}
+	return replace(tb, p, snap, "endpoints", s)
+}
+
+func replace(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, res string, raw map[string]any) *snapshot.Snapshot {
+	tb.Helper()
+	obj, _, err := p.Builder.Admit(res, raw)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return snap.Revert(&snapshot.Snapshot{Stores: map[string]*snapshot.Store{res: p.Builder.NewStore(res, []snapshot.Object{obj})}},
+		snapshot.Ref{Resource: res, Key: obj.Key()})
+}
+
+// BenchmarkRerender renders after one object changed: each iteration alternates
+// between two snapshots that differ in that object, so every render reuses what the
+// previous one memoized except what the change touches.
+func BenchmarkRerender(b *testing.B) {
+	for _, kind := range benchKinds {
+		p := benchPipeline(b, kind)
+		for _, n := range []int{1000, 5000} {
+			snap := benchSnapshot(b, p, kind, n)
+			for _, c := range []struct {
+				name string
+				next *snapshot.Snapshot
+			}{{"route", changeOne(b, p, snap, kind, n/2)}, {"endpoints", moveEndpoint(b, p, snap, n/2)}} {
+				b.Run(fmt.Sprintf("%s/n=%d/%s", kind, n, c.name), func(b *testing.B) {
+					snaps := []*snapshot.Snapshot{snap, c.next}
+					extra := benchExtra(kind)
+					if _, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snap, ExtraContext: extra}); err != nil {
+						b.Fatal(err)
+					}
+					b.ReportAllocs()
+					i := 0
+					for b.Loop() {
+						i++
+						if _, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snaps[i%2], ExtraContext: extra}); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}

@@ -1,0 +1,339 @@
+package render
+
+import (
+	"bytes"
+	"reflect"
+	"sync"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/note"
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
+)
+
+// Incremental rendering. While a fragment renders — a top-level template, a
+// shared.ComputeIfAbsent value, or a unit a template marks with unit()/end_unit() —
+// every store query it makes (List, Fetch, GetSingle) is recorded with what it
+// returned, together with its first_seen answers, the files it registered and the
+// notes it made. The next
+// render of the same Engine (with the same extraContext and currentConfig) reuses the
+// fragment when every recorded query returns the same object versions on the new
+// snapshot (objects are immutable, so a version is an object's identity) and replays
+// its marks, files and notes; otherwise it renders the fragment again. A fragment that uses
+// another one (a template reading a shared value, a unit inside a unit) depends on
+// what that one read too, so a change reaches everything that could show it.
+//
+// What a fragment reads besides the stores must not change between renders without
+// the engine seeing it: globals are compile-time constants except extraContext and
+// currentConfig, which key the memo; units name their other inputs explicitly.
+
+// read is one store query and its answer.
+type read struct {
+	store string
+	list  bool
+	keys  []string
+	ikey  string          // snapshot.IndexKey(keys)
+	at    *snapshot.Store // a store that gives this answer
+	got   []snapshot.Object
+}
+
+// mark is one first_seen call and its answer.
+type mark struct {
+	key   string
+	first bool
+}
+
+// deps is what a fragment's output depends on besides its explicit inputs: its own
+// store reads, the fragments it used (children, for their reads), and, flattened in
+// call order, the first_seen answers, registered files and notes of all of them.
+type deps struct {
+	reads    map[string]*read
+	children []*deps
+	marks    []mark
+	files    []bundle.File
+	notes    []note.Note
+}
+
+func (d *deps) addRead(r *read) {
+	if d.reads == nil {
+		d.reads = map[string]*read{}
+	}
+	k := r.store + "\x00F" + r.ikey
+	if r.list {
+		k = r.store + "\x00L"
+	}
+	if _, ok := d.reads[k]; !ok {
+		d.reads[k] = r
+	}
+}
+
+// add makes d depend on what another fragment it used depends on.
+func (d *deps) add(o *deps) {
+	if o == nil {
+		return
+	}
+	if len(o.reads) > 0 || len(o.children) > 0 {
+		d.children = append(d.children, o)
+	}
+	d.marks = append(d.marks, o.marks...)
+	d.files = append(d.files, o.files...)
+	d.notes = append(d.notes, o.notes...)
+}
+
+// current reports whether every recorded query gives the same answer on the
+// render's snapshot.
+func (d *deps) current(st *renderState) bool {
+	for _, r := range d.reads {
+		if !st.same(r) {
+			return false
+		}
+	}
+	for _, c := range d.children {
+		if !c.current(st) {
+			return false
+		}
+	}
+	return true
+}
+
+// same reports whether r gets the same answer now; then the current store is
+// remembered as one that gives it, so later checks start from there.
+func (st *renderState) same(r *read) bool {
+	store := st.snapshot.Stores[r.store]
+	if store == r.at && (store == nil || store.OnDemand == nil) {
+		return true // stores are immutable: the same store answers the same
+	}
+	if !r.list && store != nil && r.at != nil && store.OnDemand == nil && !st.changes(r.at, store)[r.ikey] {
+		r.at = store
+		return true
+	}
+	var got []snapshot.Object
+	if r.list {
+		got = listOf(store)
+	} else if store != nil {
+		objs, err := store.Fetch(r.keys...)
+		if err != nil {
+			return false
+		}
+		got = objs
+	}
+	if !sameObjects(got, r.got) {
+		return false
+	}
+	if store == nil || store.OnDemand == nil {
+		r.at = store
+	}
+	return true
+}
+
+// changes caches Store.Changes for the render.
+func (st *renderState) changes(old, now *snapshot.Store) map[string]bool {
+	k := [2]*snapshot.Store{old, now}
+	if c, ok := st.changed[k]; ok {
+		return c
+	}
+	if st.changed == nil {
+		st.changed = map[[2]*snapshot.Store]map[string]bool{}
+	}
+	c := now.Changes(old)
+	st.changed[k] = c
+	return c
+}
+
+func sameObjects(a, b []snapshot.Object) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if reflect.ValueOf(a[i].Raw).UnsafePointer() != reflect.ValueOf(b[i].Raw).UnsafePointer() {
+			return false
+		}
+	}
+	return true
+}
+
+// scope is a fragment being rendered.
+type scope struct {
+	unit   string // unit key; "" for a top-level template or a shared value
+	start  int    // output offset where a unit starts
+	inputs []any
+	hit    bool // a reused unit: nothing to memoize at its end
+	deps   deps
+}
+
+// recorder follows the fragments of one top-level template while it renders.
+type recorder struct {
+	target string
+	out    *bytes.Buffer
+	stack  []*scope
+}
+
+func newRecorder(target string, out *bytes.Buffer) *recorder {
+	return &recorder{target: target, out: out, stack: []*scope{{}}}
+}
+
+func (r *recorder) top() *scope { return r.stack[len(r.stack)-1] }
+
+func (r *recorder) push(s *scope) { r.stack = append(r.stack, s) }
+
+// pop ends the innermost fragment; what it depends on, its parent depends on too.
+func (r *recorder) pop() *scope {
+	s := r.top()
+	r.stack = r.stack[:len(r.stack)-1]
+	if !s.hit {
+		r.top().deps.add(&s.deps)
+	}
+	return s
+}
+
+// root ends every open fragment and returns the template's dependencies.
+func (r *recorder) root() *deps {
+	for len(r.stack) > 1 {
+		r.pop()
+	}
+	return &r.stack[0].deps
+}
+
+// memo is what the renders of one Engine with one extraContext and currentConfig
+// can reuse.
+type memo struct {
+	extra   map[string]any
+	current any
+
+	mu     sync.Mutex
+	files  map[string]*fileMemo   // top-level target → output
+	units  map[string]map[string]*unitMemo  // target → unit key → output
+	shared map[string]*sharedMemo           // shared key → value
+	values map[string]map[string]*valueMemo // target → cached_value key → value
+}
+
+type fileMemo struct {
+	file  bundle.File
+	deps  *deps
+	lines map[string]struct{} // lines that passed checkOutput (haproxy.cfg)
+}
+
+type unitMemo struct {
+	inputs []any
+	output string
+	deps   *deps
+}
+
+type valueMemo struct {
+	inputs []any
+	value  any
+	deps   *deps
+}
+
+type sharedMemo struct {
+	value any
+	deps  *deps
+}
+
+func newMemo(extra map[string]any, current any) *memo {
+	return &memo{extra: extra, current: current, files: map[string]*fileMemo{},
+		units: map[string]map[string]*unitMemo{}, shared: map[string]*sharedMemo{}, values: map[string]map[string]*valueMemo{}}
+}
+
+func (m *memo) matches(extra map[string]any, current any) bool {
+	return reflect.DeepEqual(m.extra, extra) && reflect.DeepEqual(m.current, current)
+}
+
+func (m *memo) file(target string) *fileMemo {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.files[target]
+}
+
+func (m *memo) unit(target, key string) *unitMemo {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.units[target][key]
+}
+
+// carry keeps the units and values of a reused file for later renders.
+func (m *memo) carry(from *memo, target string) {
+	from.mu.Lock()
+	units, values := from.units[target], from.values[target]
+	from.mu.Unlock()
+	m.mu.Lock()
+	m.units[target], m.values[target] = units, values
+	m.mu.Unlock()
+}
+
+func (m *memo) sharedValue(key string) *sharedMemo {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.shared[key]
+}
+
+func (m *memo) value(target, key string) *valueMemo {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.values[target][key]
+}
+
+func (m *memo) putValue(target, key string, v *valueMemo) {
+	m.mu.Lock()
+	if m.values[target] == nil {
+		m.values[target] = map[string]*valueMemo{}
+	}
+	m.values[target][key] = v
+	m.mu.Unlock()
+}
+
+func (m *memo) putFile(target string, f *fileMemo) {
+	m.mu.Lock()
+	m.files[target] = f
+	m.mu.Unlock()
+}
+
+func (m *memo) putUnit(target, key string, u *unitMemo) {
+	m.mu.Lock()
+	if m.units[target] == nil {
+		m.units[target] = map[string]*unitMemo{}
+	}
+	m.units[target][key] = u
+	m.mu.Unlock()
+}
+
+func (m *memo) putShared(key string, s *sharedMemo) {
+	m.mu.Lock()
+	m.shared[key] = s
+	m.mu.Unlock()
+}
+
+// maxMemos bounds the memos an Engine keeps: one per fleet (extraContext) it renders.
+const maxMemos = 8
+
+// memoFor returns the memo of earlier renders with extra and current, or nil.
+func (e *Engine) memoFor(extra map[string]any, current any) *memo {
+	for _, m := range e.memos {
+		if m.matches(extra, current) {
+			return m
+		}
+	}
+	return nil
+}
+
+// keepMemo makes m the memo for its extraContext, most recently used first.
+func (e *Engine) keepMemo(m *memo) {
+	out := []*memo{m}
+	for _, old := range e.memos {
+		if len(out) < maxMemos && !old.matches(m.extra, m.current) {
+			out = append(out, old)
+		}
+	}
+	e.memos = out
+}

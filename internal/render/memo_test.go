@@ -1,0 +1,102 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
+)
+
+// A unit's output is reused while what it read is unchanged; a changed object renders
+// its unit again, and the file equals a fresh render every time.
+func TestUnitsReuseWhatDidNotChange(t *testing.T) {
+	spec := testSpec(`global
+{% var calls = 0 %}
+{% for _, ing := range resources.Ingresses.List() %}
+{% if unit("ing " + ing.Metadata.Name, ing.Metadata.Name) %}
+{% var v = cached_value("class " + ing.Metadata.Name, func() any { return "class " + resources.Ingresses.GetSingle(ing.Metadata.Namespace, ing.Metadata.Name).Spec.IngressClassName }, ing.Metadata.Name) %}
+# {{ ing.Metadata.Name }} {{ v }} {{ first_seen("x", ing.Metadata.Name) }}
+{% end %}{{ end_unit("ing " + ing.Metadata.Name) }}
+{% end %}
+`)
+	e, err := Compile(spec, Options{Types: map[string]reflect.Type{"ingresses": ingressType}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := ingress("ns", "a", "haptic"), ingress("ns", "b", "haptic")
+	b2 := ingress("ns", "b", "other")
+	steps := []struct {
+		snap             *snapshot.Snapshot
+		reused, rendered int
+		want             string
+	}{
+		{testSnapshot(a, b), 0, 4, "# a class haptic true\n    # b class haptic true"},
+		{testSnapshot(a, b), 0, 0, "# a class haptic true\n    # b class haptic true"}, // the file itself is reused
+		// unit a is reused (so its cached_value is not called); unit b and its value render
+		{testSnapshot(a, b2), 1, 2, "# a class haptic true\n    # b class other true"},
+		{testSnapshot(b2), 0, 0, "# b class other true"},
+	}
+	for i, s := range steps {
+		res, err := e.Render(context.Background(), Input{Snapshot: s.snap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Bundle.Config().Content
+		if !strings.Contains(got, s.want) {
+			t.Errorf("step %d: got\n%s\nwant it to hold %q", i, got, s.want)
+		}
+		fresh, err := e.Render(context.Background(), Input{Snapshot: s.snap, Fresh: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fresh.Bundle.Config().Content != got {
+			t.Errorf("step %d: incremental output differs from a fresh render:\n%s\n---\n%s", i, got, fresh.Bundle.Config().Content)
+		}
+		if i == 2 && (res.Reuse.Units != s.reused || res.Reuse.UnitsRendered != s.rendered) {
+			t.Errorf("step %d: reused %d units, rendered %d; want %d and %d", i, res.Reuse.Units, res.Reuse.UnitsRendered, s.reused, s.rendered)
+		}
+		if i == 1 && res.Reuse.Files != 1 {
+			t.Errorf("step %d: the unchanged file was not reused: %+v", i, res.Reuse)
+		}
+		// the fresh render becomes the memo: render the step again incrementally
+		if _, err := e.Render(context.Background(), Input{Snapshot: s.snap}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestReusedFragmentsNoteAgain: a note made by a fragment that a later render reuses
+// is in that render's result too (status would otherwise lose it).
+func TestReusedFragmentsNoteAgain(t *testing.T) {
+	spec := testSpec(`global
+{% for _, ing := range resources.Ingresses.List() %}
+{% if unit("ing " + ing.Metadata.Name, ing) %}
+{% note("Ingress", ing.Metadata.Namespace, ing.Metadata.Name, "", "Noted", "class " + ing.Spec.IngressClassName) %}
+{% end %}{{ end_unit("ing " + ing.Metadata.Name) }}
+{% end %}
+`)
+	e, err := Compile(spec, Options{Types: map[string]reflect.Type{"ingresses": ingressType}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, b2 := ingress("ns", "a", "haptic"), ingress("ns", "b", "haptic"), ingress("ns", "b", "other")
+	for i, snap := range []*snapshot.Snapshot{testSnapshot(a, b), testSnapshot(a, b), testSnapshot(a, b2)} {
+		res, err := e.Render(context.Background(), Input{Snapshot: snap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := e.Render(context.Background(), Input{Snapshot: snap, Fresh: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Notes) != 2 || fmt.Sprint(res.Notes) != fmt.Sprint(fresh.Notes) {
+			t.Errorf("step %d: notes %v, a fresh render notes %v", i, res.Notes, fresh.Notes)
+		}
+		if i == 1 && res.Reuse.Files != 1 {
+			t.Errorf("step %d: nothing was reused (%+v): the test proves nothing", i, res.Reuse)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package render
+
+import (
+	"reflect"
+
+	"github.com/open2b/scriggo/native"
+)
+
+// Units are the explicit per-object fragments of incremental rendering (memo.go).
+// A template marks one with
+//
+//	{% if unit("backend " + name, b) %}
+//	  ... output for b ...
+//	{% end %}{{ end_unit("backend " + name) }}
+//
+// unit(key, inputs...) writes the unit's output of an earlier render and returns
+// false when that render had equal inputs (reflect.DeepEqual) and nothing the unit
+// read from the stores has changed; otherwise it returns true and the body renders.
+// end_unit(key) ends the unit (a body left with continue or break is simply not
+// memoized). The inputs must name everything the body reads besides watched
+// resources and globals, and must not be modified afterwards.
+
+func (e *Engine) unitDeclarations() native.Declarations {
+	return native.Declarations{"unit": e.unit, "end_unit": e.endUnit, "cached_value": e.cachedValue}
+}
+
+// cachedValue is the unit of a computation: cached_value(key, fn, inputs...) returns
+// fn() of an earlier render when that render had equal inputs and nothing fn read from
+// the stores changed, else it calls fn. Keys are per top-level template. The value must
+// not be modified. (Calling a template function from Go starts a new virtual machine,
+// about 23 µs: worth it for work per object, not for a line of output.)
+func (e *Engine) cachedValue(key string, fn func() any, inputs ...any) any {
+	st := e.st
+	rec := st.rec
+	if rec == nil {
+		return fn()
+	}
+	if v := st.prev.value(rec.target, key); v != nil && sameInputs(v.inputs, inputs) && v.deps.current(st) && st.replay(v.deps, st.files) {
+		rec.top().deps.add(v.deps)
+		st.next.putValue(rec.target, key, v)
+		st.reuse.Units++
+		return v.value
+	}
+	rec.push(&scope{unit: "\x00value " + key})
+	depth := len(rec.stack)
+	var out any
+	done := false
+	func() {
+		defer func() { // also when fn panics: the panic goes on, nothing is memoized
+			for len(rec.stack) > depth {
+				rec.pop() // units fn left open
+			}
+			s := rec.pop()
+			if done {
+				st.next.putValue(rec.target, key, &valueMemo{inputs: inputs, value: out, deps: &s.deps})
+				st.reuse.UnitsRendered++
+			}
+		}()
+		out = fn()
+		done = true
+	}()
+	return out
+}
+
+func (e *Engine) unit(key string, inputs ...any) bool {
+	st := e.st
+	rec := st.rec
+	if rec == nil {
+		return true
+	}
+	if u := st.prev.unit(rec.target, key); u != nil && sameInputs(u.inputs, inputs) && u.deps.current(st) &&
+		st.replay(u.deps, st.files) {
+		rec.out.WriteString(u.output)
+		rec.top().deps.add(u.deps)
+		rec.push(&scope{unit: key, hit: true})
+		st.next.putUnit(rec.target, key, u)
+		st.reuse.Units++
+		return false
+	}
+	rec.push(&scope{unit: key, start: rec.out.Len(), inputs: inputs})
+	return true
+}
+
+func (e *Engine) endUnit(key string) string {
+	rec := e.st.rec
+	if rec == nil {
+		return ""
+	}
+	i := len(rec.stack) - 1
+	for i > 0 && rec.stack[i].unit != key {
+		i--
+	}
+	if i == 0 {
+		return "" // no such unit open
+	}
+	for len(rec.stack) > i+1 {
+		rec.pop() // units left with continue or break: not memoized
+	}
+	s := rec.pop()
+	if !s.hit {
+		out := string(rec.out.Bytes()[s.start:])
+		e.st.next.putUnit(rec.target, key, &unitMemo{inputs: s.inputs, output: out, deps: &s.deps})
+		e.st.reuse.UnitsRendered++
+	}
+	return ""
+}
+
+func sameInputs(a, b []any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}

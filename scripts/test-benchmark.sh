@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Render cost by object count with the default libraries (the performance guide's
+# table): charts/haptic/libraries/base.yaml + ingress.yaml (or gateway.yaml) +
+# deploy/local/30-haptic-overlay.yaml, fixtures from tools/benchfixtures (per step one
+# Ingress or HTTPRoute, one Service, two EndpointSlices), timed by `haptic benchmark`.
+#
+#   scripts/test-benchmark.sh --ingress-only --steps 100,1000,5000 --iterations 3
+#   scripts/test-benchmark.sh --httproute-only --steps 100,1000 --iterations 3
+#
+# Without --*-only both route kinds run. Every timed full render starts from nothing;
+# the re-render columns time the render after one object changed (the middle route,
+# or the middle EndpointSlice), reusing what the previous render memoized.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+kinds="ingress httproute"
+steps="100,1000,5000"
+iterations=3
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--ingress-only) kinds="ingress" ;;
+	--httproute-only) kinds="httproute" ;;
+	--steps) steps="$2"; shift ;;
+	--steps=*) steps="${1#--steps=}" ;;
+	--iterations) iterations="$2"; shift ;;
+	--iterations=*) iterations="${1#--iterations=}" ;;
+	-h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+	*) echo "test-benchmark.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/haptic" ./cmd/haptic
+
+for kind in $kinds; do
+	lib=ingress; label=Ingresses; route=ingresses
+	if [ "$kind" = httproute ]; then lib=gateway; label=HTTPRoutes; route=http-routes; fi
+	go run ./tools/benchfixtures -kind "$kind" -steps "$steps" >"$work/fixtures.yaml"
+	tests=()
+	for n in ${steps//,/ }; do tests+=(--test "benchmark-$kind-$n"); done
+	"$work/haptic" benchmark -f charts/haptic/libraries/base.yaml -f "charts/haptic/libraries/$lib.yaml" \
+		-f deploy/local/30-haptic-overlay.yaml -f "$work/fixtures.yaml" \
+		"${tests[@]}" --iterations "$iterations" --rerender >"$work/out.txt"
+	echo "== $label (default libraries, median of $iterations; $(nproc) CPUs) =="
+	# One row per step: total, per route, haproxy.cfg, every map, and the re-render
+	# medians after one route and after one EndpointSlice changed.
+	awk -v label="$label" -v route="$route" '
+		function ms(s) {
+			if (s ~ /µs$/) { sub(/µs$/, "", s); return s / 1000 }
+			if (s ~ /ms$/) { sub(/ms$/, "", s); return s + 0 }
+			if (s ~ /s$/) { sub(/s$/, "", s); return s * 1000 }
+			return s
+		}
+		function median(line,   i, f) { n = split(line, f, " "); for (i = 1; i < n; i++) if (f[i] == "median") return ms(f[i+1]); return 0 }
+		/^test / { name = $2; sub(/.*-/, "", name); rows[++nrows] = name; next }
+		/^  total / { total[name] = median($0); next }
+		/^  haproxy.cfg / { cfg[name] = median($0); next }
+		/^  map:/ { m = $1; sub(/^map:/, "", m); if (!(m in seenmap)) { seenmap[m] = 1; maps[++nmaps] = m }; val[name, m] = median($0); next }
+		/^  rerender / { if ($2 == route) rr[name] = median($0); if ($2 == "endpoints") re[name] = median($0); next }
+		END {
+			printf "| %s | Total render | Per route | haproxy.cfg |", label
+			for (i = 1; i <= nmaps; i++) printf " %s |", maps[i]
+			printf " Re-render (1 route) | Re-render (1 EndpointSlice) |\n|---|---|---|---|"
+			for (i = 1; i <= nmaps; i++) printf "---|"
+			printf "---|---|\n"
+			for (r = 1; r <= nrows; r++) {
+				n = rows[r]
+				printf "| %d | %.1f ms | %.3f ms | %.1f ms |", n, total[n], total[n] / n, cfg[n]
+				for (i = 1; i <= nmaps; i++) printf " %.2f ms |", val[n, maps[i]]
+				printf " %.1f ms | %.1f ms |\n", rr[n], re[n]
+			}
+		}' "$work/out.txt"
+	echo
+done
