@@ -68,12 +68,14 @@ func TestLibraryChainsGolden(t *testing.T) {
 	}
 	for name, chain := range chains {
 		t.Run(name, func(t *testing.T) {
+			// Each render gets its own copy: the snapshot's objects are immutable (the
+			// incremental renderer knows an object by identity), as informers keep them.
 			raw := chain.start
-			running := plan.Running{Bundle: renderFixture(t, p, raw).Bundle}
+			running := plan.Running{Bundle: renderFixture(t, p, cloneRaw(raw)).Bundle}
 			var views []chainView
 			for _, step := range chain.steps {
 				step.apply(raw)
-				desired := renderFixture(t, p, raw).Bundle
+				desired := renderFixture(t, p, cloneRaw(raw)).Bundle
 				res := plan.Plan(running, desired, caps26)
 				views = append(views, viewOf(t, step.change, res))
 				if res.Reload {
