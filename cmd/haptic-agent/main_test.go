@@ -190,3 +190,33 @@ func readPID(t *testing.T, p string) int {
 	}
 	return pid
 }
+
+// The chart sets the reload verification timeout through the environment; the
+// command line wins over it, and an invalid or too large value is a usage error.
+func TestReloadVerificationTimeoutFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	with := func(v string) map[string]string {
+		m := map[string]string{envReloadVerificationTimeout: v}
+		for k, x := range creds {
+			m[k] = x
+		}
+		return m
+	}
+	c, err := parse(dirArgs(dir), env(with("7s")), io.Discard)
+	if err != nil || c.opts.ReloadVerificationTimeout != 7*time.Second {
+		t.Fatalf("env 7s: got %v, %v", c, err)
+	}
+	c, err = parse(append(dirArgs(dir), "--reload-verification-timeout=3s"), env(with("7s")), io.Discard)
+	if err != nil || c.opts.ReloadVerificationTimeout != 3*time.Second {
+		t.Fatalf("flag 3s over env 7s: got %v, %v", c, err)
+	}
+	c, err = parse(dirArgs(dir), env(creds), io.Discard)
+	if err != nil || c.opts.ReloadVerificationTimeout != 60*time.Second {
+		t.Fatalf("no env: got %v, %v", c, err)
+	}
+	for _, bad := range []string{"soon", "2m"} {
+		if _, err := parse(dirArgs(dir), env(with(bad)), io.Discard); err == nil {
+			t.Errorf("env %q accepted", bad)
+		}
+	}
+}

@@ -31,6 +31,9 @@ type Agent struct {
 	// current is the set on disk and running (full content), lkg the last set that
 	// was verified running; normally equal.
 	current, lkg *bundle.Bundle
+	// aliases and lkgAliases are the controller's aliases of current and lkg
+	// (RuntimeRequest.Aliases), returned by Current for a controller's plan.
+	aliases, lkgAliases map[string]string
 
 	st statusRecorder
 }
@@ -65,17 +68,17 @@ func (a *Agent) Start(ctx context.Context) error {
 	if err := a.detectVersion(ctx); err != nil {
 		return err
 	}
-	cur, err := a.loadCurrent()
+	cur, aliases, err := a.loadCurrent()
 	if err != nil {
 		return err
 	}
-	a.current = cur
+	a.current, a.aliases = cur, aliases
 	a.st.setCurrent(cur.Hash, len(cur.Files))
 	var lkg bundle.Bundle
 	if err := readJSON(o.lkgPath(), &lkg); err == nil && lkg.Hash == bundle.New(lkg.Files).Hash {
 		a.lkg = &lkg
 	} else {
-		a.lkg = cur
+		a.lkg, a.lkgAliases = cur, aliases
 	}
 	o.Logger.Info("starting haproxy", "hash", cur.Hash, "files", len(cur.Files))
 	err = a.startAndWait(ctx)
@@ -89,7 +92,7 @@ func (a *Agent) Start(ctx context.Context) error {
 			continue
 		}
 		o.Logger.Warn("haproxy did not start; falling back", "error", err, "hash", fb.Hash)
-		if ierr := a.installSet(fb); ierr != nil {
+		if ierr := a.installSet(fb, nil); ierr != nil {
 			return ierr
 		}
 		if err = a.startAndWait(ctx); err == nil {
@@ -103,14 +106,18 @@ func (a *Agent) Start(ctx context.Context) error {
 // loadCurrent rebuilds the current set from disk using the manifest; without a
 // manifest an existing config file is the whole set; without a config file the
 // bootstrap config is written.
-func (a *Agent) loadCurrent() (*bundle.Bundle, error) {
+func (a *Agent) loadCurrent() (*bundle.Bundle, map[string]string, error) {
 	o := &a.opts
 	var m manifest
 	err := readJSON(o.manifestPath(), &m)
 	if err == nil {
 		b, terr := readTree(o.Layout, m)
+		if terr == nil && b.Hash == m.Hash {
+			return b, m.Aliases, nil
+		}
 		if terr == nil {
-			return b, nil
+			// Changed on disk since: the aliases no longer describe it.
+			return b, nil, nil
 		}
 		o.Logger.Warn("file set on disk is incomplete; using the config file alone", "error", terr)
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -119,12 +126,12 @@ func (a *Agent) loadCurrent() (*bundle.Bundle, error) {
 	data, err := os.ReadFile(o.Layout.ConfigFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		b := a.bootstrap()
-		return b, a.installSet(b)
+		return b, nil, a.installSet(b, nil)
 	} else if err != nil {
-		return nil, fmt.Errorf("read config file: %w", err)
+		return nil, nil, fmt.Errorf("read config file: %w", err)
 	}
 	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: filepath.Base(o.Layout.ConfigFile), Content: string(data)}})
-	return b, writeJSON(o.manifestPath(), manifestOf(b))
+	return b, nil, writeJSON(o.manifestPath(), manifestOf(b))
 }
 
 func (a *Agent) bootstrap() *bundle.Bundle {
@@ -136,8 +143,8 @@ func (a *Agent) bootstrap() *bundle.Bundle {
 }
 
 // installSet makes b the set on disk (removing files of the current set it lacks)
-// and records it in the manifest.
-func (a *Agent) installSet(b *bundle.Bundle) error {
+// and records it, with the controller's aliases for it, in the manifest.
+func (a *Agent) installSet(b *bundle.Bundle, aliases map[string]string) error {
 	var prev []fileRef
 	if a.current != nil {
 		prev = manifestOf(a.current).Files
@@ -145,10 +152,12 @@ func (a *Agent) installSet(b *bundle.Bundle) error {
 	if err := install(a.opts.Layout, b.Files, prev); err != nil {
 		return err
 	}
-	if err := writeJSON(a.opts.manifestPath(), manifestOf(b)); err != nil {
+	m := manifestOf(b)
+	m.Aliases = aliases
+	if err := writeJSON(a.opts.manifestPath(), m); err != nil {
 		return err
 	}
-	a.current = b
+	a.current, a.aliases = b, aliases
 	a.st.setCurrent(b.Hash, len(b.Files))
 	return nil
 }
