@@ -156,14 +156,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		ready <- ln.Addr().String()
 	}
 	code := 0
-	select {
-	case <-ctx.Done():
-	case err := <-errc:
-		log.Error("api server stopped", "error", err)
-		code = 1
-	case <-a.Exited():
-		log.Error("haproxy master exited")
-		code = 1
+supervise:
+	for {
+		select {
+		case <-ctx.Done():
+			break supervise
+		case err := <-errc:
+			log.Error("api server stopped", "error", err)
+			code = 1
+			break supervise
+		case <-a.Exited():
+			// Killed or crashed: start it again on the last known good set (the pod
+			// is unready meanwhile: /healthz answers 503).
+			if err := a.Restart(ctx); err != nil {
+				log.Error("haproxy master exited and could not be restarted", "error", err)
+				code = 1
+				break supervise
+			}
+		}
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -159,6 +160,44 @@ func TestRunServesAndStops(t *testing.T) {
 		t.Fatalf("after apply: %d %q", code, body)
 	}
 	pid := readPID(t, filepath.Join(dir, "state", "haproxy.pid"))
+
+	// The master is killed: the agent starts HAProxy again on the last known good
+	// set, and says so in its state.
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	state := func() agentapi.State {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/v1/state", nil)
+		req.SetBasicAuth("u", "secret-password")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st agentapi.State
+		_ = json.NewDecoder(resp.Body).Decode(&st)
+		return st
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for state().HAProxyRestarts != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("haproxy not restarted: %s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if st := state(); st.Hash != b.Hash {
+		t.Fatalf("restarted on %s, want the last applied set %s", st.Hash, b.Hash)
+	}
+	if code, body := get(fmt.Sprintf("http://127.0.0.1:%d/", fePort)); code != 200 || body != "hello" {
+		t.Fatalf("after the restart: %d %q", code, body)
+	}
+	if newPID := readPID(t, filepath.Join(dir, "state", "haproxy.pid")); newPID == pid {
+		t.Fatalf("pid file still names the killed master %d", pid)
+	}
+	if code, _ := get("http://" + addr + "/healthz"); code != 200 {
+		t.Fatalf("agent healthz after the restart: %d", code)
+	}
+	pid = readPID(t, filepath.Join(dir, "state", "haproxy.pid"))
 
 	cancel() // as SIGTERM does
 	select {

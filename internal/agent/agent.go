@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
@@ -81,18 +82,26 @@ func (a *Agent) Start(ctx context.Context) error {
 		a.lkg, a.lkgAliases = cur, aliases
 	}
 	o.Logger.Info("starting haproxy", "hash", cur.Hash, "files", len(cur.Files))
-	err = a.startAndWait(ctx)
+	return a.startWithFallback(ctx)
+}
+
+// startWithFallback starts HAProxy on the current set; if it does not come up, on
+// the last known good set, then on the bootstrap config. Callers hold a.mu.
+func (a *Agent) startWithFallback(ctx context.Context) error {
+	err := a.startAndWait(ctx)
 	if err == nil {
 		return nil
 	}
-	// The set on disk does not come up: fall back to the last known good set, then
-	// to the bootstrap config.
 	for _, fb := range []*bundle.Bundle{a.lkg, a.bootstrap()} {
 		if fb.Hash == a.current.Hash {
 			continue
 		}
-		o.Logger.Warn("haproxy did not start; falling back", "error", err, "hash", fb.Hash)
-		if ierr := a.installSet(fb, nil); ierr != nil {
+		a.opts.Logger.Warn("haproxy did not start; falling back", "error", err, "hash", fb.Hash)
+		aliases := a.lkgAliases
+		if fb != a.lkg {
+			aliases = nil
+		}
+		if ierr := a.installSet(fb, aliases); ierr != nil {
 			return ierr
 		}
 		if err = a.startAndWait(ctx); err == nil {
@@ -101,6 +110,35 @@ func (a *Agent) Start(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// Restart starts HAProxy again after its master exited on its own (killed,
+// crashed): on the last known good set — the set that last ran verified — falling
+// back as Start does. /healthz answers 503 until it serves. An error means nothing
+// could be started.
+func (a *Agent) Restart(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.proc != nil && !a.proc.exited() {
+		return nil
+	}
+	if a.proc != nil {
+		// The dead master's workers finish their connections and leave the
+		// listeners and the admin socket to the new ones.
+		a.proc.signalGroup(syscall.SIGUSR1)
+	}
+	if a.lkg != nil && a.lkg.Hash != a.current.Hash {
+		if err := a.installSet(a.lkg, a.lkgAliases); err != nil {
+			return err
+		}
+	}
+	a.opts.Logger.Warn("haproxy master exited; restarting it", "hash", a.current.Hash)
+	if err := a.startWithFallback(ctx); err != nil {
+		return err
+	}
+	a.st.countRestart()
+	a.opts.Logger.Info("haproxy restarted", "hash", a.current.Hash)
+	return nil
 }
 
 // loadCurrent rebuilds the current set from disk using the manifest; without a
@@ -228,9 +266,8 @@ func (a *Agent) Close() error {
 	return a.proc.stop(a.opts.StopTimeout)
 }
 
-// Exited is closed when the HAProxy master started by Start exits on its own (it
-// is not restarted: the agent's command exits so that the pod restarts and comes
-// back serving the files on disk). Nil before Start.
+// Exited is closed when the HAProxy master started by Start (or Restart) exits on
+// its own; the agent's command then calls Restart. Nil before Start.
 func (a *Agent) Exited() <-chan struct{} {
 	p := a.running.Load()
 	if p == nil {

@@ -95,11 +95,14 @@ type State struct {
 	// started, failed ones included. FailedReloads counts the reloads this agent saw
 	// fail verification since it started (the master's own "[failed: N]" counter
 	// resets at the next successful reload).
-	Reloads       int           `json:"reloads"`
-	FailedReloads int           `json:"failedReloads"`
-	LastApply     *ApplyRecord  `json:"lastApply,omitempty"`
-	LastReload    *ReloadRecord `json:"lastReload,omitempty"`
-	Workers       []Worker      `json:"workers"`
+	Reloads       int `json:"reloads"`
+	FailedReloads int `json:"failedReloads"`
+	// HAProxyRestarts counts the times the agent started HAProxy again after its
+	// master exited on its own (Reloads starts from 0 then).
+	HAProxyRestarts int           `json:"haproxyRestarts,omitempty"`
+	LastApply       *ApplyRecord  `json:"lastApply,omitempty"`
+	LastReload      *ReloadRecord `json:"lastReload,omitempty"`
+	Workers         []Worker      `json:"workers"`
 	// TreeHash is the hash of the current set's files as they are on disk now;
 	// it differs from Hash when someone changed them (drift).
 	TreeHash  string `json:"treeHash"`

@@ -20,9 +20,9 @@ func TestWireFormat(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	files := []bundle.File{{Name: "haproxy.cfg", Kind: bundle.KindConfig, Content: "global\n"}}
 	messages := map[string]any{
-		"config-request": ConfigRequest{Hash: "h1", Files: files},
+		"config-request":         ConfigRequest{Hash: "h1", Files: files},
 		"config-request-timeout": ConfigRequest{Hash: "h1", Files: files, ReloadVerificationTimeoutMs: 5000},
-		"current-config": CurrentConfig{ConfigRequest: ConfigRequest{Hash: "h1", Files: files}, HAProxyVersion: "2.6.12"},
+		"current-config":         CurrentConfig{ConfigRequest: ConfigRequest{Hash: "h1", Files: files}, HAProxyVersion: "2.6.12"},
 		"current-config-aliases": CurrentConfig{ConfigRequest: ConfigRequest{Hash: "h1", Files: files}, HAProxyVersion: "2.6.12",
 			Aliases: map[string]string{"be_new": "pool_1"}},
 		"runtime-request": RuntimeRequest{BaseHash: "h0", Hash: "h1", Files: files, Operations: []runtime.Op{

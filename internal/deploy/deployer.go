@@ -61,7 +61,7 @@ type Options struct {
 	// ReloadVerificationTimeout is sent with every apply: a reload the agent
 	// cannot verify within it is rolled back (0: the agent's own default).
 	ReloadVerificationTimeout time.Duration
-	Log                *slog.Logger
+	Log                       *slog.Logger
 	// HTTP is the client agents are reached with (nil: a default client). Tests
 	// that run the controller outside the cluster's network pass one that dials
 	// from inside it.
