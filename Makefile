@@ -41,8 +41,8 @@ test: deps build cluster-binaries
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./internal/fieldpath/
 	@# Packages that share the local cluster run one at a time: one may restart the node.
 	$(GO) test -race -count=1 -p 1 -timeout 25m ./localcluster/... $$($(GO) list ./test/... | grep -v /test/resilience)
-	@# The fault suite's short form: one case (controller kills for 30 s); all of it: make test-resilience.
-	$(GO) test -race -count=1 -timeout 10m -run '^TestControllerKilled$$' -v ./test/resilience/
+	@# The fault suite's short form: one case (the HAProxy master killed); all of it: make test-resilience.
+	$(GO) test -race -count=1 -timeout 10m -run '^TestHAProxyMasterKilled$$' -v ./test/resilience/
 	$(BIN)/haptic validate -f examples/ingress/haptic-config.yaml
 
 ## lint: formatting and vet

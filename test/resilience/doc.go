@@ -5,7 +5,7 @@
 // new-connection load loops (sent from inside the namespace) and reports requests,
 // failures, convergence time and reloads in a table printed after the tests.
 //
-// `go test ./test/resilience` (part of `make test`) runs the reduced form: short
-// windows. `make test-resilience` sets HAPTIC_RESILIENCE=full: the issue's windows
-// (controller kills every 10 s for 2 minutes).
+// `go test ./test/resilience` runs the reduced form (controller kills for 30 s);
+// `make test` runs case 3 alone. `make test-resilience` sets HAPTIC_RESILIENCE=full:
+// the issue's windows (controller kills every 10 s for 2 minutes).
 package resilience
