@@ -143,7 +143,7 @@ type controller struct {
 }
 
 // lease is the timing the cases run the controllers with.
-var lease = struct{ duration, renew, retry time.Duration }{6 * time.Second, 4 * time.Second, time.Second}
+var lease = struct{ duration, renew, retry time.Duration }{6 * time.Second, 4 * time.Second, 500 * time.Millisecond}
 
 // startController starts a replica with identity id; it is killed (by PID) at
 // cleanup.
