@@ -7,7 +7,7 @@ LDFLAGS := -X github.com/haproxy-haptic/haptic/internal/version.Version=$(VERSIO
            -X github.com/haproxy-haptic/haptic/internal/version.Commit=$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all deps haproxy build test test-unit lint generate run bench-render clean bench-runtime bench-reloadfree bench-e2e bench-webhook
+.PHONY: all deps haproxy build test test-resilience test-unit lint generate run bench-render clean bench-runtime bench-reloadfree bench-e2e bench-webhook
 
 all: build
 
@@ -42,7 +42,9 @@ test: deps build cluster-binaries
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./internal/haproxy/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./internal/fieldpath/
 	@# Packages that share the local cluster run one at a time: one may restart the node.
-	$(GO) test -race -count=1 -p 1 -timeout 25m ./localcluster/... ./test/...
+	$(GO) test -race -count=1 -p 1 -timeout 25m ./localcluster/... $$($(GO) list ./test/... | grep -v /test/resilience)
+	@# The fault suite's short form: one case (the HAProxy master killed); all of it: make test-resilience.
+	$(GO) test -race -count=1 -timeout 10m -run '^TestHAProxyMasterKilled$$' -v ./test/resilience/
 	$(BIN)/haptic validate -f examples/ingress/haptic-config.yaml
 
 ## lint: formatting and vet
@@ -89,6 +91,11 @@ clean:
 ## bench-runtime: runtime operations per second on real HAProxy (map entries, servers)
 bench-runtime: deps
 	$(GO) test -run '^$$' -bench Runtime -benchtime 2s -timeout 10m ./internal/haproxy/runtime/
+
+## test-resilience: the fault suite (#15) with the issue's windows; prints a table
+## (case, requests, failed, convergence, reloads). `make test` runs its short form.
+test-resilience: deps build cluster-binaries
+	HAPTIC_RESILIENCE=full $(GO) test -count=1 -p 1 -timeout 20m -v ./test/resilience/
 
 ## bench-reloadfree: new route → first 200 on 1,000- and 5,000-route configs (default libraries), with reload count
 bench-reloadfree: build cluster-binaries

@@ -9,7 +9,8 @@
 //	--config-file [/etc/haproxy/haproxy.cfg], --maps-dir [/etc/haproxy/maps],
 //	--ssl-dir [/etc/haproxy/ssl], --general-dir [/etc/haproxy/general]
 //	--state-dir [/var/lib/haptic-agent]   manifest, last known good set, agent.cfg, sockets
-//	--reload-verification-timeout [60s]   above 60s: exit 2 at startup
+//	--reload-verification-timeout [60s]   default $HAPTIC_AGENT_RELOAD_VERIFICATION_TIMEOUT;
+//	                                      above 60s: exit 2 at startup
 //	--credentials-file                    one line "username:password"; else the
 //	                                      HAPTIC_AGENT_USERNAME / HAPTIC_AGENT_PASSWORD env;
 //	                                      without credentials: exit 2
@@ -36,6 +37,9 @@
 //	                  keys — authenticated like every /v1 route; haptic plan --from-agent)
 //	GET  /healthz     200 while the HAProxy master runs (no auth)
 //
-// Exit codes: 0 after SIGTERM/SIGINT (HAProxy stopped), 1 when HAProxy cannot start or
-// its master exits on its own, 2 for usage errors.
+// When the HAProxy master exits on its own (killed, crashed) the agent starts it again
+// on the last known good set (State.haproxyRestarts counts it).
+//
+// Exit codes: 0 after SIGTERM/SIGINT (HAProxy stopped), 1 when HAProxy cannot start
+// (or be restarted), 2 for usage errors.
 package main

@@ -48,7 +48,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*config
 	fs.StringVar(&o.Layout.GeneralStorageDir, "general-dir", d.GeneralStorageDir, "directory of general files")
 	fs.StringVar(&o.StateDir, "state-dir", "/var/lib/haptic-agent", "agent state: manifest, last known good set, sockets")
 	fs.DurationVar(&o.ReloadVerificationTimeout, "reload-verification-timeout", agent.MaxReloadVerificationTimeout,
-		"how long a reload may take to be confirmed before the last known good set is restored (at most 60s)")
+		"how long a reload may take to be confirmed before the last known good set is restored (at most 60s; default "+
+			"$"+envReloadVerificationTimeout+", else 60s); a controller's request may ask for another bound")
 	credFile := fs.String("credentials-file", "", "file holding 'username:password' (else HAPTIC_AGENT_USERNAME / HAPTIC_AGENT_PASSWORD)")
 	bootstrap := fs.String("bootstrap-config", "", "configuration HAProxy starts with before the first apply (default: built-in)")
 	fs.StringVar(&o.StatusAddress, "status-address", "", "address of the built-in bootstrap config's status frontend (default: all)")
@@ -58,6 +59,9 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*config
 		"how often map files and server lines on disk are compared with the worker (and corrected); 0 disables")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := envDuration(fs, "reload-verification-timeout", envReloadVerificationTimeout, getenv); err != nil {
 		return nil, err
 	}
 	if c.verifyInterval < 0 {
@@ -87,6 +91,29 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*config
 		return nil, err
 	}
 	return c, nil
+}
+
+// envReloadVerificationTimeout is the environment's default for
+// --reload-verification-timeout (the chart sets it from the template config's
+// spec.dataplane.reloadVerificationTimeout).
+const envReloadVerificationTimeout = "HAPTIC_AGENT_RELOAD_VERIFICATION_TIMEOUT"
+
+// envDuration sets flag name from the environment variable env unless the command
+// line set it.
+func envDuration(fs *flag.FlagSet, name, env string, getenv func(string) string) error {
+	v := getenv(env)
+	if v == "" {
+		return nil
+	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	if set {
+		return nil
+	}
+	if err := fs.Set(name, v); err != nil {
+		return fmt.Errorf("%s: %w", env, err)
+	}
+	return nil
 }
 
 // run starts the agent and serves until ctx ends. ready, if set, receives the API
@@ -129,14 +156,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		ready <- ln.Addr().String()
 	}
 	code := 0
-	select {
-	case <-ctx.Done():
-	case err := <-errc:
-		log.Error("api server stopped", "error", err)
-		code = 1
-	case <-a.Exited():
-		log.Error("haproxy master exited")
-		code = 1
+supervise:
+	for {
+		select {
+		case <-ctx.Done():
+			break supervise
+		case err := <-errc:
+			log.Error("api server stopped", "error", err)
+			code = 1
+			break supervise
+		case <-a.Exited():
+			// Killed or crashed: start it again on the last known good set (the pod
+			// is unready meanwhile: /healthz answers 503).
+			if err := a.Restart(ctx); err != nil {
+				log.Error("haproxy master exited and could not be restarted", "error", err)
+				code = 1
+				break supervise
+			}
+		}
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

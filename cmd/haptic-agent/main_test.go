@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -160,6 +161,44 @@ func TestRunServesAndStops(t *testing.T) {
 	}
 	pid := readPID(t, filepath.Join(dir, "state", "haproxy.pid"))
 
+	// The master is killed: the agent starts HAProxy again on the last known good
+	// set, and says so in its state.
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	state := func() agentapi.State {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/v1/state", nil)
+		req.SetBasicAuth("u", "secret-password")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st agentapi.State
+		_ = json.NewDecoder(resp.Body).Decode(&st)
+		return st
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for state().HAProxyRestarts != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("haproxy not restarted: %s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if st := state(); st.Hash != b.Hash {
+		t.Fatalf("restarted on %s, want the last applied set %s", st.Hash, b.Hash)
+	}
+	if code, body := get(fmt.Sprintf("http://127.0.0.1:%d/", fePort)); code != 200 || body != "hello" {
+		t.Fatalf("after the restart: %d %q", code, body)
+	}
+	if newPID := readPID(t, filepath.Join(dir, "state", "haproxy.pid")); newPID == pid {
+		t.Fatalf("pid file still names the killed master %d", pid)
+	}
+	if code, _ := get("http://" + addr + "/healthz"); code != 200 {
+		t.Fatalf("agent healthz after the restart: %d", code)
+	}
+	pid = readPID(t, filepath.Join(dir, "state", "haproxy.pid"))
+
 	cancel() // as SIGTERM does
 	select {
 	case code := <-codec:
@@ -189,4 +228,34 @@ func readPID(t *testing.T, p string) int {
 		t.Fatal(err)
 	}
 	return pid
+}
+
+// The chart sets the reload verification timeout through the environment; the
+// command line wins over it, and an invalid or too large value is a usage error.
+func TestReloadVerificationTimeoutFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	with := func(v string) map[string]string {
+		m := map[string]string{envReloadVerificationTimeout: v}
+		for k, x := range creds {
+			m[k] = x
+		}
+		return m
+	}
+	c, err := parse(dirArgs(dir), env(with("7s")), io.Discard)
+	if err != nil || c.opts.ReloadVerificationTimeout != 7*time.Second {
+		t.Fatalf("env 7s: got %v, %v", c, err)
+	}
+	c, err = parse(append(dirArgs(dir), "--reload-verification-timeout=3s"), env(with("7s")), io.Discard)
+	if err != nil || c.opts.ReloadVerificationTimeout != 3*time.Second {
+		t.Fatalf("flag 3s over env 7s: got %v, %v", c, err)
+	}
+	c, err = parse(dirArgs(dir), env(creds), io.Discard)
+	if err != nil || c.opts.ReloadVerificationTimeout != 60*time.Second {
+		t.Fatalf("no env: got %v, %v", c, err)
+	}
+	for _, bad := range []string{"soon", "2m"} {
+		if _, err := parse(dirArgs(dir), env(with(bad)), io.Discard); err == nil {
+			t.Errorf("env %q accepted", bad)
+		}
+	}
 }

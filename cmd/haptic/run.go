@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -25,6 +26,8 @@ type runFlags struct {
 	debugPort                                                                int
 	verbose, leaderElect                                                     bool
 	leaderLease, webhookAddr, webhookCertDir                                 string
+	// Lease timings (0: the controller's defaults, 15s / 10s / 2s).
+	leaseDuration, renewDeadline, retryPeriod time.Duration
 }
 
 func envOr(key, def string) string {
@@ -69,6 +72,9 @@ configuration and delivers it to the HAProxy pods' agents.`,
 	fl.StringVar(&f.schemaDir, "schema-dir", schemaDirDefault(), "extra OpenAPI v3 schemas or CRDs for typed access ($HAPTIC_SCHEMA_DIR)")
 	fl.BoolVar(&f.leaderElect, "leader-elect", true, "with several replicas, only the one holding the Lease deploys and writes status")
 	fl.StringVar(&f.leaderLease, "leader-election-lease", "", "Lease name in --namespace (default <config-name>-leader)")
+	fl.DurationVar(&f.leaseDuration, "leader-lease-duration", 15*time.Second, "how long a Lease holds without renewal: a killed leader is replaced after at most this (a stopped one releases it at once)")
+	fl.DurationVar(&f.renewDeadline, "leader-renew-deadline", 10*time.Second, "how long the leader retries renewing before it gives leadership up (less than the lease duration)")
+	fl.DurationVar(&f.retryPeriod, "leader-retry-period", 2*time.Second, "interval of acquire and renew attempts")
 	fl.StringVar(&f.webhookAddr, "webhook-addr", envOr("WEBHOOK_ADDR", ""), "admission webhook HTTPS listen address, e.g. :9443 (empty disables)")
 	fl.StringVar(&f.webhookCertDir, "webhook-cert-dir", envOr("WEBHOOK_CERT_DIR", "/etc/haptic/webhook"), "directory with the webhook's tls.crt and tls.key (reloaded when they change)")
 	fl.BoolVar(&f.verbose, "verbose", os.Getenv("LOG_LEVEL") == "debug", "debug logging")
@@ -118,7 +124,12 @@ func runController(f runFlags, stderr io.Writer) error {
 		opts.WebhookListener, opts.WebhookCertDir = ln, f.webhookCertDir
 	}
 	if f.leaderElect {
-		opts.LeaderElection = &controller.LeaderElection{Lease: f.leaderLease, Identity: os.Getenv("POD_NAME")}
+		if f.renewDeadline >= f.leaseDuration || f.retryPeriod >= f.renewDeadline || f.retryPeriod <= 0 {
+			return usageError(fmt.Errorf("leader election: want 0 < retry period (%s) < renew deadline (%s) < lease duration (%s)",
+				f.retryPeriod, f.renewDeadline, f.leaseDuration))
+		}
+		opts.LeaderElection = &controller.LeaderElection{Lease: f.leaderLease, Identity: os.Getenv("POD_NAME"),
+			LeaseDuration: f.leaseDuration, RenewDeadline: f.renewDeadline, RetryPeriod: f.retryPeriod}
 	}
 	return controller.Run(ctx, opts)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
@@ -31,6 +32,9 @@ type Agent struct {
 	// current is the set on disk and running (full content), lkg the last set that
 	// was verified running; normally equal.
 	current, lkg *bundle.Bundle
+	// aliases and lkgAliases are the controller's aliases of current and lkg
+	// (RuntimeRequest.Aliases), returned by Current for a controller's plan.
+	aliases, lkgAliases map[string]string
 
 	st statusRecorder
 }
@@ -65,31 +69,39 @@ func (a *Agent) Start(ctx context.Context) error {
 	if err := a.detectVersion(ctx); err != nil {
 		return err
 	}
-	cur, err := a.loadCurrent()
+	cur, aliases, err := a.loadCurrent()
 	if err != nil {
 		return err
 	}
-	a.current = cur
+	a.current, a.aliases = cur, aliases
 	a.st.setCurrent(cur.Hash, len(cur.Files))
 	var lkg bundle.Bundle
 	if err := readJSON(o.lkgPath(), &lkg); err == nil && lkg.Hash == bundle.New(lkg.Files).Hash {
 		a.lkg = &lkg
 	} else {
-		a.lkg = cur
+		a.lkg, a.lkgAliases = cur, aliases
 	}
 	o.Logger.Info("starting haproxy", "hash", cur.Hash, "files", len(cur.Files))
-	err = a.startAndWait(ctx)
+	return a.startWithFallback(ctx)
+}
+
+// startWithFallback starts HAProxy on the current set; if it does not come up, on
+// the last known good set, then on the bootstrap config. Callers hold a.mu.
+func (a *Agent) startWithFallback(ctx context.Context) error {
+	err := a.startAndWait(ctx)
 	if err == nil {
 		return nil
 	}
-	// The set on disk does not come up: fall back to the last known good set, then
-	// to the bootstrap config.
 	for _, fb := range []*bundle.Bundle{a.lkg, a.bootstrap()} {
 		if fb.Hash == a.current.Hash {
 			continue
 		}
-		o.Logger.Warn("haproxy did not start; falling back", "error", err, "hash", fb.Hash)
-		if ierr := a.installSet(fb); ierr != nil {
+		a.opts.Logger.Warn("haproxy did not start; falling back", "error", err, "hash", fb.Hash)
+		aliases := a.lkgAliases
+		if fb != a.lkg {
+			aliases = nil
+		}
+		if ierr := a.installSet(fb, aliases); ierr != nil {
 			return ierr
 		}
 		if err = a.startAndWait(ctx); err == nil {
@@ -100,17 +112,50 @@ func (a *Agent) Start(ctx context.Context) error {
 	return err
 }
 
+// Restart starts HAProxy again after its master exited on its own (killed,
+// crashed): on the last known good set — the set that last ran verified — falling
+// back as Start does. /healthz answers 503 until it serves. An error means nothing
+// could be started.
+func (a *Agent) Restart(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.proc != nil && !a.proc.exited() {
+		return nil
+	}
+	if a.proc != nil {
+		// The dead master's workers finish their connections and leave the
+		// listeners and the admin socket to the new ones.
+		a.proc.signalGroup(syscall.SIGUSR1)
+	}
+	if a.lkg != nil && a.lkg.Hash != a.current.Hash {
+		if err := a.installSet(a.lkg, a.lkgAliases); err != nil {
+			return err
+		}
+	}
+	a.opts.Logger.Warn("haproxy master exited; restarting it", "hash", a.current.Hash)
+	if err := a.startWithFallback(ctx); err != nil {
+		return err
+	}
+	a.st.countRestart()
+	a.opts.Logger.Info("haproxy restarted", "hash", a.current.Hash)
+	return nil
+}
+
 // loadCurrent rebuilds the current set from disk using the manifest; without a
 // manifest an existing config file is the whole set; without a config file the
 // bootstrap config is written.
-func (a *Agent) loadCurrent() (*bundle.Bundle, error) {
+func (a *Agent) loadCurrent() (*bundle.Bundle, map[string]string, error) {
 	o := &a.opts
 	var m manifest
 	err := readJSON(o.manifestPath(), &m)
 	if err == nil {
 		b, terr := readTree(o.Layout, m)
+		if terr == nil && b.Hash == m.Hash {
+			return b, m.Aliases, nil
+		}
 		if terr == nil {
-			return b, nil
+			// Changed on disk since: the aliases no longer describe it.
+			return b, nil, nil
 		}
 		o.Logger.Warn("file set on disk is incomplete; using the config file alone", "error", terr)
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -119,12 +164,12 @@ func (a *Agent) loadCurrent() (*bundle.Bundle, error) {
 	data, err := os.ReadFile(o.Layout.ConfigFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		b := a.bootstrap()
-		return b, a.installSet(b)
+		return b, nil, a.installSet(b, nil)
 	} else if err != nil {
-		return nil, fmt.Errorf("read config file: %w", err)
+		return nil, nil, fmt.Errorf("read config file: %w", err)
 	}
 	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: filepath.Base(o.Layout.ConfigFile), Content: string(data)}})
-	return b, writeJSON(o.manifestPath(), manifestOf(b))
+	return b, nil, writeJSON(o.manifestPath(), manifestOf(b))
 }
 
 func (a *Agent) bootstrap() *bundle.Bundle {
@@ -136,8 +181,8 @@ func (a *Agent) bootstrap() *bundle.Bundle {
 }
 
 // installSet makes b the set on disk (removing files of the current set it lacks)
-// and records it in the manifest.
-func (a *Agent) installSet(b *bundle.Bundle) error {
+// and records it, with the controller's aliases for it, in the manifest.
+func (a *Agent) installSet(b *bundle.Bundle, aliases map[string]string) error {
 	var prev []fileRef
 	if a.current != nil {
 		prev = manifestOf(a.current).Files
@@ -145,10 +190,12 @@ func (a *Agent) installSet(b *bundle.Bundle) error {
 	if err := install(a.opts.Layout, b.Files, prev); err != nil {
 		return err
 	}
-	if err := writeJSON(a.opts.manifestPath(), manifestOf(b)); err != nil {
+	m := manifestOf(b)
+	m.Aliases = aliases
+	if err := writeJSON(a.opts.manifestPath(), m); err != nil {
 		return err
 	}
-	a.current = b
+	a.current, a.aliases = b, aliases
 	a.st.setCurrent(b.Hash, len(b.Files))
 	return nil
 }
@@ -219,9 +266,8 @@ func (a *Agent) Close() error {
 	return a.proc.stop(a.opts.StopTimeout)
 }
 
-// Exited is closed when the HAProxy master started by Start exits on its own (it
-// is not restarted: the agent's command exits so that the pod restarts and comes
-// back serving the files on disk). Nil before Start.
+// Exited is closed when the HAProxy master started by Start (or Restart) exits on
+// its own; the agent's command then calls Restart. Nil before Start.
 func (a *Agent) Exited() <-chan struct{} {
 	p := a.running.Load()
 	if p == nil {

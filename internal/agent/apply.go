@@ -34,6 +34,11 @@ func (a *Agent) ApplyConfig(ctx context.Context, req agentapi.ConfigRequest) (ag
 		res.Result, res.Error = agentapi.ResultError, err.Error()
 		return done(http.StatusBadRequest)
 	}
+	timeout, err := requestTimeout(req.ReloadVerificationTimeoutMs)
+	if err != nil {
+		res.Result, res.Error = agentapi.ResultError, err.Error()
+		return done(http.StatusBadRequest)
+	}
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -57,24 +62,26 @@ func (a *Agent) ApplyConfig(ctx context.Context, req agentapi.ConfigRequest) (ag
 		res.Result = agentapi.ResultError
 		return done(http.StatusInternalServerError)
 	}
-	status := a.switchTo(ctx, b, &res)
+	status := a.switchTo(ctx, b, nil, timeout, &res)
 	a.opts.Logger.Info("apply", "hash", b.Hash, "result", res.Result, "reloadID", res.ReloadID,
 		"ms", time.Since(start).Milliseconds(), "error", res.Error)
 	a.st.recordApply(agentapi.ApplyRecord{At: start.UTC(), Hash: b.Hash, Result: res.Result, Error: res.Error, Mode: "reload"})
 	return done(status)
 }
 
-// switchTo installs b, reloads and verifies; on failure it restores the last known
-// good set. Callers hold a.mu and have validated b.
-func (a *Agent) switchTo(ctx context.Context, b *bundle.Bundle, res *agentapi.Result) int {
-	err := a.installSet(b)
+// switchTo installs b (made with the controller's aliases), reloads and verifies
+// within timeout (0: the agent's default); on failure it restores the last known
+// good set, verified within the agent's own timeout. Callers hold a.mu and have
+// validated b.
+func (a *Agent) switchTo(ctx context.Context, b *bundle.Bundle, aliases map[string]string, timeout time.Duration, res *agentapi.Result) int {
+	err := a.installSet(b, aliases)
 	if err == nil {
 		var id int
-		id, err = a.reload(ctx)
+		id, err = a.reload(ctx, timeout)
 		res.Reloaded, res.ReloadID = true, id
 		if err == nil {
 			res.Result = agentapi.ResultApplied
-			if err := a.setLKG(b); err != nil {
+			if err := a.setLKG(b, aliases); err != nil {
 				res.Error = err.Error()
 			}
 			return http.StatusOK
@@ -93,16 +100,17 @@ func (a *Agent) switchTo(ctx context.Context, b *bundle.Bundle, res *agentapi.Re
 
 // restoreLKG puts the last known good set back on disk and reloads it.
 func (a *Agent) restoreLKG(ctx context.Context) error {
-	if err := a.installSet(a.lkg); err != nil {
+	if err := a.installSet(a.lkg, a.lkgAliases); err != nil {
 		return err
 	}
-	// The verification window starts again for the restore.
-	_, err := a.reload(context.WithoutCancel(ctx))
+	// The verification window starts again for the restore, with the agent's own
+	// timeout (a request's short one must not fail the restore too).
+	_, err := a.reload(context.WithoutCancel(ctx), 0)
 	return err
 }
 
-func (a *Agent) setLKG(b *bundle.Bundle) error {
-	a.lkg = b
+func (a *Agent) setLKG(b *bundle.Bundle, aliases map[string]string) error {
+	a.lkg, a.lkgAliases = b, aliases
 	if err := writeJSON(a.opts.lkgPath(), b); err != nil {
 		return fmt.Errorf("save last known good: %w", err)
 	}

@@ -11,7 +11,7 @@ import (
 // so that it never returns a half-switched set.
 func (a *Agent) Current() agentapi.CurrentConfig {
 	a.mu.Lock()
-	b := a.current
+	b, aliases := a.current, a.aliases
 	a.mu.Unlock()
 	if b == nil { // not started
 		return agentapi.CurrentConfig{ConfigRequest: agentapi.ConfigRequest{Files: []bundle.File{}}}
@@ -21,6 +21,7 @@ func (a *Agent) Current() agentapi.CurrentConfig {
 	return agentapi.CurrentConfig{
 		ConfigRequest:  agentapi.ConfigRequest{Hash: b.Hash, Files: files},
 		HAProxyVersion: a.st.version().Raw,
+		Aliases:        aliases,
 	}
 }
 

@@ -21,6 +21,8 @@ import (
 type manifest struct {
 	Hash  string    `json:"hash"`
 	Files []fileRef `json:"files"`
+	// Aliases are the controller's (RuntimeRequest.Aliases) for this set.
+	Aliases map[string]string `json:"aliases,omitempty"`
 }
 
 type fileRef struct {

@@ -131,7 +131,7 @@ func TestMapSafety(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.mu.Lock()
-	_, err := a.reload(context.Background())
+	_, err := a.reload(context.Background(), 0)
 	a.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)

@@ -8,12 +8,13 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
 // MaxReloadVerificationTimeout is the agent's ceiling for reload verification; a
 // larger value is a startup error.
-const MaxReloadVerificationTimeout = 60 * time.Second
+const MaxReloadVerificationTimeout = agentapi.MaxReloadVerificationTimeout
 
 // ErrUsage marks option errors (the command exits with code 2 on them).
 var ErrUsage = errors.New("invalid agent options")

@@ -9,32 +9,49 @@ import (
 )
 
 // reload asks the master to reload (through the master CLI) and verifies it within
-// the reload verification timeout: the master's reload counter moved, its failed
-// counter did not, a new current worker exists and it answers `show info` on the
-// admin socket. It returns the master's reload counter (the reload ID). Callers
-// hold a.mu.
-func (a *Agent) reload(ctx context.Context) (int, error) {
+// timeout (0: the agent's ReloadVerificationTimeout): the master's reload counter
+// moved, its failed counter did not, a new current worker exists and it answers
+// `show info` on the admin socket. It returns the master's reload counter (the
+// reload ID). Callers hold a.mu.
+func (a *Agent) reload(ctx context.Context, timeout time.Duration) (int, error) {
+	if timeout <= 0 {
+		timeout = a.opts.ReloadVerificationTimeout
+	}
 	start := time.Now()
-	id, err := a.reloadAndVerify(ctx)
+	id, err := a.reloadAndVerify(ctx, timeout)
 	a.st.recordReload(start, err)
 	return id, err
 }
 
-func (a *Agent) reloadAndVerify(ctx context.Context) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, a.opts.ReloadVerificationTimeout)
+// requestTimeout turns a request's reloadVerificationTimeoutMs into a duration
+// (0: the agent's default); above the ceiling or negative is an error.
+func requestTimeout(ms int64) (time.Duration, error) {
+	d := time.Duration(ms) * time.Millisecond
+	if ms < 0 || d > MaxReloadVerificationTimeout {
+		return 0, fmt.Errorf("reloadVerificationTimeoutMs %d is outside 0..%d", ms, MaxReloadVerificationTimeout.Milliseconds())
+	}
+	return d, nil
+}
+
+func (a *Agent) reloadAndVerify(ctx context.Context, timeout time.Duration) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if a.proc == nil || a.proc.exited() {
 		return 0, fmt.Errorf("reload: haproxy is not running")
 	}
 	before, err := a.pollProc(ctx)
-	if err != nil {
+	if err != nil && ctx.Err() != nil {
+		return 0, fmt.Errorf("reload not verified within %s: read process list before: %w", timeout, err)
+	} else if err != nil {
 		return 0, fmt.Errorf("reload: read process list before: %w", err)
 	}
 	oldWorker, _ := before.Current()
 	// The master refuses connections while it re-parses; retry the connect.
 	cli := *a.master
 	cli.RetryFor = time.Until(deadline(ctx))
-	if _, err := cli.Do(ctx, "reload"); err != nil {
+	if _, err := cli.Do(ctx, "reload"); err != nil && ctx.Err() != nil {
+		return 0, fmt.Errorf("reload not verified within %s: %w", timeout, err)
+	} else if err != nil {
 		return 0, fmt.Errorf("reload: %w", err)
 	}
 	for {
@@ -57,7 +74,7 @@ func (a *Agent) reloadAndVerify(ctx context.Context) (int, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return 0, fmt.Errorf("reload not verified within %s: no new worker serving", a.opts.ReloadVerificationTimeout)
+			return 0, fmt.Errorf("reload not verified within %s: no new worker serving", timeout)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

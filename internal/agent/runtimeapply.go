@@ -39,6 +39,10 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 	if err := checkMaps(req.Files); err != nil {
 		return fail(http.StatusBadRequest, "%v", err)
 	}
+	timeout, err := requestTimeout(req.ReloadVerificationTimeoutMs)
+	if err != nil {
+		return fail(http.StatusBadRequest, "%v", err)
+	}
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -81,7 +85,7 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 		if err := install(a.opts.Layout, req.Files, nil); err != nil {
 			// The worker runs the new state but the files did not land: reload
 			// what is on disk so that both agree again.
-			status := a.switchTo(ctx, a.current, &res)
+			status := a.switchTo(ctx, a.current, a.aliases, timeout, &res)
 			res.Result, res.Error = agentapi.ResultError, fmt.Sprintf("write files: %v (the previous set was reloaded: %s)", err, res.Result)
 			record("runtime")
 			if status == http.StatusOK {
@@ -89,13 +93,15 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 			}
 			return done(status)
 		}
-		a.current = next
+		a.current, a.aliases = next, req.Aliases
 		a.st.setCurrent(next.Hash, len(next.Files))
 		res.Result = agentapi.ResultApplied
-		if err := writeJSON(a.opts.manifestPath(), manifestOf(next)); err != nil {
+		m := manifestOf(next)
+		m.Aliases = req.Aliases
+		if err := writeJSON(a.opts.manifestPath(), m); err != nil {
 			res.Error = err.Error()
 		}
-		if err := a.setLKG(next); err != nil {
+		if err := a.setLKG(next, req.Aliases); err != nil {
 			res.Error = err.Error()
 		}
 		record("runtime")
@@ -113,13 +119,13 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 			res.Alerts = herr.Alerts
 		}
 		// Reload the unchanged set so the worker forgets the partial operations.
-		if _, rerr := a.reload(ctx); rerr != nil {
+		if _, rerr := a.reload(ctx, timeout); rerr != nil {
 			res.Error += fmt.Sprintf("; reload of the current set: %v", rerr)
 		}
 		record("runtime")
 		return done(http.StatusUnprocessableEntity)
 	}
-	status := a.switchTo(ctx, next, &res)
+	status := a.switchTo(ctx, next, req.Aliases, timeout, &res)
 	if res.Result == agentapi.ResultApplied {
 		res.Result = agentapi.ResultRuntimeFallback
 		res.Error = opErr.Error()

@@ -18,11 +18,18 @@ type statusRecorder struct {
 	lastApply  *agentapi.ApplyRecord
 	lastReload *agentapi.ReloadRecord
 	failed     int
+	restarts   int
 	hash       string
 	files      int
 	serverDiv  int
 	mapDiv     int
 	lastVerify *agentapi.VerifyRecord
+}
+
+func (s *statusRecorder) countRestart() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.restarts++
 }
 
 func (s *statusRecorder) addDivergence(servers, maps int) {
@@ -97,7 +104,7 @@ func (a *Agent) State(ctx context.Context) agentapi.State {
 	st := agentapi.State{
 		Hash: s.hash, Files: s.files,
 		HAProxyVersion: s.ver.Raw, Capabilities: runtime.CapabilitiesOf(s.ver),
-		Reloads: s.procs.Master.Reloads, FailedReloads: s.failed,
+		Reloads: s.procs.Master.Reloads, FailedReloads: s.failed, HAProxyRestarts: s.restarts,
 		LastApply: s.lastApply, LastReload: s.lastReload,
 		Workers:          []agentapi.Worker{},
 		ServerDivergence: s.serverDiv, MapDivergence: s.mapDiv, LastVerify: s.lastVerify,

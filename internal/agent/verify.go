@@ -52,7 +52,7 @@ func (a *Agent) verify(ctx context.Context, rec *agentapi.VerifyRecord) error {
 	switch {
 	case !mapsCorrected || rec.ServerDivergence > 0:
 		rec.Corrected = "reload"
-		if _, err := a.reload(ctx); err != nil {
+		if _, err := a.reload(ctx, 0); err != nil {
 			return fmt.Errorf("verify: reload after a divergence failed: %w", err)
 		}
 	case rec.MapDivergence > 0:

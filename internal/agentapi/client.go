@@ -29,7 +29,12 @@ func (e *StatusError) Error() string { return fmt.Sprintf("agent answered %d: %s
 
 // Apply pushes a complete file set.
 func (c *Client) Apply(ctx context.Context, b *bundle.Bundle) (Result, error) {
-	body, err := json.Marshal(ConfigRequest{Hash: b.Hash, Files: b.Files})
+	return c.ApplyRequest(ctx, ConfigRequest{Hash: b.Hash, Files: b.Files})
+}
+
+// ApplyRequest pushes a complete file set with the request's options.
+func (c *Client) ApplyRequest(ctx context.Context, req ConfigRequest) (Result, error) {
+	body, err := json.Marshal(req)
 	if err != nil {
 		return Result{}, err
 	}
@@ -69,15 +74,31 @@ func (c *Client) VerifyState(ctx context.Context) (State, error) {
 // Config reads the file set the agent runs and its HAProxy version. The answer
 // holds certificate private keys: callers must not print or log the contents.
 func (c *Client) Config(ctx context.Context) (*bundle.Bundle, string, error) {
+	r, err := c.Running(ctx)
+	return r.Bundle, r.HAProxyVersion, err
+}
+
+// Running is what an agent runs, as GET /v1/config says it.
+type Running struct {
+	Bundle         *bundle.Bundle
+	HAProxyVersion string
+	// Aliases: see RuntimeRequest.Aliases.
+	Aliases map[string]string
+}
+
+// Running reads the file set the agent runs, its HAProxy version and the aliases
+// the set was made with. The bundle holds certificate private keys: callers must
+// not print or log the contents.
+func (c *Client) Running(ctx context.Context) (Running, error) {
 	var cur CurrentConfig
 	if err := c.do(ctx, http.MethodGet, PathConfig, nil, &cur, MaxBodyBytes); err != nil {
-		return nil, "", err
+		return Running{}, err
 	}
 	b := bundle.New(cur.Files)
 	if b.Hash != cur.Hash {
-		return nil, "", fmt.Errorf("GET %s: hash %s does not match the files (%s)", PathConfig, cur.Hash, b.Hash)
+		return Running{}, fmt.Errorf("GET %s: hash %s does not match the files (%s)", PathConfig, cur.Hash, b.Hash)
 	}
-	return b, cur.HAProxyVersion, nil
+	return Running{Bundle: b, HAProxyVersion: cur.HAProxyVersion, Aliases: cur.Aliases}, nil
 }
 
 // do sends one request and decodes an answer of at most limit bytes into out.

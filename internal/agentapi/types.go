@@ -11,7 +11,15 @@ import (
 type ConfigRequest struct {
 	Hash  string        `json:"hash"`
 	Files []bundle.File `json:"files"`
+	// ReloadVerificationTimeoutMs, when set, bounds how long the reload may take
+	// to be verified before the agent restores the last known good set (at most
+	// MaxReloadVerificationTimeout; unset: the agent's own default).
+	ReloadVerificationTimeoutMs int64 `json:"reloadVerificationTimeoutMs,omitempty"`
 }
+
+// MaxReloadVerificationTimeout is the ceiling of a reload verification, on both
+// sides of the protocol: a request asking for more is refused (400).
+const MaxReloadVerificationTimeout = 60 * time.Second
 
 // Result is the answer to an apply (PUT /v1/config or POST /v1/runtime).
 type Result struct {
@@ -54,6 +62,13 @@ type RuntimeRequest struct {
 	Files []bundle.File `json:"files"`
 	// Hash is the hash of the whole resulting set.
 	Hash string `json:"hash"`
+	// Aliases is what the controller's plan says runs under other names on the
+	// resulting set (desired backend → running backend, see plan.Running). The
+	// agent keeps it with the set and returns it in CurrentConfig, so that a
+	// controller that did not make the set (a new leader) can plan from it.
+	Aliases map[string]string `json:"aliases,omitempty"`
+	// ReloadVerificationTimeoutMs bounds a fallback reload (see ConfigRequest).
+	ReloadVerificationTimeoutMs int64 `json:"reloadVerificationTimeoutMs,omitempty"`
 }
 
 // CurrentConfig is the answer of GET /v1/config: the file set the agent runs, in
@@ -64,6 +79,9 @@ type RuntimeRequest struct {
 type CurrentConfig struct {
 	ConfigRequest
 	HAProxyVersion string `json:"haproxyVersion"`
+	// Aliases are the ones of the runtime request that made the set (none after
+	// a whole-set apply).
+	Aliases map[string]string `json:"aliases,omitempty"`
 }
 
 // State is the answer of GET /v1/state.
@@ -77,11 +95,14 @@ type State struct {
 	// started, failed ones included. FailedReloads counts the reloads this agent saw
 	// fail verification since it started (the master's own "[failed: N]" counter
 	// resets at the next successful reload).
-	Reloads       int           `json:"reloads"`
-	FailedReloads int           `json:"failedReloads"`
-	LastApply     *ApplyRecord  `json:"lastApply,omitempty"`
-	LastReload    *ReloadRecord `json:"lastReload,omitempty"`
-	Workers       []Worker      `json:"workers"`
+	Reloads       int `json:"reloads"`
+	FailedReloads int `json:"failedReloads"`
+	// HAProxyRestarts counts the times the agent started HAProxy again after its
+	// master exited on its own (Reloads starts from 0 then).
+	HAProxyRestarts int           `json:"haproxyRestarts,omitempty"`
+	LastApply       *ApplyRecord  `json:"lastApply,omitempty"`
+	LastReload      *ReloadRecord `json:"lastReload,omitempty"`
+	Workers         []Worker      `json:"workers"`
 	// TreeHash is the hash of the current set's files as they are on disk now;
 	// it differs from Hash when someone changed them (drift).
 	TreeHash  string `json:"treeHash"`

@@ -20,12 +20,17 @@ func TestWireFormat(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	files := []bundle.File{{Name: "haproxy.cfg", Kind: bundle.KindConfig, Content: "global\n"}}
 	messages := map[string]any{
-		"config-request": ConfigRequest{Hash: "h1", Files: files},
-		"current-config": CurrentConfig{ConfigRequest: ConfigRequest{Hash: "h1", Files: files}, HAProxyVersion: "2.6.12"},
+		"config-request":         ConfigRequest{Hash: "h1", Files: files},
+		"config-request-timeout": ConfigRequest{Hash: "h1", Files: files, ReloadVerificationTimeoutMs: 5000},
+		"current-config":         CurrentConfig{ConfigRequest: ConfigRequest{Hash: "h1", Files: files}, HAProxyVersion: "2.6.12"},
+		"current-config-aliases": CurrentConfig{ConfigRequest: ConfigRequest{Hash: "h1", Files: files}, HAProxyVersion: "2.6.12",
+			Aliases: map[string]string{"be_new": "pool_1"}},
 		"runtime-request": RuntimeRequest{BaseHash: "h0", Hash: "h1", Files: files, Operations: []runtime.Op{
 			{Operation: &runtime.SetMap{Map: "host.map", Key: "a.test", Value: "be_a"}},
 			{Operation: &runtime.SetServerWeight{Backend: "be", Server: "s1", Weight: 3}},
 		}},
+		"runtime-request-aliases": RuntimeRequest{BaseHash: "h0", Hash: "h1", Files: files, Operations: []runtime.Op{},
+			Aliases: map[string]string{"be_new": "pool_1"}, ReloadVerificationTimeoutMs: 5000},
 		"result": Result{Hash: "h1", Result: ResultRuntimeFallback, Reloaded: true, ReloadID: 7, DurationMs: 12,
 			Error: "e", Alerts: []string{"a"}, ServerDivergence: 1, MapDivergence: 2},
 		"state": State{

@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -153,6 +154,8 @@ func decodeTyped(obj map[string]any) error {
 			return fmt.Errorf("%v: want apiVersion monitoring.coreos.com/v1 and a spec", obj["kind"])
 		}
 		return nil
+	case "PodDisruptionBudget":
+		target = &policyv1.PodDisruptionBudget{}
 	case v1alpha1.KindHAProxyTemplateConfig:
 		_, err := config.Decode("rendered", obj)
 		return err

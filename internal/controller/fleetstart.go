@@ -24,7 +24,8 @@ func (it *iteration) startFleet(ctx context.Context, gw types.NamespacedName, se
 	durations := it.cfg.Spec.Dataplane.ParsedDurations()
 	f.dep = deploy.New(ctx, deploy.Options{
 		Port: int(it.cfg.Spec.Dataplane.Port), Username: it.creds.username, Password: it.creds.password,
-		SyncTimeout: durations.Sync, MinInterval: durations.MinDeployment, Log: d.log, HTTP: d.agentHTTP,
+		SyncTimeout: durations.Sync, MinInterval: durations.MinDeployment, ReloadVerificationTimeout: durations.ReloadVerification,
+		Log: d.log, HTTP: d.agentHTTP,
 		OnOutcome: func(o deploy.Outcome) {
 			observeDeploy(d.log, d.metrics, o)
 			if o.Err == nil {

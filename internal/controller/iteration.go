@@ -209,6 +209,7 @@ func (it *iteration) run(ctx context.Context) error {
 // provisioning (the status writer's Gateways): a resource both need is watched once.
 func (it *iteration) informerSet(w *watch.Watcher) (*watch.Informers, *writer.Source, error) {
 	set := watch.NewInformers(it.d.dyn, it.d.meta)
+	set.OnWatchError = func(resource string, _ error) { it.d.metrics.WatchRestarts.WithLabelValues(resource).Inc() }
 	if err := w.Register(set); err != nil {
 		return nil, nil, err
 	}

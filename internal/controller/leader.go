@@ -24,12 +24,16 @@ type LeaderElection struct {
 }
 
 // lead blocks until this replica leads (or ctx ends), then returns a context that
-// ends when leadership is lost. Without LeaderElection it returns ctx at once.
-func (c *Controller) lead(ctx context.Context) (context.Context, error) {
+// ends when leadership is lost or ctx ends. Without LeaderElection it returns ctx at
+// once. release ends the election: a leader gives the Lease up at once (so that
+// another replica takes over without waiting for it to expire); callers run it
+// after the leader-only runners stopped, and it returns when the Lease is released
+// (bounded by the renew deadline).
+func (c *Controller) lead(ctx context.Context) (lctx context.Context, release func(), err error) {
 	le := c.opts.LeaderElection
 	if le == nil {
 		c.d.metrics.Leader.Set(1)
-		return ctx, nil
+		return ctx, func() {}, nil
 	}
 	lease, id := le.Lease, le.Identity
 	if lease == "" {
@@ -38,7 +42,7 @@ func (c *Controller) lead(ctx context.Context) (context.Context, error) {
 	if id == "" {
 		host, err := os.Hostname()
 		if err != nil {
-			return nil, fmt.Errorf("leader election identity: %w", err)
+			return nil, nil, fmt.Errorf("leader election identity: %w", err)
 		}
 		id = host
 	}
@@ -55,6 +59,9 @@ func (c *Controller) lead(ctx context.Context) (context.Context, error) {
 	}
 	leading := make(chan struct{})
 	lctx, lost := context.WithCancel(ctx)
+	// The election outlives ctx until release: the Lease is given up only after
+	// what the leader runs has stopped.
+	ectx, stopElection := context.WithCancel(context.WithoutCancel(ctx))
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock: lock, LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod,
 		ReleaseOnCancel: true, Name: lease,
@@ -77,16 +84,29 @@ func (c *Controller) lead(ctx context.Context) (context.Context, error) {
 	})
 	if err != nil {
 		lost()
-		return nil, fmt.Errorf("leader election: %w", err)
+		stopElection()
+		return nil, nil, fmt.Errorf("leader election: %w", err)
 	}
 	c.d.metrics.Leader.Set(0)
-	go elector.Run(lctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		elector.Run(ectx)
+	}()
+	release = func() {
+		stopElection()
+		select {
+		case <-done:
+			c.d.log.Info("leader election ended", "lease", lease, "identity", id)
+		case <-time.After(le.RenewDeadline):
+			c.d.log.Warn("leader election did not end in time; the Lease expires instead", "lease", lease)
+		}
+	}
 	select {
 	case <-leading:
-		return lctx, nil
 	case <-lctx.Done():
-		return lctx, nil
 	}
+	return lctx, release, nil
 }
 
 // leaderLabel marks the pod of the replica that leads (the one whose stores the

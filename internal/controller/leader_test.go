@@ -5,10 +5,14 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
+
+	"github.com/haproxy-haptic/haptic/internal/metrics"
 )
 
 func TestLabelLeader(t *testing.T) {
@@ -36,5 +40,43 @@ func TestLabelLeader(t *testing.T) {
 	c.labelLeader(ctx, false)
 	if l := labels(); l[leaderLabel] != "true" {
 		t.Fatalf("a replica without a pod name changed a pod: %v", l)
+	}
+}
+
+// TestLeaseReleasedOnShutdown: when the controller's context ends (SIGTERM), the
+// leader gives the Lease up — after its runners stopped, when run calls release —
+// so that another replica leads at once instead of after the lease duration.
+func TestLeaseReleasedOnShutdown(t *testing.T) {
+	kube := fake.NewSimpleClientset()
+	c := &Controller{d: deps{kube: kube, log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: metrics.New()},
+		opts: Options{Namespace: "haptic", ConfigName: "cfg", LeaderElection: &LeaderElection{
+			Identity: "replica-a", LeaseDuration: time.Minute, RenewDeadline: 30 * time.Second, RetryPeriod: 100 * time.Millisecond}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	lctx, release, err := c.lead(ctx)
+	if err != nil || lctx.Err() != nil {
+		t.Fatalf("lead: %v %v", err, lctx.Err())
+	}
+	holder := func() string {
+		l, err := kube.CoordinationV1().Leases("haptic").Get(context.Background(), "cfg-leader", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ptr.Deref(l.Spec.HolderIdentity, "")
+	}
+	if h := holder(); h != "replica-a" {
+		t.Fatalf("holder while leading: %q", h)
+	}
+	cancel()
+	<-lctx.Done()
+	if h := holder(); h != "replica-a" {
+		t.Fatalf("the Lease was given up before the runners stopped: holder %q", h)
+	}
+	start := time.Now()
+	release()
+	if h := holder(); h != "" {
+		t.Fatalf("holder after release: %q, want none", h)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("release took %s", d)
 	}
 }

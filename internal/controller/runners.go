@@ -54,6 +54,8 @@ func (c *Controller) run(ctx context.Context) error {
 	rs := c.runners()
 	errs := make(chan error, len(rs))
 	var wg sync.WaitGroup
+	release := func() {}
+	defer func() { release() }() // after every runner stopped: give the Lease up
 	defer wg.Wait()
 	defer cancel() // runs before wg.Wait: every runner stops, then run returns
 	start := func(ctx context.Context, leaderOnly bool) {
@@ -73,10 +75,11 @@ func (c *Controller) run(ctx context.Context) error {
 	// Every replica serves metrics (and admission); only the leader goes on.
 	start(ctx, false)
 	c.labelLeader(ctx, false)
-	lctx, err := c.lead(ctx)
+	lctx, rel, err := c.lead(ctx)
 	if err != nil {
 		return err
 	}
+	release = rel
 	if lctx.Err() != nil {
 		return c.leadershipEnded(parent)
 	}

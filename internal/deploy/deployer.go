@@ -58,7 +58,10 @@ type Options struct {
 	Username, Password string
 	SyncTimeout        time.Duration
 	MinInterval        time.Duration
-	Log                *slog.Logger
+	// ReloadVerificationTimeout is sent with every apply: a reload the agent
+	// cannot verify within it is rolled back (0: the agent's own default).
+	ReloadVerificationTimeout time.Duration
+	Log                       *slog.Logger
 	// HTTP is the client agents are reached with (nil: a default client). Tests
 	// that run the controller outside the cluster's network pass one that dials
 	// from inside it.
@@ -172,11 +175,14 @@ type worker struct {
 	running    *plan.Running // what the pod runs, when this worker put it there
 	caps       *plan.Capabilities
 	lastReload time.Time
+	// adopt: the worker has not learned yet what the pod runs; before its first
+	// delivery it reads the pod's running set (see adoptRunning).
+	adopt bool
 }
 
 func (d *Deployer) newWorker(p Pod) *worker {
 	ctx, cancel := context.WithCancel(d.ctx)
-	return &worker{d: d, pod: p, client: d.Client(p), signal: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+	return &worker{d: d, pod: p, client: d.Client(p), signal: make(chan struct{}, 1), ctx: ctx, cancel: cancel, adopt: true}
 }
 
 func (w *worker) wake() {
@@ -220,7 +226,7 @@ func (d *Deployer) Forget(pod string) {
 	defer d.mu.Unlock()
 	if w, ok := d.workers[pod]; ok {
 		w.mu.Lock()
-		w.deployed, w.running = "", nil
+		w.deployed, w.running, w.adopt = "", nil, false // a whole-set apply, not a plan from what runs
 		w.mu.Unlock()
 		w.wake()
 	}
@@ -239,6 +245,7 @@ func (w *worker) run() {
 			if b == nil || b.Hash == w.deployedHash() {
 				break
 			}
+			w.adoptRunning()
 			// Only plan decides runtime-vs-reload. Runtime operations are not paced.
 			res, planned := w.plan(b)
 			if planned && !res.Reload {
@@ -312,15 +319,51 @@ func (w *worker) plan(b *bundle.Bundle) (plan.Result, bool) {
 	return plan.Plan(*running, b, *caps), true
 }
 
+// adoptRunning reads, once, what a pod the worker has no record of runs (a new
+// leader, a restarted controller, a pod that existed before this deployer) and
+// records it as running, so that the first delivery is planned like any other:
+// a controller restart costs no reload when the change is runtime-applicable. If
+// the agent cannot say, the worker applies the whole set as before and tries
+// again before the next delivery.
+func (w *worker) adoptRunning() {
+	w.mu.Lock()
+	need := w.adopt && w.running == nil
+	w.mu.Unlock()
+	if !need {
+		return
+	}
+	ctx, cancel := context.WithTimeout(w.ctx, w.d.opts.SyncTimeout)
+	defer cancel()
+	r, err := w.client.Running(ctx)
+	if err != nil {
+		w.d.opts.Log.Debug("could not read what the pod runs; applying the whole set", "pod", w.pod.Name, "error", err)
+		return
+	}
+	caps, err := plan.CapabilitiesFor(r.HAProxyVersion)
+	if err != nil {
+		w.d.opts.Log.Debug("unknown HAProxy version; applying the whole set", "pod", w.pod.Name, "error", err)
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.running, w.caps, w.adopt = &plan.Running{Bundle: r.Bundle, Aliases: r.Aliases}, &caps, false
+}
+
 func (w *worker) applyRuntime(b *bundle.Bundle, res plan.Result) Outcome {
 	w.mu.Lock()
 	base := w.running
 	w.mu.Unlock()
+	if len(res.Ops) == 0 && res.Running.Bundle.Hash == base.Bundle.Hash {
+		// The pod already runs it (e.g. adopted by a new leader): nothing to send.
+		w.accepted(b.Hash, res.Running, false)
+		return Outcome{Pod: w.pod.Name, Hash: b.Hash, Mode: ModeRuntime}
+	}
 	ctx, cancel := context.WithTimeout(w.ctx, w.d.opts.SyncTimeout)
 	defer cancel()
 	start := time.Now()
 	next := res.Running
-	resp, err := w.client.Runtime(ctx, agentapi.RuntimeRequest{BaseHash: base.Bundle.Hash, Operations: res.Ops, Files: res.Files, Hash: next.Bundle.Hash})
+	resp, err := w.client.Runtime(ctx, agentapi.RuntimeRequest{BaseHash: base.Bundle.Hash, Operations: res.Ops, Files: res.Files,
+		Hash: next.Bundle.Hash, Aliases: next.Aliases, ReloadVerificationTimeoutMs: w.d.opts.ReloadVerificationTimeout.Milliseconds()})
 	out := Outcome{Pod: w.pod.Name, Hash: b.Hash, Mode: ModeRuntime, Duration: time.Since(start), Reloaded: resp.Reloaded,
 		FastPathFailed: resp.Reloaded, FastPathError: resp.Error, ServerDivergence: resp.ServerDivergence, MapDivergence: resp.MapDivergence,
 		Ops: len(res.Ops)}
@@ -338,7 +381,8 @@ func (w *worker) apply(b *bundle.Bundle) Outcome {
 	ctx, cancel := context.WithTimeout(w.ctx, w.d.opts.SyncTimeout)
 	defer cancel()
 	start := time.Now()
-	resp, err := w.client.Apply(ctx, b)
+	resp, err := w.client.ApplyRequest(ctx, agentapi.ConfigRequest{Hash: b.Hash, Files: b.Files,
+		ReloadVerificationTimeoutMs: w.d.opts.ReloadVerificationTimeout.Milliseconds()})
 	out := Outcome{Pod: w.pod.Name, Hash: b.Hash, Mode: ModeReload, Duration: time.Since(start), Reloaded: resp.Reloaded}
 	if err != nil {
 		out.Err = fmt.Errorf("pod %s: %w", w.pod.Name, err)
@@ -355,7 +399,7 @@ func (w *worker) apply(b *bundle.Bundle) Outcome {
 func (w *worker) accepted(desired string, running *plan.Running, reloaded bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.deployed, w.running = desired, running
+	w.deployed, w.running, w.adopt = desired, running, false
 	if reloaded {
 		w.lastReload = time.Now()
 	}

@@ -32,6 +32,10 @@ func newFakeAgent(t *testing.T) *fakeAgent {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
+		if r.Method == http.MethodGet { // knows nothing to adopt: whole-set applies
+			http.Error(w, "not found", http.StatusNotFound)
+			return
+		}
 		var req struct{ Hash string }
 		_ = json.NewDecoder(r.Body).Decode(&req)
 		a.mu.Lock()

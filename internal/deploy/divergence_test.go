@@ -26,15 +26,15 @@ func freeTCPPort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// TestOutcomeCarriesAgentDivergence: a deployer driving a real haptic-agent and
-// HAProxy reports, in the runtime apply's Outcome, the map divergence the agent's
-// read-back found after a map entry was deleted behind its back.
-func TestOutcomeCarriesAgentDivergence(t *testing.T) {
+// startRealAgent starts haptic-agent (in process) with a real HAProxy and its API;
+// both stop at cleanup.
+func startRealAgent(t *testing.T) (opts agent.Options, host string, port int) {
+	t.Helper()
 	if _, err := exec.LookPath("haproxy"); err != nil {
 		t.Fatal("haproxy not installed: make test installs it (apt-get install -y haproxy)")
 	}
 	dir := t.TempDir()
-	opts := agent.Options{
+	opts = agent.Options{
 		Layout: bundle.Layout{
 			ConfigFile: filepath.Join(dir, "etc", "haproxy.cfg"), MapsDir: filepath.Join(dir, "etc", "maps"),
 			SSLCertsDir: filepath.Join(dir, "etc", "ssl"), GeneralStorageDir: filepath.Join(dir, "etc", "general"),
@@ -46,7 +46,7 @@ func TestOutcomeCarriesAgentDivergence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := a.Start(ctx); err != nil {
 		_ = a.Close()
@@ -56,7 +56,17 @@ func TestOutcomeCarriesAgentDivergence(t *testing.T) {
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
 	host, portStr, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	port, _ := strconv.Atoi(portStr)
+	port, _ = strconv.Atoi(portStr)
+	return opts, host, port
+}
+
+// TestOutcomeCarriesAgentDivergence: a deployer driving a real haptic-agent and
+// HAProxy reports, in the runtime apply's Outcome, the map divergence the agent's
+// read-back found after a map entry was deleted behind its back.
+func TestOutcomeCarriesAgentDivergence(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts, host, port := startRealAgent(t)
 
 	mapPath := filepath.Join(opts.Layout.MapsDir, "host.map")
 	cfg := bundle.File{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: fmt.Sprintf(`global

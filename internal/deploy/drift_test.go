@@ -23,14 +23,14 @@ type driftAgent struct {
 func (a *driftAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	switch r.URL.Path {
-	case "/v1/config":
+	switch r.Method + " " + r.URL.Path {
+	case "PUT /v1/config":
 		var req struct{ Hash string }
 		_ = json.NewDecoder(r.Body).Decode(&req)
 		a.hash, a.treeHash = req.Hash, req.Hash
 		a.applies++
 		_ = json.NewEncoder(w).Encode(agentapi.Result{Hash: req.Hash, Result: agentapi.ResultApplied, Reloaded: true})
-	case "/v1/state":
+	case "GET /v1/state":
 		a.states++
 		_ = json.NewEncoder(w).Encode(agentapi.State{Hash: a.hash, TreeHash: a.treeHash, LastVerify: a.verify})
 	default:

@@ -67,6 +67,8 @@ type Metrics struct {
 	// WatchEventsDropped counts watch events dropped before the debouncer (no render):
 	// reason "unchanged" is an update that changed only status or server-kept metadata.
 	WatchEventsDropped *prometheus.CounterVec // haptic_watch_events_dropped_total{resource,reason}
+	// WatchRestarts counts failed lists and watches (each is listed and watched again).
+	WatchRestarts *prometheus.CounterVec // haptic_watch_restarts_total{resource}
 
 	// Event bus (fed through the Hooks methods).
 	EventsPublished           *prometheus.CounterVec // haptic_events_published_total{type}
@@ -138,6 +140,9 @@ func New() *Metrics {
 			"Objects currently held in the store, by watched resource.", "resource"),
 		WatchEventsDropped: f.counterVec("haptic_watch_events_dropped_total",
 			"Watch events dropped before the debouncer, triggering no render, by watched resource and reason (unchanged: only status or server-kept metadata changed).", "resource", "reason"),
+
+		WatchRestarts: f.counterVec("haptic_watch_restarts_total",
+			"Lists and watches that failed and were started again (the watch was reset, its resourceVersion expired, the API server was away), by watched resource.", "resource"),
 
 		EventsPublished: f.counterVec("haptic_events_published_total",
 			"Events published on the in-process event bus, by event type.", "type"),

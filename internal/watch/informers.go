@@ -45,6 +45,10 @@ type Need struct {
 type Informers struct {
 	Dynamic  dynamic.Interface
 	Metadata metadata.Interface
+	// OnWatchError, when set before Start, is told each time a resource's list or
+	// watch failed (a reset, an expired resourceVersion, the API server away): the
+	// informer lists and watches again, with back-off (haptic_watch_restarts_total).
+	OnWatchError func(resource string, err error)
 
 	mu       sync.Mutex
 	started  bool
@@ -157,6 +161,15 @@ func (s *Informers) build(gvr schema.GroupVersionResource, consumers []*Consumer
 		sh.inf = metadatainformer.NewFilteredMetadataInformer(s.Metadata, gvr, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak).Informer()
 	} else {
 		sh.inf = dynamicinformer.NewFilteredDynamicInformer(s.Dynamic, gvr, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak).Informer()
+	}
+	if onErr := s.OnWatchError; onErr != nil {
+		err := sh.inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+			onErr(gvr.Resource, err)
+			cache.DefaultWatchErrorHandler(ctx, r, err) // logs; the reflector re-lists
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", gvr.Resource, err)
+		}
 	}
 	var transform cache.TransformFunc
 	switch {

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 	"testing"
@@ -11,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -150,4 +153,56 @@ func TestSharedInformerViews(t *testing.T) {
 	}
 	wait(&auth, "add auth", "delete auth")
 	wait(&tls, "add cert (data)")
+}
+
+// TestWatchErrorsAreReported: a watch that fails is reported (the controller counts
+// it in haptic_watch_restarts_total) and the informer watches again.
+func TestWatchErrorsAreReported(t *testing.T) {
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "SecretList"})
+	var mu sync.Mutex
+	failures := 2
+	client.PrependWatchReactor("secrets", func(k8stesting.Action) (bool, watch.Interface, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if failures > 0 {
+			failures--
+			return true, nil, errors.New("connection reset by peer")
+		}
+		return false, nil, nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	set := NewInformers(client, nil)
+	reported := make(chan string, 10)
+	set.OnWatchError = func(resource string, _ error) { reported <- resource }
+	c := set.Need(Need{GVR: gvr})
+	var rec recorder
+	c.AddEventHandler(rec.handler())
+	if err := set.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		select {
+		case r := <-reported:
+			if r != "secrets" {
+				t.Fatalf("reported %q", r)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a failed watch was not reported")
+		}
+	}
+	// Watching again: a new Secret arrives.
+	s := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"namespace": "ns", "name": "after"}}}
+	if _, err := client.Resource(gvr).Namespace("ns").Create(ctx, s, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(rec.seen()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no event after the watch was started again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
