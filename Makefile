@@ -71,6 +71,22 @@ bench-status: cluster-binaries cluster-tool
 	$(GO) test -count=1 -timeout 10m -run '^(TestStatusCluster|TestStatusBench1000)$$' -v ./test/status/ 2>&1 \
 	  | grep -E '^(bench-status|=== RUN|--- |PASS|FAIL|ok|\s+cluster_test)'; exit $${PIPESTATUS[0]}
 
+## bench-gateway-api: the gateway-api-bench probe, routechange and scale scenarios against HAPTIC on the local
+## cluster (docs/benchmarks.md). Knobs: BENCH_SCENARIOS, BENCH_OUTPUT_DIR, BENCH_GATEWAYS, BENCH_PROBE_ROUTES,
+## BENCH_ROUTECHANGE_ITERATIONS, BENCH_ROUTECHANGE_GRACE_PERIOD, BENCH_SCALE_*, BENCH_DEPLOY_INTERVAL,
+## BENCH_WATCH_DEBOUNCE, BENCH_KEEP_CLUSTER. Exit code: runner-summary.json's harness.final_exit_code.
+.PHONY: bench-gateway-api bench-gateway-api-smoke
+BENCH_TIMEOUT ?= 9h
+bench-gateway-api: haproxy build cluster-binaries cluster-tool
+	$(GO) test -tags benchgw -count=1 -timeout $(BENCH_TIMEOUT) -run '^TestGatewayAPIBench$$' -v ./test/bench/ 2>&1 \
+	  | grep --line-buffered -vE '^\s*$$'; exit $${PIPESTATUS[0]}
+
+## bench-gateway-api-smoke: the smoke size (300 probe routes, scale 10 × 50 for 1 minute); under 15 minutes here
+bench-gateway-api-smoke:
+	BENCH_PROBE_ROUTES=$${BENCH_PROBE_ROUTES:-300} BENCH_SCALE_NAMESPACES=$${BENCH_SCALE_NAMESPACES:-10} \
+	BENCH_SCALE_ROUTES_PER_NAMESPACE=$${BENCH_SCALE_ROUTES_PER_NAMESPACE:-50} BENCH_SCALE_DURATION=$${BENCH_SCALE_DURATION:-1m} \
+	  $(MAKE) bench-gateway-api
+
 clean:
 	rm -rf $(BIN) $(CURDIR)/out
 
