@@ -199,3 +199,6 @@ func dnsLabel(s string) bool {
 	}
 	return true
 }
+
+// MarshalText lets a Gateway key a JSON object ("namespace/name").
+func (g Gateway) MarshalText() ([]byte, error) { return []byte(g.String()), nil }

@@ -29,8 +29,8 @@ type LoopResult struct {
 	Requests    int64  `json:"requests"`
 	Failures    int64  `json:"failures"`
 	FirstFail   string `json:"first_failure,omitempty"`
-	MarkerSeen  int64  `json:"marker_seen"`   // 200s carrying my-added-header: added-value
-	PlainSeen   int64  `json:"plain_seen"`    // 200s without it
+	MarkerSeen  int64  `json:"marker_seen"` // 200s carrying my-added-header: added-value
+	PlainSeen   int64  `json:"plain_seen"`  // 200s without it
 	After404    bool   `json:"after_cleanup_404"`
 	AfterMarker bool   `json:"after_cleanup_marker"` // must be false
 }
