@@ -34,6 +34,14 @@ const chartDeployInterval = 5 * time.Second
 // overlay, the admission webhook), with the chart's dataplane timings and the
 // experimental channel on, then creates the Gateways and waits for their addresses.
 func (r *run) install() error {
+	if left, err := r.kube.CoreV1().Namespaces().List(r.ctx, metav1.ListOptions{LabelSelector: runLabel + "=" + r.runID}); err != nil {
+		return err
+	} else if len(left.Items) > 0 {
+		r.logf("removing %d namespaces an earlier, interrupted run left behind", len(left.Items))
+		if err := r.uninstall(); err != nil {
+			return fmt.Errorf("clear an earlier run: %w", err)
+		}
+	}
 	r.logf("installing HAPTIC into namespace %s", r.ctrlNS)
 	if _, err := r.kubectl("apply", "--server-side", "--force-conflicts", "-f", filepath.Join(r.root, "charts/haptic/crds/")); err != nil {
 		return err

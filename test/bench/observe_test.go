@@ -201,6 +201,7 @@ func (r *run) runtimeMap(ns, pod, mapName string) ([]hruntime.MapEntry, error) {
 	path := ""
 	for _, line := range strings.Split(list, "\n") {
 		for _, f := range strings.Fields(line) {
+			f = strings.Trim(f, "()")
 			if strings.HasSuffix(f, "/"+mapName) {
 				path = f
 			}
