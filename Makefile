@@ -87,6 +87,16 @@ bench-gateway-api-smoke:
 	BENCH_SCALE_ROUTES_PER_NAMESPACE=$${BENCH_SCALE_ROUTES_PER_NAMESPACE:-50} BENCH_SCALE_DURATION=$${BENCH_SCALE_DURATION:-1m} \
 	  $(MAKE) bench-gateway-api
 
+## test-scale: TestScale at full size (5,000 HTTPRoutes; make test runs 200), with its budget table
+## test-churn: TestGatewayChurn for 10 minutes (make test runs 45 s)
+.PHONY: test-scale test-churn
+test-scale: build cluster-binaries
+	HAPTIC_SCALE_ROUTES=$${HAPTIC_SCALE_ROUTES:-5000} $(GO) test -count=1 -timeout 60m -run '^TestScale$$' -v ./test/e2e/ 2>&1 \
+	  | grep -vE '^\s*$$'; exit $${PIPESTATUS[0]}
+test-churn: build cluster-binaries
+	HAPTIC_CHURN_DURATION=$${HAPTIC_CHURN_DURATION:-10m} $(GO) test -count=1 -timeout 60m -run '^TestGatewayChurn$$' -v ./test/e2e/ 2>&1 \
+	  | grep -vE '^\s*$$'; exit $${PIPESTATUS[0]}
+
 clean:
 	rm -rf $(BIN) $(CURDIR)/out
 
