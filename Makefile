@@ -88,7 +88,7 @@ bench-gateway-api-smoke:
 	  $(MAKE) bench-gateway-api
 
 ## test-scale: TestScale at full size (5,000 HTTPRoutes; make test runs 200), with its budget table
-## test-churn: TestGatewayChurn for 10 minutes (make test runs 45 s)
+## test-churn: TestGatewayChurn for 10 minutes (make test runs 30 s)
 .PHONY: test-scale test-churn
 test-scale: build cluster-binaries
 	HAPTIC_SCALE_ROUTES=$${HAPTIC_SCALE_ROUTES:-5000} $(GO) test -count=1 -timeout 60m -run '^TestScale$$' -v ./test/e2e/ 2>&1 \

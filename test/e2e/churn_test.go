@@ -12,7 +12,7 @@ import (
 )
 
 // TestGatewayChurn: Gateways and their HTTPRoutes are created and deleted in
-// parallel for a sustained period (45 s in make test; HAPTIC_CHURN_DURATION
+// parallel for a sustained period (30 s in make test; HAPTIC_CHURN_DURATION
 // longer) while a control Gateway lives throughout. Every check routes correctly
 // (a churned Gateway's routes answer 200 through it and 404 through the control
 // Gateway, and the control's routes answer through it at every round); deleted
@@ -21,7 +21,7 @@ import (
 // stay bounded per object; and after the last change the controller is quiet —
 // no render and no status write for 10 s.
 func TestGatewayChurn(t *testing.T) {
-	duration := 45 * time.Second
+	duration := 30 * time.Second
 	if v := os.Getenv("HAPTIC_CHURN_DURATION"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {

@@ -23,7 +23,7 @@ type scaleSize struct {
 }
 
 func scaleSizeFromEnv(t *testing.T) scaleSize {
-	size := scaleSize{routes: 200, convergence: 90 * time.Second, changeP50: 1500 * time.Millisecond,
+	size := scaleSize{routes: 200, convergence: 90 * time.Second, changeP50: 2 * time.Second,
 		changeMax: 5 * time.Second, controllerMiB: 256}
 	if v := os.Getenv("HAPTIC_SCALE_ROUTES"); v != "" {
 		n, err := strconv.Atoi(v)
