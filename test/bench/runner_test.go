@@ -220,6 +220,9 @@ func (r *run) metadata(host HostFacts, started time.Time) Metadata {
 	if out, err := exec.Command("haproxy", "-v").Output(); err == nil {
 		versions["haproxy"] = strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)[0]
 	}
+	if out, err := exec.Command(filepath.Join(r.root, "bin/haptic"), "version").Output(); err == nil {
+		versions["haptic"] = strings.TrimSpace(string(out))
+	}
 	if v, err := r.kube.Discovery().ServerVersion(); err == nil {
 		versions["kubernetes"] = v.GitVersion
 	}
