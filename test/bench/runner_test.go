@@ -102,6 +102,7 @@ func TestGatewayAPIBench(t *testing.T) {
 		className: "haptic-bench"}
 	r.logf("knobs: %+v", k)
 	hostFacts := readHostFacts()
+	commit, dirty := r.gitState() // at the start: the code that is measured
 	var results []ScenarioResult
 	if err := r.install(); err != nil {
 		r.harnessErr("install: %v", err)
@@ -123,7 +124,7 @@ func TestGatewayAPIBench(t *testing.T) {
 	if err := r.uninstall(); err != nil {
 		r.harnessErr("cleanup: %v", err)
 	}
-	meta := r.metadata(hostFacts, started)
+	meta := r.metadata(hostFacts, commit, dirty)
 	if err := WriteJSON(out, "metadata.json", meta); err != nil {
 		r.harnessErr("%v", err)
 	}
@@ -208,13 +209,7 @@ func (r *run) kubectl(args ...string) (string, error) {
 }
 
 // metadata records commit, versions and the effective timings.
-func (r *run) metadata(host HostFacts, started time.Time) Metadata {
-	git := func(args ...string) string {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = r.root
-		out, _ := cmd.Output()
-		return strings.TrimSpace(string(out))
-	}
+func (r *run) metadata(host HostFacts, commit string, dirty bool) Metadata {
 	versions := map[string]string{"go": runtime.Version(), "kubernetes": "v1.37.2 (localcluster)",
 		"gateway_api_crds": "v1.4.1 experimental (localcluster)"}
 	if out, err := exec.Command("haproxy", "-v").Output(); err == nil {
@@ -226,7 +221,7 @@ func (r *run) metadata(host HostFacts, started time.Time) Metadata {
 	if v, err := r.kube.Discovery().ServerVersion(); err == nil {
 		versions["kubernetes"] = v.GitVersion
 	}
-	m := Metadata{Commit: git("rev-parse", "HEAD"), Dirty: git("status", "--porcelain") != "", Versions: versions,
+	m := Metadata{Commit: commit, Dirty: dirty, Versions: versions,
 		Knobs: r.k, ProfileDeviations: r.k.Deviations(), Host: host, Generated: time.Now().UTC()}
 	m.EffectiveTimings = map[string]string{
 		"minDeploymentInterval":      chartDeployInterval.String() + " (chart default)",
@@ -253,8 +248,18 @@ func (r *run) metadata(host HostFacts, started time.Time) Metadata {
 		len(r.k.Gateways) == 1
 	m.ControlledDefaultProfile = m.PublishedWorkloadInputsMatch && len(m.ProfileDeviations) == 0
 	m.Methodology = methodology
-	_ = started
 	return m
+}
+
+// gitState is the repository's HEAD and whether the working tree has changes.
+func (r *run) gitState() (string, bool) {
+	git := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = r.root
+		out, _ := cmd.Output()
+		return strings.TrimSpace(string(out))
+	}
+	return git("rev-parse", "HEAD"), git("status", "--porcelain") != ""
 }
 
 // methodology says where this harness differs from the upstream programs.
