@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -151,7 +153,7 @@ func (r *run) routeChange(res *ScenarioResult) error {
 			if err != nil {
 				return false, err.Error()
 			}
-			return c.Config == baseline[g].Config && reflect.DeepEqual(c.Maps, baseline[g].Maps), fmt.Sprintf("%+v vs baseline %+v", c, baseline[g])
+			return c.Config == baseline[g].Config && reflect.DeepEqual(c.Maps, baseline[g].Maps), checksumDiff(baseline[g], c)
 		}); err != nil {
 			checksumsBack = false
 			res.Reasons = append(res.Reasons, err.Error())
@@ -251,4 +253,24 @@ func (r *run) updateChangeRoute(marker bool) error {
 			return err
 		}
 	}
+}
+
+// checksumDiff names the files whose checksums differ from the baseline.
+func checksumDiff(base, now Checksums) string {
+	var diff []string
+	if base.Config != now.Config {
+		diff = append(diff, "haproxy.cfg")
+	}
+	for name, sum := range now.Maps {
+		if base.Maps[name] != sum {
+			diff = append(diff, name)
+		}
+	}
+	for name := range base.Maps {
+		if _, ok := now.Maps[name]; !ok {
+			diff = append(diff, name+" (gone)")
+		}
+	}
+	sort.Strings(diff)
+	return "differ from the baseline: " + strings.Join(diff, ", ")
 }

@@ -11,11 +11,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -67,13 +69,25 @@ func (r *run) scale(res *ScenarioResult) error {
 			return err
 		}
 	}
+	cleaned := false
+	defer func() { // a failed scenario leaves no workload behind for the next one
+		if !cleaned {
+			if err := r.deleteScale(nsN); err != nil {
+				r.harnessErr("scale cleanup: %v", err)
+			}
+		}
+	}()
 	smp := r.startSampler()
-	if err := r.parallel(total, func(k int) error { return r.createApp(k/appN, k%appN) }); err != nil {
+	var retries retryCount
+	if err := r.parallel(total, func(k int) error { return r.createApp(k/appN, k%appN, &retries) }); err != nil {
 		smp.finish()
 		return fmt.Errorf("create the workload: %w", err)
 	}
 	created := time.Since(start)
-	r.logf("scale: %d applications created in %s", total, created.Round(time.Millisecond))
+	r.logf("scale: %d applications created in %s (%d writes retried)", total, created.Round(time.Millisecond), retries.n.Load())
+	if n := retries.n.Load(); n > 0 {
+		res.Reasons = append(res.Reasons, fmt.Sprintf("%d workload writes failed at first and were retried (first: %s)", n, retries.first()))
+	}
 	proof, err := r.scaleReady(nsN, appN, start.Add(r.k.ScaleStartupTimeout))
 	ready := time.Since(start)
 	if err != nil {
@@ -83,6 +97,7 @@ func (r *run) scale(res *ScenarioResult) error {
 		res.Headline = map[string]any{"applications": total, "create_s": created.Seconds(), "ready": false}
 		_ = WriteJSON(r.out, "scale/readiness.json", proof)
 		_ = WriteJSON(r.out, "scale/startup-resources.json", resources)
+		cleaned = true
 		return r.deleteScale(nsN) // a negative measurement, not a broken run
 	}
 	r.logf("scale: readiness proof after %s", ready.Round(time.Millisecond))
@@ -133,7 +148,8 @@ func (r *run) scale(res *ScenarioResult) error {
 	}
 	res.Headline = map[string]any{"applications": total, "create_s": round1(created.Seconds()), "ready_s": round1(ready.Seconds()),
 		"churn_route_changes": c.routes, "churn_endpoint_changes": c.endpoints, "window_s": r.k.ScaleDuration.Seconds(),
-		"adverse_counter_deltas": deltas, "activity": activity, "controller": ctrl, "haproxy": lb}
+		"adverse_counter_deltas": deltas, "activity": activity, "controller": ctrl, "haproxy": lb,
+		"retried_writes": retries.n.Load()}
 	for _, w := range []struct {
 		name string
 		v    any
@@ -143,6 +159,7 @@ func (r *run) scale(res *ScenarioResult) error {
 			return err
 		}
 	}
+	cleaned = true
 	return r.deleteScale(nsN)
 }
 
@@ -171,31 +188,42 @@ func (r *run) parallel(n int, fn func(int) error) error {
 
 // createApp creates application j of namespace i: a Deployment at 0 replicas, a
 // selector-less Service, its EndpointSlice with one ready address, an HTTPRoute.
-func (r *run) createApp(i, j int) error {
+func (r *run) createApp(i, j int, retries *retryCount) error {
 	ns, app := scaleNS(i), fmt.Sprintf("app-%d", j)
 	zero := int32(0)
 	labels := map[string]string{"app": app}
-	if _, err := r.kube.AppsV1().Deployments(ns).Create(r.ctx, &appsv1.Deployment{
+	dep := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: app},
 		Spec: appsv1.DeploymentSpec{Replicas: &zero, Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "echo-basic"}}}}},
-	}, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("Deployment %s/%s: %w", ns, app, err)
 	}
-	if _, err := r.kube.CoreV1().Services(ns).Create(r.ctx, &corev1.Service{
+	if err := retries.do("Deployment "+ns+"/"+app, func() error {
+		_, err := r.kube.AppsV1().Deployments(ns).Create(r.ctx, dep, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: app},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}},
-	}, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("Service %s/%s: %w", ns, app, err)
 	}
-	if _, err := r.kube.DiscoveryV1().EndpointSlices(ns).Create(r.ctx, r.scaleSlice(i, j, 0), metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("EndpointSlice %s/%s: %w", ns, app, err)
+	if err := retries.do("Service "+ns+"/"+app, func() error {
+		_, err := r.kube.CoreV1().Services(ns).Create(r.ctx, svc, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := retries.do("EndpointSlice "+ns+"/"+app, func() error {
+		_, err := r.kube.DiscoveryV1().EndpointSlices(ns).Create(r.ctx, r.scaleSlice(i, j, 0), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
 	}
 	port := gwv1.PortNumber(80)
 	prefix := gwv1.PathMatchPathPrefix
 	path := "/"
-	if _, err := r.gw.GatewayV1().HTTPRoutes(ns).Create(r.ctx, &gwv1.HTTPRoute{
+	route := &gwv1.HTTPRoute{
 		ObjectMeta: metav1.ObjectMeta{Name: app},
 		Spec: gwv1.HTTPRouteSpec{
 			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: r.parentRefs()},
@@ -204,10 +232,47 @@ func (r *run) createApp(i, j int) error {
 				BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{
 					Name: gwv1.ObjectName(app), Port: &port}}}}}},
 		},
-	}, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("HTTPRoute %s/%s: %w", ns, app, err)
 	}
-	return nil
+	return retries.do("HTTPRoute "+ns+"/"+app, func() error {
+		_, err := r.gw.GatewayV1().HTTPRoutes(ns).Create(r.ctx, route, metav1.CreateOptions{})
+		return err
+	})
+}
+
+// retryCount retries workload writes that fail transiently (an admission webhook
+// that cannot answer, an overloaded API server) and counts them: a write a user
+// would have seen fail is a negative measurement, not a broken run.
+type retryCount struct {
+	n        atomic.Int64
+	mu       sync.Mutex
+	firstErr string
+}
+
+func (c *retryCount) do(what string, write func() error) error {
+	var err error
+	for attempt := range 6 {
+		err = write()
+		if err == nil || (attempt > 0 && apierrors.IsAlreadyExists(err)) {
+			return nil // a retried create may have landed before its error came back
+		}
+		if apierrors.IsAlreadyExists(err) || apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
+			break
+		}
+		c.n.Add(1)
+		c.mu.Lock()
+		if c.firstErr == "" {
+			c.firstErr = what + ": " + err.Error()
+		}
+		c.mu.Unlock()
+		time.Sleep(time.Duration(attempt+1) * time.Second)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func (c *retryCount) first() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.firstErr
 }
 
 func (r *run) scaleSlice(i, j, gen int) *discoveryv1.EndpointSlice {
