@@ -218,8 +218,8 @@ func (r *run) metadata(host HostFacts, commit string, dirty bool) Metadata {
 	if out, err := exec.Command(filepath.Join(r.root, "bin/haptic"), "version").Output(); err == nil {
 		versions["haptic"] = strings.TrimSpace(string(out))
 	}
-	if v, err := r.kube.Discovery().ServerVersion(); err == nil {
-		versions["kubernetes"] = v.GitVersion
+	if v, err := r.kube.Discovery().ServerVersion(); err == nil && !strings.HasPrefix(v.GitVersion, "v0.0.0") {
+		versions["kubernetes"] = v.GitVersion // the local build carries no version stamp: keep the pinned one
 	}
 	m := Metadata{Commit: commit, Dirty: dirty, Versions: versions,
 		Knobs: r.k, ProfileDeviations: r.k.Deviations(), Host: host, Generated: time.Now().UTC()}
