@@ -146,6 +146,12 @@ func TestGatewayChurn(t *testing.T) {
 		all := deps + " " + svcs + " " + cfgs
 		return !strings.Contains(all, "churn-"), fmt.Sprintf("deployments %q services %q haproxycfgs %q", deps, svcs, cfgs)
 	})
+	// Their pods end within their grace period; each step of that is a cluster
+	// change the controller sees, so quiescence is measured after the last one.
+	g.eventually("no pod of a churned Gateway", 2*time.Minute, func() (bool, string) {
+		pods := g.kubectl("get", "pods", "-o", "jsonpath={.items[*].metadata.labels.gateway\\.networking\\.k8s\\.io/gateway-name}")
+		return !strings.Contains(pods, "churn-"), pods
+	})
 	// The control Gateway's pods run exactly its own routes.
 	pods := g.kubectl("get", "pods", "-l", "gateway.networking.k8s.io/gateway-name=control", "-o", "jsonpath={.items[*].metadata.name}")
 	for _, pod := range strings.Fields(pods) {
