@@ -66,10 +66,14 @@ func envOr(key, fallback string) string {
 }
 
 // Paths of the files the cluster keeps.
-func (c Config) PKIDir() string            { return filepath.Join(c.StateDir, "pki") }
-func (c Config) RunDir() string            { return filepath.Join(c.StateDir, "run") }
-func (c Config) LogDir() string            { return filepath.Join(c.StateDir, "logs") }
-func (c Config) PodsDir() string           { return filepath.Join(c.StateDir, "pods") }
+func (c Config) PKIDir() string  { return filepath.Join(c.StateDir, "pki") }
+func (c Config) RunDir() string  { return filepath.Join(c.StateDir, "run") }
+func (c Config) LogDir() string  { return filepath.Join(c.StateDir, "logs") }
+func (c Config) PodsDir() string { return filepath.Join(c.StateDir, "pods") }
+
+// ImagesDir holds image table files the process node reads at every container
+// start (localcluster/README.md, "Image tables").
+func (c Config) ImagesDir() string         { return filepath.Join(c.StateDir, "images.d") }
 func (c Config) EtcdDir() string           { return filepath.Join(c.StateDir, "etcd") }
 func (c Config) Kubeconfig() string        { return filepath.Join(c.StateDir, "admin.kubeconfig") }
 func (c Config) Binary(name string) string { return filepath.Join(c.CacheDir, name) }

@@ -208,10 +208,11 @@ func (r *containerRunner) launch(ctx context.Context) (*exec.Cmd, []string, erro
 		return nil, nil, err
 	}
 	env = append(env, clusterMarker+"="+w.node.cfg.Netns)
-	argv, err := ResolveArgv(w.node.cfg.Dirs, r.spec.Image, expandArgv(r.spec.Command, env), expandArgv(r.spec.Args, env))
+	argv, imageEnv, err := ResolveImage(w.node.cfg.Dirs, r.spec.Image, expandArgv(r.spec.Command, env), expandArgv(r.spec.Args, env), env)
 	if err != nil {
 		return nil, nil, err
 	}
+	env = append(env, imageEnv...)
 	mounts, err := containerMounts(&r.spec, w.volumes)
 	if err != nil {
 		return nil, nil, err

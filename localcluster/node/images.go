@@ -58,10 +58,17 @@ func ImageName(image string) string {
 	return name
 }
 
-// Dirs says where mapped binaries live.
+// Dirs says where mapped binaries live, and where image table files add to or
+// override the built-in table (see imagetable.go).
 type Dirs struct {
 	Cache string // version-keyed binary cache
 	Bin   string // the repository's bin/
+	// ImageTables are image table files (haptic-cluster node --images).
+	ImageTables []string
+	// ImageTableDir holds more table files (*.yaml, *.json), read at every
+	// container start: a file dropped there maps an image without restarting
+	// the node.
+	ImageTableDir string
 }
 
 // waitingError is a reason a container cannot start yet, shown as its Waiting state.
@@ -78,11 +85,35 @@ func (e *waitingError) Error() string { return e.Reason + ": " + e.Message }
 // ending in it) runs the mapped binary; any other command is looked up on the
 // host (absolute path or PATH).
 func ResolveArgv(dirs Dirs, image string, command, args []string) ([]string, error) {
+	argv, _, err := ResolveImage(dirs, image, command, args, nil)
+	return argv, err
+}
+
+// ResolveImage is ResolveArgv with the image table files: an image they name
+// resolves by its entry there (ahead of the built-in table), and extraEnv holds
+// the entry's environment defaults that containerEnv ("K=V") does not set.
+func ResolveImage(dirs Dirs, image string, command, args, containerEnv []string) (argv, extraEnv []string, err error) {
+	name := ImageName(image)
+	if len(dirs.ImageTables) > 0 || dirs.ImageTableDir != "" {
+		table, err := LoadImageTables(dirs.ImageTables, dirs.ImageTableDir)
+		if err != nil {
+			return nil, nil, &waitingError{Reason: "ImageTableInvalid", Message: err.Error()}
+		}
+		if entry, ok := table[name]; ok {
+			return resolveFromTable(dirs, entry, image, command, args, containerEnv)
+		}
+	}
+	argv, err = resolveBuiltin(dirs, image, command, args)
+	return argv, nil, err
+}
+
+// resolveBuiltin resolves an image with the built-in table.
+func resolveBuiltin(dirs Dirs, image string, command, args []string) ([]string, error) {
 	name := ImageName(image)
 	entry, ok := imageTable[name]
 	if !ok {
 		return nil, &waitingError{Reason: "ImageNotMapped",
-			Message: fmt.Sprintf("image %q (name %q) has no local command; see localcluster/node/images.go", image, name)}
+			Message: fmt.Sprintf("image %q (name %q) has no local command; see localcluster/node/images.go, or map it in an image table (localcluster/README.md)", image, name)}
 	}
 	mapped := ""
 	if entry.binary != "" {

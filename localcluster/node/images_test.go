@@ -63,3 +63,59 @@ func TestResolveArgv(t *testing.T) {
 		})
 	}
 }
+
+func TestImageTableFiles(t *testing.T) {
+	cache, bin, tables := t.TempDir(), t.TempDir(), t.TempDir()
+	echo := filepath.Join(cache, "echo-basic")
+	if err := os.WriteFile(echo, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "bench.yaml")
+	if err := os.WriteFile(file, []byte(`images:
+  hyper-server:
+    command: ["{cache}/echo-basic", "--quiet"]
+    env: {HTTP_PORT: "8080", H2C_PORT: "3001"}
+  nginx:
+    command: []
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A file in the directory overrides the built-in haproxy entry.
+	if err := os.WriteFile(filepath.Join(tables, "10-haproxy.json"), []byte(`{"images":{"haproxy":{"command":["/bin/true"]}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dirs := Dirs{Cache: cache, Bin: bin, ImageTables: []string{file}, ImageTableDir: tables}
+
+	argv, env, err := ResolveImage(dirs, "docker.io/howardjohn/hyper-server:latest", nil, []string{"-v"}, []string{"HTTP_PORT=9090"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(argv, []string{echo, "--quiet", "-v"}) {
+		t.Errorf("argv %v", argv)
+	}
+	if !slices.Equal(env, []string{"H2C_PORT=3001"}) { // the container's own HTTP_PORT wins
+		t.Errorf("env %v", env)
+	}
+	if argv, _, err := ResolveImage(dirs, "hyper-server", []string{"/usr/local/bin/echo-basic"}, nil, nil); err != nil || argv[0] != echo {
+		t.Errorf("a command naming the mapped program runs it: %v %v", argv, err)
+	}
+	if argv, _, err := ResolveImage(dirs, "nginx:1.27", []string{"sleep"}, []string{"1"}, nil); err != nil || !slices.Equal(argv, []string{"sleep", "1"}) {
+		t.Errorf("a host image runs its command: %v %v", argv, err)
+	}
+	if argv, _, err := ResolveImage(dirs, "haproxy:2.6", nil, nil, nil); err != nil || !slices.Equal(argv, []string{"/bin/true"}) {
+		t.Errorf("the directory's entry overrides the built-in one: %v %v", argv, err)
+	}
+	if argv, _, err := ResolveImage(dirs, "echo-basic", nil, nil, nil); err != nil || argv[0] != echo {
+		t.Errorf("built-in images still resolve: %v %v", argv, err)
+	}
+	var we *waitingError
+	if _, _, err := ResolveImage(dirs, "nginx", nil, nil, nil); !errors.As(err, &we) || we.Reason != "NoCommand" {
+		t.Errorf("host image without command: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(tables, "20-bad.yaml"), []byte("images:\n  reg.io/x:1: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ResolveImage(dirs, "echo-basic", nil, nil, nil); !errors.As(err, &we) || we.Reason != "ImageTableInvalid" {
+		t.Errorf("an invalid table must surface as a waiting reason: %v", err)
+	}
+}

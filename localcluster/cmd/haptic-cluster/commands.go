@@ -55,6 +55,9 @@ func runNode(ctx context.Context, cfg cluster.Config, args []string) error {
 	cacheDir := flags.String("cache-dir", cfg.CacheDir, "binary cache (echo-basic, coredns)")
 	binDir := flags.String("bin-dir", cfg.BinDir, "repository bin/ (haptic, haptic-agent)")
 	netnsName := flags.String("netns", cfg.Netns, "the cluster's network namespace")
+	images := flags.String("images", os.Getenv("HAPTIC_NODE_IMAGES"),
+		"comma-separated image table files (image name → command, args, env); default $HAPTIC_NODE_IMAGES")
+	imagesDir := flags.String("images-dir", cfg.ImagesDir(), "directory of image table files read at every container start")
 	if err := flags.Parse(args); err != nil {
 		return fmt.Errorf("parse node flags: %w", err)
 	}
@@ -71,7 +74,7 @@ func runNode(ctx context.Context, cfg cluster.Config, args []string) error {
 		Netns:    *netnsName,
 		HostIP:   cluster.APIServerIP,
 		PodsDir:  *podsDir,
-		Dirs:     node.Dirs{Cache: *cacheDir, Bin: *binDir},
+		Dirs:     node.Dirs{Cache: *cacheDir, Bin: *binDir, ImageTables: splitList(*images), ImageTableDir: *imagesDir},
 		Self:     self,
 	}, client)
 	return n.Run(ctx)
@@ -148,4 +151,15 @@ func pickContainer(pids []int, parts []string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("no running container %q in pod %s/%s", parts[2], parts[0], parts[1])
+}
+
+// splitList splits a comma-separated list, dropping empty entries.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

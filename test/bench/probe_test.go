@@ -1,0 +1,249 @@
+//go:build benchgw
+
+package bench
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// ProbeSample is one route's propagation through one Gateway.
+type ProbeSample struct {
+	Gateway    string    `json:"gateway"`
+	Route      int       `json:"route"`
+	At         time.Time `json:"at"`
+	LatencyMs  float64   `json:"latency_ms"` // create returned → first 200
+	ApplyMs    float64   `json:"apply_ms"`   // the create call itself (admission included)
+	Polls      int       `json:"polls"`
+	Unexpected int       `json:"unexpected"` // responses other than 404 and 200
+}
+
+// Unexpected is a response other than 404 (not yet) or 200 (propagated).
+type Unexpected struct {
+	Gateway string    `json:"gateway"`
+	Route   int       `json:"route"`
+	At      time.Time `json:"at"`
+	Status  int       `json:"status"`
+	Error   string    `json:"error,omitempty"`
+	Body    string    `json:"body,omitempty"`
+}
+
+const probeNS = "bench-probe"
+
+// probe applies BENCH_PROBE_ROUTES HTTPRoutes one by one (upstream's probe
+// workload) and measures, for each, the time from the create call's return to
+// the first 200 through every Gateway, polling every 5 ms.
+func (r *run) probe(res *ScenarioResult) error {
+	if err := r.createNamespace(probeNS); err != nil {
+		return err
+	}
+	if err := r.createBackend(probeNS, false); err != nil {
+		return err
+	}
+	smp := r.startSampler()
+	var samples []ProbeSample
+	var unexpected []Unexpected
+	deadline := time.Now().Add(r.k.ProbeTimeout)
+	var harness error
+	for i := range r.k.ProbeRoutes {
+		if time.Now().After(deadline) {
+			harness = fmt.Errorf("probe timeout %s reached after %d routes", r.k.ProbeTimeout, i)
+			break
+		}
+		applyStart := time.Now()
+		if _, err := r.gw.GatewayV1().HTTPRoutes(probeNS).Create(r.ctx, r.probeRoute(i), metav1.CreateOptions{}); err != nil {
+			harness = fmt.Errorf("create route %d: %w", i, err)
+			break
+		}
+		applied := time.Now()
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var routeErr error
+		for _, g := range r.k.Gateways {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s, un, err := r.probeOne(g, i, applied)
+				s.ApplyMs = ms(applied.Sub(applyStart))
+				mu.Lock()
+				defer mu.Unlock()
+				unexpected = append(unexpected, un...)
+				if err != nil {
+					routeErr = err
+					return
+				}
+				samples = append(samples, s)
+			}()
+		}
+		wg.Wait()
+		if routeErr != nil {
+			harness = routeErr
+			break
+		}
+		if i%50 == 0 {
+			last := samples[len(samples)-1]
+			r.logf("probe: route %d: %.1f ms (apply %.1f ms), unexpected so far %d", i, last.LatencyMs, last.ApplyMs, len(unexpected))
+		}
+	}
+	raw, resources := smp.finish()
+	var lat []time.Duration
+	for _, s := range samples {
+		lat = append(lat, time.Duration(s.LatencyMs*float64(time.Millisecond)))
+	}
+	sum := Summarize(lat)
+	var apply []time.Duration
+	for _, s := range samples {
+		apply = append(apply, time.Duration(s.ApplyMs*float64(time.Millisecond)))
+	}
+	// Late samples measure propagation at the full route count.
+	var last10 []time.Duration
+	if n := len(lat); n > 0 {
+		last10 = lat[n-max(1, n/10):]
+	}
+	fivexx := 0
+	for _, u := range unexpected {
+		if u.Status >= 500 {
+			fivexx++
+		}
+	}
+	res.Headline = map[string]any{"routes": len(samples) / max(1, len(r.k.Gateways)), "latency": sum,
+		"latency_last_10pct": Summarize(last10), "apply": Summarize(apply), "unexpected": len(unexpected), "http_5xx": fivexx}
+	res.MeasuredPass = len(unexpected) == 0 && harness == nil
+	if len(unexpected) > 0 {
+		res.Reasons = append(res.Reasons, fmt.Sprintf("%d unexpected responses (%d of them 5xx)", len(unexpected), fivexx))
+	}
+	for _, w := range []struct {
+		name string
+		v    any
+	}{{"samples.json", samples}, {"unexpected.json", unexpected}, {"summary.json", res.Headline},
+		{"resources.json", resources}, {"resource-samples.json", raw}} {
+		if err := WriteJSON(r.out, filepath.Join("probe", w.name), w.v); err != nil {
+			return err
+		}
+	}
+	if harness != nil {
+		return harness
+	}
+	// Upstream's cleanup: the routes go; the namespace goes at the end of the run.
+	return r.gw.GatewayV1().HTTPRoutes(probeNS).DeleteCollection(r.ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+}
+
+// probeOne polls route i through Gateway g until the first 200 (10,000 polls at
+// most, as upstream).
+func (r *run) probeOne(g Gateway, i int, applied time.Time) (ProbeSample, []Unexpected, error) {
+	addr := r.addrs[g]
+	host := strconv.Itoa(i) + "-route.example.com"
+	path := "/" + strconv.Itoa(i)
+	var un []Unexpected
+	for poll := 1; poll <= 10000; poll++ {
+		code, _, body, err := r.get(addr, "80", host, path)
+		switch {
+		case err == nil && code == 200:
+			now := time.Now()
+			return ProbeSample{Gateway: g.String(), Route: i, At: now, LatencyMs: ms(now.Sub(applied)), Polls: poll, Unexpected: len(un)}, un, nil
+		case err == nil && code == 404:
+		default:
+			u := Unexpected{Gateway: g.String(), Route: i, At: time.Now(), Status: code, Body: body}
+			if err != nil {
+				u.Error = err.Error()
+			}
+			un = append(un, u)
+		}
+		if r.ctx.Err() != nil {
+			break
+		}
+		time.Sleep(r.k.ProbeIntervalFixed)
+	}
+	return ProbeSample{}, un, fmt.Errorf("route %d through %s: no 200 after 10000 polls", i, g)
+}
+
+// probeRoute is upstream's probe route i: host <i>-route.example.com, PathPrefix
+// /<i> to the backend and / to a Service that does not exist, both with request-
+// and response-header add filters, attached to every Gateway.
+func (r *run) probeRoute(i int) *gwv1.HTTPRoute {
+	port := gwv1.PortNumber(80)
+	filters := []gwv1.HTTPRouteFilter{
+		{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gwv1.HTTPHeaderFilter{
+			Add: []gwv1.HTTPHeader{{Name: "added-header", Value: "added-value"}}}},
+		{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{
+			Add: []gwv1.HTTPHeader{{Name: "added-resp-header", Value: "added-resp-value"}}}},
+	}
+	prefix := gwv1.PathMatchPathPrefix
+	rule := func(svc, path string) gwv1.HTTPRouteRule {
+		p := path
+		return gwv1.HTTPRouteRule{
+			Matches:     []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: &prefix, Value: &p}}},
+			Filters:     filters,
+			BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{Name: gwv1.ObjectName(svc), Port: &port}}}},
+		}
+	}
+	return &gwv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Name: strconv.Itoa(i) + "-route"},
+		Spec: gwv1.HTTPRouteSpec{
+			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: r.parentRefs()},
+			Hostnames:       []gwv1.Hostname{gwv1.Hostname(strconv.Itoa(i) + "-route.example.com")},
+			Rules:           []gwv1.HTTPRouteRule{rule("backend", "/"+strconv.Itoa(i)), rule("invalid-backend", "/")},
+		},
+	}
+}
+
+func (r *run) parentRefs() []gwv1.ParentReference {
+	var refs []gwv1.ParentReference
+	for _, g := range r.k.Gateways {
+		ns := gwv1.Namespace(g.Namespace)
+		refs = append(refs, gwv1.ParentReference{Name: gwv1.ObjectName(g.Name), Namespace: &ns})
+	}
+	return refs
+}
+
+// createBackend creates upstream's backend Deployment and Service (port 80 →
+// 8080; with twoPorts also 8080 → 8081, as routechange's) with echo-basic in
+// place of hyper-server, and waits for ready endpoints.
+func (r *run) createBackend(ns string, twoPorts bool) error {
+	echo := func(name, httpPort, h2cPort string) corev1.Container {
+		return corev1.Container{Name: name, Image: "echo-basic", Env: []corev1.EnvVar{
+			{Name: "HTTP_PORT", Value: httpPort}, {Name: "H2C_PORT", Value: h2cPort},
+			{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+			{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+		}, ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString(httpPort)}}, PeriodSeconds: 2}}
+	}
+	containers := []corev1.Container{echo("backend", "8080", "3001")}
+	ports := []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}
+	if twoPorts {
+		containers = append(containers, echo("backend-alt", "8081", "3002"))
+		ports = append(ports, corev1.ServicePort{Name: "http-alt", Port: 8080, TargetPort: intstr.FromInt32(8081)})
+	}
+	for i := range containers { // probes need a numeric port here
+		p, _ := strconv.Atoi(containers[i].Env[0].Value)
+		containers[i].ReadinessProbe.HTTPGet.Port = intstr.FromInt32(int32(p))
+	}
+	one := int32(1)
+	labels := map[string]string{"app": "backend"}
+	if _, err := r.kube.AppsV1().Deployments(ns).Create(r.ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "backend"},
+		Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: containers}}},
+	}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("backend Deployment: %w", err)
+	}
+	if _, err := r.kube.CoreV1().Services(ns).Create(r.ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "backend"},
+		Spec:       corev1.ServiceSpec{Selector: labels, Ports: ports},
+	}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("backend Service: %w", err)
+	}
+	return r.eventually("a ready backend endpoint in "+ns, 2*time.Minute, 200*time.Millisecond, func() (bool, string) {
+		out, err := r.kubectl("-n", ns, "get", "endpointslices", "-l", "kubernetes.io/service-name=backend",
+			"-o", "jsonpath={.items[*].endpoints[?(@.conditions.ready==true)].addresses[*]}")
+		return err == nil && out != "", out
+	})
+}
