@@ -20,6 +20,7 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/deploy"
 	"github.com/haproxy-haptic/haptic/internal/events"
 	"github.com/haproxy-haptic/haptic/internal/fieldpath"
+	"github.com/haproxy-haptic/haptic/internal/fleetscope"
 	"github.com/haproxy-haptic/haptic/internal/metrics"
 	"github.com/haproxy-haptic/haptic/internal/pipeline"
 	"github.com/haproxy-haptic/haptic/internal/provision"
@@ -67,8 +68,9 @@ type iteration struct {
 	ledger     writer.Ledger // Gateways each bundle was rendered from (gatewaystatus.go)
 	good       goodRenders   // per fleet: the last good snapshot, what was left out (leftout.go)
 	creds      credentials
-	fleets     fleetSet    // the pods that receive configs (fleets.go)
-	ready      atomic.Bool // the stores synced and were reconciled once: admission may use them
+	fleets     fleetSet         // the pods that receive configs (fleets.go)
+	scope      fleetscope.Scope // which fleets a change touches
+	ready      atomic.Bool      // the stores synced and were reconciled once: admission may use them
 	informers  atomic.Pointer[watch.Informers]
 	stop       func()
 }
@@ -93,7 +95,7 @@ func prepare(d deps, cfg *v1alpha1.HAProxyTemplateConfig, generation int64) (*it
 		return nil, fmt.Errorf("compile templates: %w", err)
 	}
 	it := &iteration{d: d, cfg: cfg, generation: generation, engine: eng, live: store.NewLive(b),
-		checker: &validate.Checker{Binary: d.haproxy, Layout: render.LayoutOf(&cfg.Spec)}}
+		checker: &validate.Checker{Binary: d.haproxy, Layout: render.LayoutOf(&cfg.Spec)}, scope: scopeOf(b)}
 	for _, p := range cfg.Spec.WatchedResourcesIgnoreFields {
 		path, err := fieldpath.Parse(p)
 		if err != nil {
@@ -197,10 +199,10 @@ func (it *iteration) run(ctx context.Context) error {
 			// A change notification was dropped: the stores are still right, so a
 			// full reconcile from them loses nothing.
 			d.log.Warn("reconciler lost a critical event; reconciling from the stores")
-			it.reconcile(ctx)
+			it.reconcile(ctx, true)
 		case <-sub.C():
 			drain(sub)
-			it.reconcile(ctx)
+			it.reconcile(ctx, false)
 		}
 	}
 }
@@ -230,9 +232,10 @@ func drain(sub *events.Subscription) {
 	}
 }
 
-// reconcile renders the current snapshot for every fleet, validates each bundle
-// and hands it to the fleet's deployer.
-func (it *iteration) reconcile(ctx context.Context) {
+// reconcile renders the current snapshot for every fleet whose inputs changed since
+// its last render (every fleet when forced), validates each bundle and hands it to
+// the fleet's deployer.
+func (it *iteration) reconcile(ctx context.Context, force bool) {
 	d := it.d
 	snap := it.live.Snapshot()
 	it.ready.Store(true)
@@ -246,15 +249,33 @@ func (it *iteration) reconcile(ctx context.Context) {
 		it.fleets.sync(ctx, d.status.Gateways())
 	}
 	for _, f := range it.fleets.list() {
+		if !force && !it.scope.Diff(f.input, snap).Touches(f.gateway, it.fleets.rendersEveryGateway(f)) {
+			d.metrics.FleetRendersSkipped.WithLabelValues(f.name()).Inc()
+			continue
+		}
 		it.reconcileFleet(ctx, f, snap)
 	}
+}
+
+// scopeOf classifies the config's watched resources for fleetscope.
+func scopeOf(b *store.Builder) fleetscope.Scope {
+	kinds := map[string]fleetscope.Kind{}
+	for _, n := range b.Names() {
+		r, _ := b.Resource(n)
+		if gvr, err := watch.GVR(r.Watch); err == nil {
+			kinds[n] = fleetscope.KindOf(gvr.Group, gvr.Resource)
+		}
+	}
+	return fleetscope.New(kinds)
 }
 
 func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapshot.Snapshot) {
 	d := it.d
 	start := time.Now()
+	f.input = nil // a failed render is tried again on the next reconcile
 	res, err := it.renderFleet(ctx, f, snap)
 	d.metrics.ObserveRender(time.Since(start))
+	d.metrics.FleetRenders.WithLabelValues(f.name()).Inc()
 	scope := "" // errors of a Gateway's render name the Gateway
 	if !f.isDefault() {
 		scope = "gateway " + f.gateway.String()
@@ -278,6 +299,7 @@ func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapsho
 	if d.status != nil {
 		d.status.SetUnrendered(f.gateway.String(), unrenderedListeners(res.Bundle))
 	}
+	f.input = snap
 	f.dep.SetDesired(res.Bundle)
 	f.pub.SetDesired(res.Bundle)
 	d.metrics.ObserveReconciliation(time.Since(start), "success")

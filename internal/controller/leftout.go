@@ -73,6 +73,8 @@ func (it *iteration) forgetLeftOut(f *fleet) {
 	delete(it.good.reported, f)
 	it.good.mu.Unlock()
 	it.d.metrics.ObjectsLeftOut.DeletePartialMatch(map[string]string{"fleet": f.gateway.String()})
+	it.d.metrics.FleetRenders.DeleteLabelValues(f.name())
+	it.d.metrics.FleetRendersSkipped.DeleteLabelValues(f.name())
 }
 
 // fresh returns the left-out objects not reported for f before, and forgets those
