@@ -53,6 +53,9 @@ type deps struct {
 	// storesInUse is called once the iteration reconciled from synced stores
 	// (admission's standby can stop).
 	storesInUse func()
+	// deliveries holds status and HAProxyCfg writes while a change is delivered,
+	// and traces each change (delivery.go). Nil in some unit tests.
+	deliveries *deliveries
 }
 
 // iteration is the lifetime of one config: its compiled templates, watchers,
@@ -110,7 +113,7 @@ func prepare(d deps, cfg *v1alpha1.HAProxyTemplateConfig, generation int64) (*it
 			Template: cfg.Spec.Gateways.DeploymentName, Log: d.log},
 		status:  d.status,
 		log:     d.log,
-		stopped: it.forgetLeftOut,
+		stopped: func(f *fleet) { it.forgetLeftOut(f); d.deliveries.forget(f) },
 		retry:   func() { time.AfterFunc(gatewayRetry, it.gatewaysChanged) },
 	}
 	it.fleets.start = func(ctx context.Context, gw types.NamespacedName, sel map[string]string, infra provision.Infra) *fleet {
@@ -166,6 +169,7 @@ func (it *iteration) run(ctx context.Context) error {
 			d.bus.Publish(resourceChanged{resource: resource})
 		},
 		OnEvent:   func(resource, kind string) { d.metrics.ResourceEvents.WithLabelValues(resource, kind).Inc() },
+		OnChange:  func(string) { d.deliveries.changeSeen(time.Now()) },
 		OnDropped: func(resource, reason string) { d.metrics.WatchEventsDropped.WithLabelValues(resource, reason).Inc() },
 	}
 	set, src, err := it.informerSet(w)
@@ -237,6 +241,8 @@ func drain(sub *events.Subscription) {
 // the fleet's deployer.
 func (it *iteration) reconcile(ctx context.Context, force bool) {
 	d := it.d
+	changed := d.deliveries.reconcileStarted()
+	defer d.deliveries.reconcileDone()
 	snap := it.live.Snapshot()
 	it.ready.Store(true)
 	if d.storesInUse != nil {
@@ -253,7 +259,7 @@ func (it *iteration) reconcile(ctx context.Context, force bool) {
 			d.metrics.FleetRendersSkipped.WithLabelValues(f.name()).Inc()
 			continue
 		}
-		it.reconcileFleet(ctx, f, snap)
+		it.reconcileFleet(ctx, f, snap, changed)
 	}
 }
 
@@ -269,11 +275,13 @@ func scopeOf(b *store.Builder) fleetscope.Scope {
 	return fleetscope.New(kinds)
 }
 
-func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapshot.Snapshot) {
+// reconcileFleet renders, validates and hands a bundle to f's deployer; changed is
+// when the first change it carries was seen (zero: not traced).
+func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapshot.Snapshot, changed time.Time) {
 	d := it.d
 	start := time.Now()
 	f.input = nil // a failed render is tried again on the next reconcile
-	res, err := it.renderFleet(ctx, f, snap)
+	res, err := it.renderFleet(ctx, f, snap, changed)
 	d.metrics.ObserveRender(time.Since(start))
 	d.metrics.FleetRenders.WithLabelValues(f.name()).Inc()
 	scope := "" // errors of a Gateway's render name the Gateway
@@ -300,6 +308,8 @@ func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapsho
 		d.status.SetUnrendered(f.gateway.String(), unrenderedListeners(res.Bundle))
 	}
 	f.input = snap
+	// Known to deliveries before a pod can answer for it.
+	d.deliveries.handed(f, res.Bundle.Hash, f.dep.Pods(), changed)
 	f.dep.SetDesired(res.Bundle)
 	f.pub.SetDesired(res.Bundle)
 	d.metrics.ObserveReconciliation(time.Since(start), "success")
