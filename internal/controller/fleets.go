@@ -29,8 +29,13 @@ type fleet struct {
 	pub      *publish.Publisher // its HAProxyCfg
 	cancel   context.CancelFunc
 	// input is the snapshot its last successful render started from (nil: render
-	// on the next reconcile). The reconcile loop alone reads and writes it.
-	input *snapshot.Snapshot
+	// on the next reconcile); rendered, hash and ledgered what came out of it: the
+	// snapshot as rendered, the bundle's hash and the Gateway revisions recorded for
+	// it (fmt.Sprint). The reconcile loop alone reads and writes them.
+	input    *snapshot.Snapshot
+	rendered *snapshot.Snapshot
+	hash     string
+	ledgered string
 }
 
 // rendersEveryGateway: the podSelector's fleet without per-Gateway provisioning

@@ -257,9 +257,24 @@ func (it *iteration) reconcile(ctx context.Context, force bool) {
 	for _, f := range it.fleets.list() {
 		if !force && !it.scope.Diff(f.input, snap).Touches(f.gateway, it.fleets.rendersEveryGateway(f)) {
 			d.metrics.FleetRendersSkipped.WithLabelValues(f.name()).Inc()
+			it.refreshLedger(f)
 			continue
 		}
 		it.reconcileFleet(ctx, f, snap, changed)
+	}
+}
+
+// refreshLedger records a skipped fleet's bundle again when the status writer now
+// knows its Gateways at another revision than at its render (its informer lagged the
+// watcher's): a render would produce the same bundle, recorded with these.
+func (it *iteration) refreshLedger(f *fleet) {
+	if it.d.status == nil || f.rendered == nil {
+		return
+	}
+	gws := it.fleetGateways(f, f.rendered)
+	if key := fmt.Sprint(gws); key != f.ledgered {
+		f.ledgered = key
+		it.statusRendered(f.hash, gws)
 	}
 }
 
@@ -303,7 +318,9 @@ func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapsho
 	}
 	// The Gateways this bundle is made from, as rendered: a left-out Gateway is not in
 	// it (or only at its last good generation).
-	it.statusRendered(res.Bundle.Hash, it.fleetGateways(f, res.Snapshot))
+	gws := it.fleetGateways(f, res.Snapshot)
+	it.statusRendered(res.Bundle.Hash, gws)
+	f.rendered, f.hash, f.ledgered = res.Snapshot, res.Bundle.Hash, fmt.Sprint(gws)
 	if d.status != nil {
 		d.status.SetUnrendered(f.gateway.String(), unrenderedListeners(res.Bundle))
 	}
