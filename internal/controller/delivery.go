@@ -31,12 +31,13 @@ type deliveries struct {
 	m *metrics.Metrics // nil: no trace
 
 	mu         sync.Mutex
-	rendering  int                 // reconciles in progress
-	pending    map[*fleet]*handOff // bundles not yet answered by every pod
-	changed    time.Time           // first watch event of the changes no reconcile took yet
-	applied    []time.Time         // changes live on their pods whose status is not written yet
-	idle       chan struct{}       // closed while nothing is rendering or pending
-	statusFrom []time.Time         // the changes the running status pass covers
+	rendering  int                          // reconciles in progress
+	pending    map[*fleet]*handOff          // bundles not yet answered by every pod
+	running    map[*fleet]map[string]string // fleet → pod → the hash it last applied
+	changed    time.Time                    // first watch event of the changes no reconcile took yet
+	applied    []time.Time                  // changes live on their pods whose status is not written yet
+	idle       chan struct{}                // closed while nothing is rendering or pending
+	statusFrom []time.Time                  // the changes the running status pass covers
 }
 
 // handOff is one fleet's latest bundle and the pods that have not answered for it.
@@ -49,7 +50,7 @@ type handOff struct {
 func newDeliveries(m *metrics.Metrics) *deliveries {
 	idle := make(chan struct{})
 	close(idle)
-	return &deliveries{m: m, pending: map[*fleet]*handOff{}, idle: idle}
+	return &deliveries{m: m, pending: map[*fleet]*handOff{}, running: map[*fleet]map[string]string{}, idle: idle}
 }
 
 // changeSeen records an admitted watch event (the first since the last reconcile
@@ -117,7 +118,15 @@ func (d *deliveries) handed(f *fleet, hash string, pods []deploy.Pod, changed ti
 	}
 	h := &handOff{hash: hash, pods: make(map[string]bool, len(pods)), changed: changed}
 	for _, p := range pods {
-		h.pods[p.Name] = true
+		// A pod that runs it already is not sent it again: no answer will come.
+		if d.running[f][p.Name] != hash {
+			h.pods[p.Name] = true
+		}
+	}
+	if len(h.pods) == 0 {
+		delete(d.pending, f)
+		d.settle()
+		return
 	}
 	d.pending[f] = h
 	d.busy()
@@ -131,6 +140,12 @@ func (d *deliveries) outcome(f *fleet, o deploy.Outcome, now time.Time) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if o.Err == nil {
+		if d.running[f] == nil {
+			d.running[f] = map[string]string{}
+		}
+		d.running[f][o.Pod] = o.Hash
+	}
 	h := d.pending[f]
 	if h == nil || !h.pods[o.Pod] || (o.Err == nil && o.Hash != h.hash) {
 		return
@@ -159,13 +174,18 @@ func (d *deliveries) podsChanged(f *fleet, pods []deploy.Pod) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	h := d.pending[f]
-	if h == nil {
-		return
-	}
 	keep := make(map[string]bool, len(pods))
 	for _, p := range pods {
 		keep[p.Name] = true
+	}
+	for name := range d.running[f] {
+		if !keep[name] {
+			delete(d.running[f], name)
+		}
+	}
+	h := d.pending[f]
+	if h == nil {
+		return
 	}
 	for name := range h.pods {
 		if !keep[name] {
@@ -186,6 +206,7 @@ func (d *deliveries) forget(f *fleet) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.pending, f)
+	delete(d.running, f)
 	d.settle()
 }
 

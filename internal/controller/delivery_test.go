@@ -93,6 +93,12 @@ func TestDeliveriesReleaseOnFailureAndChurn(t *testing.T) {
 	if waits(d) {
 		t.Fatal("still held after failure, churn and a stopped fleet")
 	}
+	// A bundle its pods run already (an identical render) gets no answer: no wait.
+	d.outcome(c, deploy.Outcome{Pod: "c-0", Hash: "same"}, time.Now())
+	d.handed(c, "same", []deploy.Pod{{Name: "c-0"}}, time.Time{})
+	if waits(d) {
+		t.Fatal("a bundle the pod runs already holds writes")
+	}
 	// No pods: nothing to wait for.
 	d.handed(a, "h2", nil, time.Time{})
 	if waits(d) {
