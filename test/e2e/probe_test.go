@@ -21,7 +21,15 @@ import (
 // per-stage trace (haptic_change_stage_seconds):
 //
 //	go test -run '^$' -bench GatewayRouteProbe -benchtime 300x -timeout 30m ./test/e2e/
-func BenchmarkGatewayRouteProbe(b *testing.B) {
+func BenchmarkGatewayRouteProbe(b *testing.B) { routeProbe(b, false) }
+
+// BenchmarkGatewayRouteProbeBackendRefFilters is the same with the header filters on
+// the backendRef instead of the rule: the gateway library keeps backendRef-level
+// header values in a map, so a route is map entries (the runtime path), where a
+// rule-level filter gives each route a backend of its own (a reload on HAProxy 2.6).
+func BenchmarkGatewayRouteProbeBackendRefFilters(b *testing.B) { routeProbe(b, true) }
+
+func routeProbe(b *testing.B, onBackendRef bool) {
 	e := setupLibraries(b, 1, "", "base", "ingress", "gateway")
 	gw, err := gwclient.NewForConfig(e.c.REST)
 	if err != nil {
@@ -80,19 +88,24 @@ func BenchmarkGatewayRouteProbe(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		host := fmt.Sprintf("probe-%d.example.com", i)
+		filters := []gwv1.HTTPRouteFilter{
+			{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gwv1.HTTPHeaderFilter{
+				Add: []gwv1.HTTPHeader{{Name: "X-Probe-Request", Value: fmt.Sprint(i)}}}},
+			{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{
+				Add: []gwv1.HTTPHeader{{Name: "X-Probe-Response", Value: fmt.Sprint(i)}}}},
+		}
+		first := backend("echo")
+		if onBackendRef {
+			first[0].Filters, filters = filters, nil
+		}
 		route := &gwv1.HTTPRoute{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("probe-%d", i)},
 			Spec: gwv1.HTTPRouteSpec{
 				CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "bench"}}},
 				Hostnames:       []gwv1.Hostname{gwv1.Hostname(host)},
 				Rules: []gwv1.HTTPRouteRule{{
-					Filters: []gwv1.HTTPRouteFilter{
-						{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gwv1.HTTPHeaderFilter{
-							Add: []gwv1.HTTPHeader{{Name: "X-Probe-Request", Value: fmt.Sprint(i)}}}},
-						{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{
-							Add: []gwv1.HTTPHeader{{Name: "X-Probe-Response", Value: fmt.Sprint(i)}}}},
-					},
-					BackendRefs: backend("echo"),
+					Filters:     filters,
+					BackendRefs: first,
 				}, {
 					Matches:     []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Value: ptr("/missing")}}},
 					BackendRefs: backend("missing-service"),
