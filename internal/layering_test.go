@@ -39,7 +39,7 @@ func TestLayering(t *testing.T) {
 		why       string
 	}{
 		{
-			pkgs:      []string{"internal/snapshot", "internal/bundle", "internal/render", "internal/schema", "internal/store", "internal/fieldpath", "internal/validate", "internal/config", "internal/pipeline", "internal/plan"},
+			pkgs:      []string{"internal/snapshot", "internal/bundle", "internal/render", "internal/schema", "internal/store", "internal/fieldpath", "internal/validate", "internal/config", "internal/pipeline", "internal/plan", "internal/fleetscope"},
 			forbidden: []string{"k8s.io/client-go/"},
 			why:       "the pure middle of the pipeline must not talk to the API server",
 		},

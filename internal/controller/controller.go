@@ -127,16 +127,21 @@ func newWithClients(opts Options, cl clients) (*Controller, error) {
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cl.kube.CoreV1().Events(metav1.NamespaceAll)})
 	recorder := broadcaster.NewRecorder(scheme(), corev1.EventSource{Component: "haptic"})
 	c := &Controller{opts: opts}
+	deliveries := newDeliveries(m)
 	c.d = deps{
 		kube: cl.kube, dyn: cl.dyn, meta: cl.meta, namespace: opts.Namespace, configName: opts.ConfigName,
 		haproxy: opts.HAProxyBinary, schemaDir: opts.SchemaDir, agentHTTP: opts.AgentHTTP,
 		log: opts.Log, metrics: m, bus: events.NewBus(m), recorder: recorder,
-		config:      &configStatus{dyn: cl.dyn, recorder: recorder, log: opts.Log, namespace: opts.Namespace, name: opts.ConfigName},
+		config: &configStatus{dyn: cl.dyn, recorder: recorder, log: opts.Log, namespace: opts.Namespace, name: opts.ConfigName,
+			hold: deliveries.wait},
 		storesInUse: c.standbyDone.done,
+		deliveries:  deliveries,
 	}
 	c.d.status = writer.New(writer.Options{
 		Dynamic: cl.statusDyn, Discovery: cl.kube.Discovery(), Log: opts.Log, SharedInformers: true,
 		OnWrite: func(kind string) { m.StatusWrites.WithLabelValues(kind).Inc() },
+		// The runtime path first: a pass waits while a change is being delivered.
+		BeforePass: c.d.deliveries.beforeStatusPass, AfterPass: c.d.deliveries.afterStatusPass,
 		// With per-Gateway pods, a new or deleted Gateway changes the fleets.
 		OnGateways: func(map[types.NamespacedName]int64) { c.gatewaysChanged() },
 	})

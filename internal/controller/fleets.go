@@ -13,6 +13,7 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/deploy"
 	"github.com/haproxy-haptic/haptic/internal/provision"
 	"github.com/haproxy-haptic/haptic/internal/publish"
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
 	"github.com/haproxy-haptic/haptic/internal/status/writer"
 )
 
@@ -27,7 +28,19 @@ type fleet struct {
 	dep      *deploy.Deployer
 	pub      *publish.Publisher // its HAProxyCfg
 	cancel   context.CancelFunc
+	// input is the snapshot its last successful render started from (nil: render
+	// on the next reconcile); rendered, hash and ledgered what came out of it: the
+	// snapshot as rendered, the bundle's hash and the Gateway revisions recorded for
+	// it (fmt.Sprint). The reconcile loop alone reads and writes them.
+	input    *snapshot.Snapshot
+	rendered *snapshot.Snapshot
+	hash     string
+	ledgered string
 }
+
+// rendersEveryGateway: the podSelector's fleet without per-Gateway provisioning
+// renders all Gateways (with it, it renders none).
+func (fs *fleetSet) rendersEveryGateway(f *fleet) bool { return f.isDefault() && !fs.perGateway }
 
 func (f *fleet) isDefault() bool { return f.gateway == types.NamespacedName{} }
 

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"maps"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -27,6 +28,7 @@ func (it *iteration) startFleet(ctx context.Context, gw types.NamespacedName, se
 		SyncTimeout: durations.Sync, MinInterval: durations.MinDeployment, ReloadVerificationTimeout: durations.ReloadVerification,
 		Log: d.log, HTTP: d.agentHTTP,
 		OnOutcome: func(o deploy.Outcome) {
+			d.deliveries.outcome(f, o, time.Now())
 			observeDeploy(d.log, d.metrics, o)
 			if o.Err == nil {
 				it.statusDeployed(f, o)
@@ -57,6 +59,7 @@ func (it *iteration) startFleet(ctx context.Context, gw types.NamespacedName, se
 // addresses; a Gateway's are that Gateway's.
 func (it *iteration) setFleetPods(ctx context.Context, f *fleet, targets []deploy.Pod) {
 	f.dep.SetPods(targets)
+	it.d.deliveries.podsChanged(f, targets)
 	if !f.isDefault() {
 		it.fleets.setGatewayPods(ctx, f, targets)
 		return
@@ -83,6 +86,7 @@ func startPublisher(ctx context.Context, d deps, cfg *v1alpha1.HAProxyTemplateCo
 	opts := publish.Options{
 		Client: d.dyn, Namespace: d.namespace, Config: d.configName, Log: d.log,
 		Interval: cfg.Spec.Dataplane.ParsedDurations().ConfigPublish, Threshold: threshold,
+		Hold: d.deliveries.wait, // the runtime path first
 		Pods: func() []string {
 			var names []string
 			for _, p := range f.dep.Pods() {

@@ -20,6 +20,7 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/deploy"
 	"github.com/haproxy-haptic/haptic/internal/events"
 	"github.com/haproxy-haptic/haptic/internal/fieldpath"
+	"github.com/haproxy-haptic/haptic/internal/fleetscope"
 	"github.com/haproxy-haptic/haptic/internal/metrics"
 	"github.com/haproxy-haptic/haptic/internal/pipeline"
 	"github.com/haproxy-haptic/haptic/internal/provision"
@@ -52,6 +53,9 @@ type deps struct {
 	// storesInUse is called once the iteration reconciled from synced stores
 	// (admission's standby can stop).
 	storesInUse func()
+	// deliveries holds status and HAProxyCfg writes while a change is delivered,
+	// and traces each change (delivery.go). Nil in some unit tests.
+	deliveries *deliveries
 }
 
 // iteration is the lifetime of one config: its compiled templates, watchers,
@@ -67,8 +71,9 @@ type iteration struct {
 	ledger     writer.Ledger // Gateways each bundle was rendered from (gatewaystatus.go)
 	good       goodRenders   // per fleet: the last good snapshot, what was left out (leftout.go)
 	creds      credentials
-	fleets     fleetSet    // the pods that receive configs (fleets.go)
-	ready      atomic.Bool // the stores synced and were reconciled once: admission may use them
+	fleets     fleetSet         // the pods that receive configs (fleets.go)
+	scope      fleetscope.Scope // which fleets a change touches
+	ready      atomic.Bool      // the stores synced and were reconciled once: admission may use them
 	informers  atomic.Pointer[watch.Informers]
 	stop       func()
 }
@@ -93,7 +98,7 @@ func prepare(d deps, cfg *v1alpha1.HAProxyTemplateConfig, generation int64) (*it
 		return nil, fmt.Errorf("compile templates: %w", err)
 	}
 	it := &iteration{d: d, cfg: cfg, generation: generation, engine: eng, live: store.NewLive(b),
-		checker: &validate.Checker{Binary: d.haproxy, Layout: render.LayoutOf(&cfg.Spec)}}
+		checker: &validate.Checker{Binary: d.haproxy, Layout: render.LayoutOf(&cfg.Spec)}, scope: scopeOf(b)}
 	for _, p := range cfg.Spec.WatchedResourcesIgnoreFields {
 		path, err := fieldpath.Parse(p)
 		if err != nil {
@@ -108,7 +113,7 @@ func prepare(d deps, cfg *v1alpha1.HAProxyTemplateConfig, generation int64) (*it
 			Template: cfg.Spec.Gateways.DeploymentName, Log: d.log},
 		status:  d.status,
 		log:     d.log,
-		stopped: it.forgetLeftOut,
+		stopped: func(f *fleet) { it.forgetLeftOut(f); d.deliveries.forget(f) },
 		retry:   func() { time.AfterFunc(gatewayRetry, it.gatewaysChanged) },
 	}
 	it.fleets.start = func(ctx context.Context, gw types.NamespacedName, sel map[string]string, infra provision.Infra) *fleet {
@@ -164,6 +169,7 @@ func (it *iteration) run(ctx context.Context) error {
 			d.bus.Publish(resourceChanged{resource: resource})
 		},
 		OnEvent:   func(resource, kind string) { d.metrics.ResourceEvents.WithLabelValues(resource, kind).Inc() },
+		OnChange:  func(string) { d.deliveries.changeSeen(time.Now()) },
 		OnDropped: func(resource, reason string) { d.metrics.WatchEventsDropped.WithLabelValues(resource, reason).Inc() },
 	}
 	set, src, err := it.informerSet(w)
@@ -197,10 +203,10 @@ func (it *iteration) run(ctx context.Context) error {
 			// A change notification was dropped: the stores are still right, so a
 			// full reconcile from them loses nothing.
 			d.log.Warn("reconciler lost a critical event; reconciling from the stores")
-			it.reconcile(ctx)
+			it.reconcile(ctx, true)
 		case <-sub.C():
 			drain(sub)
-			it.reconcile(ctx)
+			it.reconcile(ctx, false)
 		}
 	}
 }
@@ -231,10 +237,13 @@ func drain(sub *events.Subscription) {
 	}
 }
 
-// reconcile renders the current snapshot for every fleet, validates each bundle
-// and hands it to the fleet's deployer.
-func (it *iteration) reconcile(ctx context.Context) {
+// reconcile renders the current snapshot for every fleet whose inputs changed since
+// its last render (every fleet when forced), validates each bundle and hands it to
+// the fleet's deployer.
+func (it *iteration) reconcile(ctx context.Context, force bool) {
 	d := it.d
+	changed := d.deliveries.reconcileStarted()
+	defer d.deliveries.reconcileDone()
 	snap := it.live.Snapshot()
 	it.ready.Store(true)
 	if d.storesInUse != nil {
@@ -247,15 +256,50 @@ func (it *iteration) reconcile(ctx context.Context) {
 		it.fleets.sync(ctx, d.status.Gateways())
 	}
 	for _, f := range it.fleets.list() {
-		it.reconcileFleet(ctx, f, snap)
+		if !force && !it.scope.Diff(f.input, snap).Touches(f.gateway, it.fleets.rendersEveryGateway(f)) {
+			d.metrics.FleetRendersSkipped.WithLabelValues(f.name()).Inc()
+			it.refreshLedger(f)
+			continue
+		}
+		it.reconcileFleet(ctx, f, snap, changed)
 	}
 }
 
-func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapshot.Snapshot) {
+// refreshLedger records a skipped fleet's bundle again when the status writer now
+// knows its Gateways at another revision than at its render (its informer lagged the
+// watcher's): a render would produce the same bundle, recorded with these.
+func (it *iteration) refreshLedger(f *fleet) {
+	if it.d.status == nil || f.rendered == nil {
+		return
+	}
+	gws := it.fleetGateways(f, f.rendered)
+	if key := fmt.Sprint(gws); key != f.ledgered {
+		f.ledgered = key
+		it.statusRendered(f.hash, gws)
+	}
+}
+
+// scopeOf classifies the config's watched resources for fleetscope.
+func scopeOf(b *store.Builder) fleetscope.Scope {
+	kinds := map[string]fleetscope.Kind{}
+	for _, n := range b.Names() {
+		r, _ := b.Resource(n)
+		if gvr, err := watch.GVR(r.Watch); err == nil {
+			kinds[n] = fleetscope.KindOf(gvr.Group, gvr.Resource)
+		}
+	}
+	return fleetscope.New(kinds)
+}
+
+// reconcileFleet renders, validates and hands a bundle to f's deployer; changed is
+// when the first change it carries was seen (zero: not traced).
+func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapshot.Snapshot, changed time.Time) {
 	d := it.d
 	start := time.Now()
-	res, err := it.renderFleet(ctx, f, snap)
+	f.input = nil // a failed render is tried again on the next reconcile
+	res, err := it.renderFleet(ctx, f, snap, changed)
 	d.metrics.ObserveRender(time.Since(start))
+	d.metrics.FleetRenders.WithLabelValues(f.name()).Inc()
 	scope := "" // errors of a Gateway's render name the Gateway
 	if !f.isDefault() {
 		scope = "gateway " + f.gateway.String()
@@ -275,10 +319,15 @@ func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapsho
 	}
 	// The Gateways this bundle is made from, as rendered: a left-out Gateway is not in
 	// it (or only at its last good generation).
-	it.statusRendered(res.Bundle.Hash, it.fleetGateways(f, res.Snapshot))
+	gws := it.fleetGateways(f, res.Snapshot)
+	it.statusRendered(res.Bundle.Hash, gws)
+	f.rendered, f.hash, f.ledgered = res.Snapshot, res.Bundle.Hash, fmt.Sprint(gws)
 	if d.status != nil {
 		d.status.SetNotes(f.gateway.String(), res.Notes)
 	}
+	f.input = snap
+	// Known to deliveries before a pod can answer for it.
+	d.deliveries.handed(f, res.Bundle.Hash, f.dep.Pods(), changed)
 	f.dep.SetDesired(res.Bundle)
 	f.pub.SetDesired(res.Bundle)
 	d.metrics.ObserveReconciliation(time.Since(start), "success")

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/metrics"
 	"github.com/haproxy-haptic/haptic/internal/render"
 	"github.com/haproxy-haptic/haptic/internal/snapshot"
 	"github.com/haproxy-haptic/haptic/internal/validate"
@@ -73,6 +75,8 @@ func (it *iteration) forgetLeftOut(f *fleet) {
 	delete(it.good.reported, f)
 	it.good.mu.Unlock()
 	it.d.metrics.ObjectsLeftOut.DeletePartialMatch(map[string]string{"fleet": f.gateway.String()})
+	it.d.metrics.FleetRenders.DeleteLabelValues(f.name())
+	it.d.metrics.FleetRendersSkipped.DeleteLabelValues(f.name())
 }
 
 // fresh returns the left-out objects not reported for f before, and forgets those
@@ -102,13 +106,15 @@ func (e *validationError) Error() string { return e.err.Error() }
 func (e *validationError) Unwrap() error { return e.err }
 
 // renderFleet renders and validates snap for f, leaving out what fails.
-func (it *iteration) renderFleet(ctx context.Context, f *fleet, snap *snapshot.Snapshot) (*render.Result, error) {
+// since is when the first change the render carries was seen (zero: not traced).
+func (it *iteration) renderFleet(ctx context.Context, f *fleet, snap *snapshot.Snapshot, since time.Time) (*render.Result, error) {
 	prev, changed := it.good.previous(f, snap)
 	in := render.Input{Snapshot: snap, ExtraContext: f.extra, LeaveOut: true, Suspects: changed, Fallback: prev}
 	res, err := it.engine.Render(ctx, in)
 	if err != nil {
 		return nil, err
 	}
+	it.d.deliveries.stage(metrics.StageRendered, since, time.Now())
 	// Validation in proportion to the change: a bundle that differs from the last
 	// validated one only in string maps needs no haproxy -c (see validate.NeedsFullCheck).
 	if full, why := validate.NeedsFullCheck(it.good.bundle(f), res.Bundle, it.checker.Layout); full {
@@ -119,6 +125,7 @@ func (it *iteration) renderFleet(ctx context.Context, f *fleet, snap *snapshot.S
 		}
 		it.d.log.Debug("validated", "why", why)
 	}
+	it.d.deliveries.stage(metrics.StageValidated, since, time.Now())
 	// What was rendered (left-out objects at their last good version) is the next
 	// render's fallback: a bad version never becomes "last good".
 	it.good.remember(f, res.Snapshot, res.Bundle)

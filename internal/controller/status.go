@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,6 +38,43 @@ type configStatus struct {
 	log       *slog.Logger
 	namespace string
 	name      string
+	// hold, if set, delays the writes that follow a render until its delivery
+	// (the runtime path first).
+	hold func(context.Context)
+
+	mu      sync.Mutex
+	running bool
+	next    func() // the latest render's write, waiting for the one in flight
+}
+
+// afterDelivery runs write off the reconcile loop, after hold; writes run one at a
+// time and only the latest waiting one runs (each replaces the whole condition).
+func (cs *configStatus) afterDelivery(ctx context.Context, write func(context.Context)) {
+	fn := func() {
+		if cs.hold != nil {
+			cs.hold(ctx)
+		}
+		if ctx.Err() == nil {
+			write(ctx)
+		}
+	}
+	cs.mu.Lock()
+	if cs.running {
+		cs.next = fn
+		cs.mu.Unlock()
+		return
+	}
+	cs.running = true
+	cs.mu.Unlock()
+	go func() {
+		for fn != nil {
+			fn()
+			cs.mu.Lock()
+			fn, cs.next = cs.next, nil
+			cs.running = fn != nil
+			cs.mu.Unlock()
+		}
+	}()
 }
 
 // setValid records whether a config generation was accepted.
@@ -68,6 +106,12 @@ func (cs *configStatus) renderFailed(ctx context.Context, reason string, err err
 	ref.SetNamespace(cs.namespace)
 	ref.SetName(cs.name)
 	cs.recorder.Event(ref, corev1.EventTypeWarning, reason, truncate(err.Error()))
+	cs.afterDelivery(ctx, func(ctx context.Context) {
+		cs.renderFailedStatus(ctx, reason, err, generation)
+	})
+}
+
+func (cs *configStatus) renderFailedStatus(ctx context.Context, reason string, err error, generation int64) {
 	cs.update(ctx, cs.namespace, cs.name, func(st *v1alpha1.HAProxyTemplateConfigStatus) {
 		setCondition(&st.Conditions, metav1.Condition{Type: CondRendered, Status: metav1.ConditionFalse, Reason: reason,
 			Message: truncate(err.Error()), ObservedGeneration: generation})
@@ -81,8 +125,13 @@ func (cs *configStatus) iterationFailed(ctx context.Context, err error) {
 	})
 }
 
-// rendered records a successful reconcile of the podSelector's fleet.
+// rendered records a successful reconcile of the podSelector's fleet, after its
+// delivery and off the reconcile loop.
 func (cs *configStatus) rendered(ctx context.Context, hash string, generation int64, watched int) {
+	cs.afterDelivery(ctx, func(ctx context.Context) { cs.renderedStatus(ctx, hash, generation, watched) })
+}
+
+func (cs *configStatus) renderedStatus(ctx context.Context, hash string, generation int64, watched int) {
 	cs.update(ctx, cs.namespace, cs.name, func(st *v1alpha1.HAProxyTemplateConfigStatus) {
 		setCondition(&st.Conditions, metav1.Condition{Type: CondRendered, Status: metav1.ConditionTrue, Reason: "Rendered",
 			Message: "rendered bundle " + hash[:12], ObservedGeneration: generation})

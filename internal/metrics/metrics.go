@@ -26,6 +26,17 @@ const (
 	ApplyError   = "error"
 )
 
+// Label values of haptic_change_stage_seconds{stage}: how long after the first watch
+// event of a change each stage ended. A reconcile that covers several changes counts
+// from the earliest.
+const (
+	StageRendered      = "rendered"       // the fleet's bundle is rendered
+	StageValidated     = "validated"      // it passed validation (or needed none)
+	StagePlanned       = "planned"        // handed to the fleet's deployer
+	StageApplied       = "applied"        // a pod of the fleet runs it (one observation per pod)
+	StageStatusWritten = "status_written" // route and Gateway status for it is written
+)
+
 // Label values of haptic_resource_events_total{kind}.
 const (
 	KindAdd    = "add"
@@ -47,6 +58,14 @@ type Metrics struct {
 	RenderDuration   prometheus.Histogram // haptic_render_duration_seconds
 	Renders          prometheus.Counter   // haptic_renders_total
 	ValidationErrors prometheus.Counter   // haptic_validation_errors_total
+	// FleetRenders counts renders per fleet ("default" or a Gateway's namespace/name);
+	// FleetRendersSkipped the reconciles in which a fleet did not render because no
+	// changed object is one its render reads (internal/fleetscope).
+	FleetRenders        *prometheus.CounterVec // haptic_fleet_renders_total{fleet}
+	FleetRendersSkipped *prometheus.CounterVec // haptic_fleet_renders_skipped_total{fleet}
+	// ChangeStage is the time from a change's first watch event to the end of each
+	// stage of its way to the pods (see the Stage constants).
+	ChangeStage *prometheus.HistogramVec // haptic_change_stage_seconds{stage}
 	// ObjectsLeftOut counts the objects the last render of a fleet left out, by resource.
 	ObjectsLeftOut *prometheus.GaugeVec // haptic_objects_left_out{fleet,resource}
 
@@ -89,6 +108,7 @@ type Metrics struct {
 var (
 	reconcileBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2, 5, 10, 30, 60}
 	deployBuckets    = []float64{.01, .025, .05, .1, .25, .5, 1, 2, 3, 5, 10, 30, 60, 120}
+	changeBuckets    = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 	renderBuckets    = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 )
 
@@ -112,6 +132,13 @@ func New() *Metrics {
 			"Renders of the configuration, successful or not."),
 		ValidationErrors: f.counter("haptic_validation_errors_total",
 			"Rendered configurations rejected by validation."),
+		FleetRenders: f.counterVec("haptic_fleet_renders_total",
+			"Renders per fleet (default: the podSelector's pods; namespace/name: a Gateway's pods).", "fleet"),
+		FleetRendersSkipped: f.counterVec("haptic_fleet_renders_skipped_total",
+			"Reconciles in which a fleet did not render: nothing it reads changed.", "fleet"),
+		ChangeStage: f.histogramVec("haptic_change_stage_seconds",
+			"Time from the first watch event of a change to the end of each stage: rendered, validated, planned, applied (per pod), status_written.",
+			changeBuckets, "stage"),
 		ObjectsLeftOut: f.gaugeVec("haptic_objects_left_out",
 			"Watched objects the last render of a fleet left out (unsafe or failing input), by fleet and resource.", "fleet", "resource"),
 
@@ -242,6 +269,12 @@ type factory struct{ r *prometheus.Registry }
 
 func (f factory) histogram(name, help string, buckets []float64) prometheus.Histogram {
 	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets})
+	f.r.MustRegister(h)
+	return h
+}
+
+func (f factory) histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
 	f.r.MustRegister(h)
 	return h
 }

@@ -33,6 +33,9 @@ type Options struct {
 	Threshold int
 	// Pods lists the pods being served; status keeps only those. Nil keeps every pod.
 	Pods func() []string
+	// Hold, if set, is called before each write and may block: the controller holds
+	// HAProxyCfg writes while a change is being delivered to the pods.
+	Hold func(context.Context)
 	Log  *slog.Logger
 }
 
@@ -114,6 +117,9 @@ func (p *Publisher) Run(ctx context.Context) {
 				return
 			case <-t.C:
 			}
+		}
+		if p.opts.Hold != nil {
+			p.opts.Hold(ctx)
 		}
 		// Changes that arrived while waiting are in the state read below.
 		select {

@@ -261,3 +261,53 @@ func TestPublisherNamedFleet(t *testing.T) {
 		t.Fatalf("deleting twice: %v", err)
 	}
 }
+
+// The runtime path first: a write waits for Hold (the controller's delivery of the
+// change to the pods) and then carries what arrived meanwhile.
+func TestPublisherWaitsForHold(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := fakeClient()
+	rec := &recorder{c: c}
+	release := make(chan struct{})
+	held := make(chan struct{}, 1)
+	p := New(Options{Client: c, Namespace: "ns", Config: "haptic-config", Log: quietLog(), Interval: time.Millisecond,
+		Hold: func(ctx context.Context) {
+			select {
+			case held <- struct{}{}:
+			default:
+			}
+			<-release
+		}})
+	go p.Run(ctx)
+	b := bundleN(1)
+	p.SetDesired(b)
+	<-held
+	time.Sleep(50 * time.Millisecond)
+	if w := rec.writes(); len(w) != 0 {
+		t.Fatalf("wrote while held: %v", w)
+	}
+	p.OnOutcome(deploy.Outcome{Pod: "hp-0", Hash: b.Hash, Mode: deploy.ModeRuntime})
+	close(release)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if len(get0(c)) == 1 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("no write with the pod's outcome after the hold")
+}
+
+// get0 returns the published pods, or nil before the object exists.
+func get0(c *dynamicfake.FakeDynamicClient) []v1alpha1.HAProxyCfgPodStatus {
+	u, err := c.Resource(GVR).Namespace("ns").Get(context.Background(), "haptic-config", metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	var obj v1alpha1.HAProxyCfg
+	if remarshal(u.Object, &obj) != nil {
+		return nil
+	}
+	return obj.Status.Pods
+}

@@ -45,6 +45,9 @@ type Watcher struct {
 	// OnDropped, if set, counts events dropped before the debouncer, by reason
 	// (DropUnchanged).
 	OnDropped func(resource, reason string)
+	// OnChange, if set, sees every change that reaches the debouncer, when it
+	// arrives (a change's trace starts here).
+	OnChange func(resource string)
 
 	mu         sync.Mutex
 	synced     bool
@@ -254,6 +257,9 @@ func (w *Watcher) trigger(resource string) {
 	synced := w.synced
 	w.mu.Unlock()
 	if synced {
+		if w.OnChange != nil {
+			w.OnChange(resource)
+		}
 		w.debounc[resource].Trigger()
 	}
 }

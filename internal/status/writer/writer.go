@@ -44,6 +44,11 @@ type Options struct {
 	// SharedInformers: the caller passes the informers to read (Register, Use) —
 	// the controller's, shared with its other stages; without it Run starts its own.
 	SharedInformers bool
+	// BeforePass, if set, is called before each status pass and may block (the
+	// controller holds passes while a change is being delivered to the pods);
+	// AfterPass after it.
+	BeforePass func(context.Context)
+	AfterPass  func()
 	// OnGateways is called when the set of Gateways of the controller's classes (or
 	// a generation) changes, with the new set.
 	OnGateways func(map[types.NamespacedName]int64)
@@ -322,8 +327,18 @@ func (m *Manager) Run(ctx context.Context) error {
 		if !m.Synced() {
 			continue // the source's sync triggers again
 		}
+		if m.opts.BeforePass != nil {
+			m.opts.BeforePass(ctx)
+			select { // what arrived while holding is in this pass
+			case <-m.trigger:
+			default:
+			}
+		}
 		if _, err := m.Pass(ctx); err != nil {
 			m.opts.Log.Warn("status pass", "error", err)
+		}
+		if m.opts.AfterPass != nil {
+			m.opts.AfterPass()
 		}
 		if m.opts.OnGateways != nil {
 			if gws := m.Gateways(); fmt.Sprint(gws) != lastGateways {

@@ -102,6 +102,12 @@ func TestPassWritesOnlyChanges(t *testing.T) {
 // asked (Pass).
 func fakeManager(t *testing.T, objs []runtime.Object, onWrite func(string)) (*Manager, *dynamicfake.FakeDynamicClient, context.Context) {
 	t.Helper()
+	return fakeManagerWith(t, objs, Options{Debounce: time.Hour, OnWrite: onWrite})
+}
+
+// fakeManagerWith is fakeManager with opts (its clients set here).
+func fakeManagerWith(t *testing.T, objs []runtime.Object, opts Options) (*Manager, *dynamicfake.FakeDynamicClient, context.Context) {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	lists := map[schema.GroupVersionResource]string{}
 	for gvr, kind := range map[schema.GroupVersionResource]string{GatewayClasses: "GatewayClass", Gateways: "Gateway",
@@ -135,7 +141,8 @@ func fakeManager(t *testing.T, objs []runtime.Object, onWrite func(string)) (*Ma
 	ms := metadatafake.NewTestScheme()
 	_ = metav1.AddMetaToScheme(ms)
 	md := metadatafake.NewSimpleMetadataClient(ms)
-	m := New(Options{Dynamic: dyn, Metadata: md, Debounce: time.Hour, OnWrite: onWrite})
+	opts.Dynamic, opts.Metadata = dyn, md
+	m := New(opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go func() { _ = m.Run(ctx) }()

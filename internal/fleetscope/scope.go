@@ -1,0 +1,222 @@
+package fleetscope
+
+import (
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
+)
+
+// Kind is what a watched resource means for fleet scoping.
+type Kind int
+
+const (
+	// Shared objects may be read by any fleet's render.
+	Shared Kind = iota
+	// Gateway objects are read by their own Gateway's fleet.
+	Gateway
+	// Route objects (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute) are read
+	// by the fleets of the Gateways their spec.parentRefs name.
+	Route
+	// ListenerSet objects are read by the fleet of the Gateway their
+	// spec.parentRef names.
+	ListenerSet
+)
+
+const (
+	gatewayGroup  = "gateway.networking.k8s.io"
+	xGatewayGroup = "gateway.networking.x-k8s.io"
+)
+
+// KindOf classifies a watched resource by its API group and resource name.
+func KindOf(group, resource string) Kind {
+	if group != gatewayGroup && group != xGatewayGroup {
+		return Shared
+	}
+	switch resource {
+	case "gateways":
+		return Gateway
+	case "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes":
+		return Route
+	case "listenersets", "xlistenersets":
+		return ListenerSet
+	}
+	return Shared
+}
+
+// Scope knows the kind of each watched resource, by its name in the config.
+type Scope struct{ kinds map[string]Kind }
+
+// New returns a Scope; a resource it is not told about is Shared.
+func New(kinds map[string]Kind) Scope { return Scope{kinds: kinds} }
+
+// Change is what differs between two snapshots, as far as fleets are concerned.
+type Change struct {
+	// Objects counts the objects added, changed or removed.
+	Objects int
+	// Everyone: a shared object changed (or one whose Gateways cannot be named),
+	// or there is no earlier snapshot — every fleet renders.
+	Everyone bool
+	// Gateways are the Gateways a changed object is (or was) attached to.
+	Gateways map[types.NamespacedName]bool
+}
+
+// Touches reports whether a fleet must render. gw is the fleet's Gateway (zero for
+// the podSelector's fleet); allGateways is true for a fleet that renders every
+// Gateway (the podSelector's without per-Gateway provisioning).
+func (c Change) Touches(gw types.NamespacedName, allGateways bool) bool {
+	switch {
+	case c.Everyone:
+		return true
+	case c.Objects == 0:
+		return false
+	case allGateways:
+		return true
+	}
+	return gw != types.NamespacedName{} && c.Gateways[gw]
+}
+
+// Diff names what changed from prev (what a fleet last rendered; nil: nothing) to
+// next. Objects are immutable, so an object is changed when its Raw map is another
+// one; a store both snapshots share holds no change.
+func (s Scope) Diff(prev, next *snapshot.Snapshot) Change {
+	if prev == nil {
+		return Change{Everyone: true}
+	}
+	c := Change{Gateways: map[types.NamespacedName]bool{}}
+	seen := map[string]bool{}
+	for name, st := range next.Stores {
+		seen[name] = true
+		s.diffStore(&c, name, prev.Stores[name], st)
+	}
+	for name, st := range prev.Stores {
+		if !seen[name] {
+			s.diffStore(&c, name, st, nil)
+		}
+	}
+	return c
+}
+
+func (s Scope) diffStore(c *Change, name string, old, cur *snapshot.Store) {
+	if old == cur {
+		return
+	}
+	was := map[string]map[string]any{}
+	for _, o := range all(old) {
+		was[o.Key()] = o.Raw
+	}
+	kind := s.kinds[name]
+	for _, o := range all(cur) {
+		r, ok := was[o.Key()]
+		delete(was, o.Key())
+		if ok && sameMap(r, o.Raw) {
+			continue
+		}
+		c.add(kind, r, o.Namespace)
+		c.add(kind, o.Raw, o.Namespace)
+	}
+	for key, r := range was {
+		ns, _ := splitKey(key)
+		c.add(kind, r, ns)
+	}
+}
+
+// add records one version (nil: none) of a changed object of kind, in namespace ns.
+func (c *Change) add(kind Kind, raw map[string]any, ns string) {
+	if raw == nil {
+		return
+	}
+	c.Objects++
+	if c.Everyone {
+		return
+	}
+	var gws []types.NamespacedName
+	known := true
+	switch kind {
+	case Gateway:
+		gws = []types.NamespacedName{{Namespace: ns, Name: str(dig(raw, "metadata", "name"))}}
+	case Route:
+		refs, _ := dig(raw, "spec", "parentRefs").([]any)
+		for _, r := range refs {
+			gw, ok := gatewayRef(r, ns)
+			if !ok {
+				known = false
+				break
+			}
+			gws = append(gws, gw)
+		}
+	case ListenerSet:
+		gws = make([]types.NamespacedName, 1)
+		gws[0], known = gatewayRef(dig(raw, "spec", "parentRef"), ns)
+	default:
+		known = false
+	}
+	if !known {
+		c.Everyone = true
+		return
+	}
+	for _, gw := range gws {
+		c.Gateways[gw] = true
+	}
+}
+
+// gatewayRef is the Gateway a parent reference names; false for a reference to
+// another kind (or one that is not an object).
+func gatewayRef(ref any, ns string) (types.NamespacedName, bool) {
+	m, ok := ref.(map[string]any)
+	if !ok {
+		return types.NamespacedName{}, false
+	}
+	group, hasGroup := m["group"]
+	kind, hasKind := m["kind"]
+	if (hasGroup && str(group) != gatewayGroup) || (hasKind && str(kind) != "Gateway") {
+		return types.NamespacedName{}, false
+	}
+	if n, ok := m["namespace"]; ok {
+		ns = str(n)
+	}
+	return types.NamespacedName{Namespace: ns, Name: str(m["name"])}, true
+}
+
+// all is a store's objects, held and refused (nil store: none).
+func all(st *snapshot.Store) []snapshot.Object {
+	if st == nil {
+		return nil
+	}
+	held, refused := st.List(), st.Refused()
+	if len(refused) == 0 {
+		return held
+	}
+	return append(append(make([]snapshot.Object, 0, len(held)+len(refused)), held...), refused...)
+}
+
+func dig(m map[string]any, path ...string) any {
+	var v any = m
+	for _, p := range path {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = mm[p]
+	}
+	return v
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func splitKey(key string) (ns, name string) {
+	for i := 0; i < len(key); i++ {
+		if key[i] == '/' {
+			return key[:i], key[i+1:]
+		}
+	}
+	return "", key
+}
+
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
