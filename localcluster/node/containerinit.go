@@ -42,6 +42,9 @@ func RunContainerInit(specFile string) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make / private: %w", err)
 	}
+	// The command is held open before the volumes are mounted: an emptyDir at /tmp
+	// must not hide a binary the image table maps from a checkout under /tmp.
+	held := holdProgram(spec.Argv[0], spec.Env)
 	if err := setupMounts(spec); err != nil {
 		return err
 	}
@@ -52,12 +55,30 @@ func RunContainerInit(specFile string) error {
 	}
 	program, err := lookPath(spec.Argv[0], spec.Env)
 	if err != nil {
-		return err
+		if held == "" {
+			return err
+		}
+		program = held
 	}
 	if err := unix.Exec(program, spec.Argv, spec.Env); err != nil {
 		return fmt.Errorf("exec %s: %w", program, err)
 	}
 	return nil
+}
+
+// holdProgram resolves the command as the host sees it and opens it (O_PATH), so
+// it can still be executed through /proc/self/fd when a mount covers its path;
+// "" when it cannot be found before the mounts (it may come with a volume).
+func holdProgram(name string, env []string) string {
+	path, err := lookPath(name, env)
+	if err != nil {
+		return ""
+	}
+	fd, err := unix.Open(path, unix.O_PATH, 0)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("/proc/self/fd/%d", fd)
 }
 
 // lookPath resolves a command against the container's PATH.
