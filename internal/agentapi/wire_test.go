@@ -1,18 +1,14 @@
 package agentapi
 
 import (
-	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/golden"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // TestWireFormat pins the JSON of every message: the agent and controllers of other
 // versions read it, so a renamed field or tag is a protocol change, not a refactor.
@@ -45,24 +41,6 @@ func TestWireFormat(t *testing.T) {
 		},
 	}
 	for name, msg := range messages {
-		got, err := json.MarshalIndent(msg, "", "  ")
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		got = append(got, '\n')
-		path := filepath.Join("testdata", name+".json")
-		if *update {
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test -update to create it)", err)
-		}
-		if string(got) != string(want) {
-			t.Errorf("%s changed on the wire:\n%s\nwant (%s):\n%s", name, got, path, want)
-		}
+		golden.AssertJSON(t, filepath.Join("testdata", name+".json"), msg)
 	}
 }
