@@ -40,18 +40,11 @@ backend {{ ing.Metadata.Namespace }}_{{ ing.Metadata.Name }}
 		},
 	}}
 	cfg.Default()
-	reg, err := pipeline.Registry("")
+	p, err := pipeline.New(cfg, pipeline.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := store.NewBuilder(&cfg.Spec, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := render.Compile(&cfg.Spec, render.Options{Types: b.Types()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, eng := p.Builder, p.Engine
 	ing := func(name, timeout string) map[string]any {
 		return map[string]any{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
 			"metadata": map[string]any{"namespace": "n", "name": name, "annotations": map[string]any{"timeout": timeout}}}

@@ -51,18 +51,11 @@ frontend f
 		},
 	}}
 	cfg.Default()
-	reg, err := pipeline.Registry("")
+	p, err := pipeline.New(cfg, pipeline.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := store.NewBuilder(&cfg.Spec, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := render.Compile(&cfg.Spec, render.Options{Types: b.Types()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, eng := p.Builder, p.Engine
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	m := metrics.New()
