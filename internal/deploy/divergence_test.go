@@ -85,23 +85,9 @@ backend be_a
 	mapFile := func(content string) bundle.File {
 		return bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: content}
 	}
-	outcomes := make(chan Outcome, 10)
+	onOutcome, next := outcomes(t)
 	d := New(ctx, Options{Port: port, Username: "u", Password: "p", SyncTimeout: 20 * time.Second,
-		OnOutcome: func(o Outcome) { outcomes <- o }})
-	next := func(what string) Outcome {
-		t.Helper()
-		select {
-		case o := <-outcomes:
-			t.Logf("%s: %+v", what, o)
-			if o.Err != nil {
-				t.Fatalf("%s: %v", what, o.Err)
-			}
-			return o
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%s: no outcome", what)
-		}
-		return Outcome{}
-	}
+		OnOutcome: onOutcome})
 	d.SetDesired(bundle.New([]bundle.File{cfg, mapFile("a.test be_a\nb.test be_a\n")}))
 	d.SetPods([]Pod{{Name: "haproxy-0", IP: host}})
 	if o := next("first apply"); o.Mode != ModeReload {
@@ -131,4 +117,25 @@ backend be_a
 	if diff := runtime.DiffMap(runtime.ParseMapFile("a.test be_a\nb.test be_a\nc.test be_a\nd.test be_a\n"), running); !diff.Empty() {
 		t.Fatalf("running map after the reload: %s", diff)
 	}
+}
+
+// outcomes collects a deployer's outcomes: pass the first function as OnOutcome;
+// the second waits for the next outcome and fails the test on an error or after 30 s.
+func outcomes(t *testing.T) (func(Outcome), func(what string) Outcome) {
+	ch := make(chan Outcome, 10)
+	next := func(what string) Outcome {
+		t.Helper()
+		select {
+		case o := <-ch:
+			t.Logf("%s: %+v", what, o)
+			if o.Err != nil {
+				t.Fatalf("%s: %v", what, o.Err)
+			}
+			return o
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: no outcome", what)
+		}
+		return Outcome{}
+	}
+	return func(o Outcome) { ch <- o }, next
 }

@@ -55,23 +55,10 @@ func TestNewDeployerAdoptsWhatRuns(t *testing.T) {
 		return st.Reloads
 	}
 	deployer := func(ctx context.Context) (*Deployer, func(string) Outcome) {
-		outcomes := make(chan Outcome, 10)
+		onOutcome, next := outcomes(t)
 		d := New(ctx, Options{Port: port, Username: "u", Password: "p", SyncTimeout: 20 * time.Second,
-			ReloadVerificationTimeout: 10 * time.Second, OnOutcome: func(o Outcome) { outcomes <- o }})
-		return d, func(what string) Outcome {
-			t.Helper()
-			select {
-			case o := <-outcomes:
-				t.Logf("%s: %+v", what, o)
-				if o.Err != nil {
-					t.Fatalf("%s: %v", what, o.Err)
-				}
-				return o
-			case <-time.After(30 * time.Second):
-				t.Fatalf("%s: no outcome", what)
-			}
-			return Outcome{}
-		}
+			ReloadVerificationTimeout: 10 * time.Second, OnOutcome: onOutcome})
+		return d, next
 	}
 
 	// The first leader: a whole-set apply, then be_c at runtime in a pool backend.
