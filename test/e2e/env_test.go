@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -68,7 +67,7 @@ type env struct {
 	metrics string // base URL of the controller's /metrics (loopback)
 	// controllerName is the GatewayClass controllerName the test's controller serves.
 	controllerName string
-	logs           *logBuffer // every controller of the test logs here
+	logs           *clustertest.LogBuffer // every controller of the test logs here
 	// webhook, when set, is the admission webhook listener the controller serves
 	// (with the certificate in webhookCertDir).
 	webhook        net.Listener
@@ -134,7 +133,7 @@ func setupWithStart(t testing.TB, haproxyReplicas int, applyConfig func(*env), s
 	ns := c.NewNamespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
-	e := &env{t: t, c: c, ns: ns.Name, ctx: ctx, http: c.HTTPClient(5 * time.Second), logs: &logBuffer{}}
+	e := &env{t: t, c: c, ns: ns.Name, ctx: ctx, http: c.HTTPClient(5 * time.Second), logs: &clustertest.LogBuffer{}}
 	e.kubectl("apply", "--server-side", "--force-conflicts", "-f", "../../charts/haptic/crds/")
 	_, err := c.Client.CoreV1().Secrets(e.ns).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "haptic-agent-credentials"},
@@ -358,24 +357,6 @@ func (e *env) tryMetric(name, match string) (float64, error) {
 		sum += v
 	}
 	return sum, nil
-}
-
-// logBuffer collects log lines from several goroutines (and controllers).
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }

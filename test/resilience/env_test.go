@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -61,7 +60,7 @@ type env struct {
 	ns   string
 	ctx  context.Context
 	http *http.Client
-	logs *syncBuffer
+	logs *clustertest.LogBuffer
 }
 
 func setup(t *testing.T) *env {
@@ -70,7 +69,7 @@ func setup(t *testing.T) *env {
 	ns := c.NewNamespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
-	e := &env{t: t, c: c, ns: ns.Name, ctx: ctx, http: c.HTTPClient(5 * time.Second), logs: &syncBuffer{}}
+	e := &env{t: t, c: c, ns: ns.Name, ctx: ctx, http: c.HTTPClient(5 * time.Second), logs: &clustertest.LogBuffer{}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("controller logs:\n%s", e.logs.String())
@@ -301,26 +300,9 @@ func (e *env) createRoute(name, host string) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type prefixWriter struct {
 	prefix string
-	out    *syncBuffer
+	out    *clustertest.LogBuffer
 }
 
 func (w *prefixWriter) Write(p []byte) (int, error) {
