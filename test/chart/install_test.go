@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -302,7 +303,14 @@ spec:
 			}
 			return scrapedNames(body)
 		}
-		controllerNames := scrape("http://" + controllerIP + ":9090/metrics")
+		// Every replica, as the ServiceMonitor scrapes them: a series such as
+		// haptic_webhook_requests_total exists only where an admission was answered.
+		controllerNames := map[string]bool{}
+		for _, ip := range strings.Fields(in.kubectl("get", "pods", "-n", ns.Name, "-l",
+			"app.kubernetes.io/instance="+ns.Name+",app.kubernetes.io/component=controller",
+			"-o", "jsonpath={.items[*].status.podIP}")) {
+			maps.Copy(controllerNames, scrape("http://"+ip+":9090/metrics"))
+		}
 		haproxyNames := scrape("http://" + haproxyIP + ":8404/metrics")
 		exprs := chartExpressions(t)
 		checked := 0
