@@ -115,7 +115,7 @@ const leaderLabel = "haproxy-haptic.org/leader"
 
 // labelLeader sets (leading) or removes the leader label on this replica's own pod
 // (Options.PodName in Options.Namespace); without a pod name it does nothing. A
-// replica that stops leading exits, and removes the label when it starts again.
+// replica that stops leading removes the label before it campaigns again.
 func (c *Controller) labelLeader(ctx context.Context, leading bool) {
 	if c.opts.PodName == "" {
 		return

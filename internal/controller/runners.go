@@ -48,17 +48,14 @@ func (c *Controller) run(ctx context.Context) error {
 		}
 		c.metricsLn = ln
 	}
-	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rs := c.runners()
 	errs := make(chan error, len(rs))
 	var wg sync.WaitGroup
-	release := func() {}
-	defer func() { release() }() // after every runner stopped: give the Lease up
 	defer wg.Wait()
 	defer cancel() // runs before wg.Wait: every runner stops, then run returns
-	start := func(ctx context.Context, leaderOnly bool) {
+	start := func(ctx context.Context, leaderOnly bool, wg *sync.WaitGroup) {
 		for _, r := range rs {
 			if r.leaderOnly != leaderOnly {
 				continue
@@ -67,40 +64,53 @@ func (c *Controller) run(ctx context.Context) error {
 			go func() {
 				defer wg.Done()
 				if err := r.run(ctx); err != nil && ctx.Err() == nil {
-					errs <- fmt.Errorf("%s: %w", r.name, err)
+					select {
+					case errs <- fmt.Errorf("%s: %w", r.name, err):
+					default: // one error ends the controller; the first is enough
+					}
 				}
 			}()
 		}
 	}
 	// Every replica serves metrics (and admission); only the leader goes on.
-	start(ctx, false)
-	c.labelLeader(ctx, false)
-	lctx, rel, err := c.lead(ctx)
-	if err != nil {
-		return err
-	}
-	release = rel
-	if lctx.Err() != nil {
-		return c.leadershipEnded(parent)
-	}
-	c.labelLeader(lctx, true)
-	start(lctx, true)
-	select {
-	case <-lctx.Done():
-		return c.leadershipEnded(parent)
-	case err := <-errs:
-		return err
+	start(ctx, false, &wg)
+	for {
+		err := c.leadOnce(ctx, func(lctx context.Context, lwg *sync.WaitGroup) { start(lctx, true, lwg) }, errs)
+		if err != nil || ctx.Err() != nil {
+			return err
+		}
+		// Leadership lost while meant to run — the API server away, a renewal too
+		// late: campaign again in this process (its metrics and admission stay up,
+		// and no container back-off delays the return once the API server is back).
+		c.d.log.Warn("leadership lost; campaigning again")
 	}
 }
 
-// leadershipEnded is what run returns when its context ends: nil on shutdown, an
-// error when leadership was lost while the controller was meant to run (the
-// process exits and restarts as a follower).
-func (c *Controller) leadershipEnded(parent context.Context) error {
-	if c.opts.LeaderElection != nil && parent.Err() == nil {
-		return errors.New("leader election lost")
+// leadOnce campaigns, runs the leader-only runners (through start) while this
+// replica leads, and returns when leadership ends — nil, after the runners
+// stopped and the Lease was given up — or with the first runner error.
+func (c *Controller) leadOnce(ctx context.Context, start func(context.Context, *sync.WaitGroup), errs <-chan error) error {
+	c.labelLeader(ctx, false)
+	lctx, release, err := c.lead(ctx)
+	if err != nil {
+		return err
 	}
-	return nil
+	defer release() // after the leader-only runners stopped: give the Lease up
+	if lctx.Err() != nil {
+		return nil
+	}
+	var lwg sync.WaitGroup
+	defer lwg.Wait()
+	lctx, stop := context.WithCancel(lctx)
+	defer stop() // runs first: a runner's error stops the others too
+	c.labelLeader(lctx, true)
+	start(lctx, &lwg)
+	select {
+	case <-lctx.Done():
+		return nil
+	case err := <-errs:
+		return err
+	}
 }
 
 // serveMetrics serves /metrics and /healthz on the metrics listener.

@@ -11,9 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -46,8 +44,9 @@ type Informers struct {
 	Dynamic  dynamic.Interface
 	Metadata metadata.Interface
 	// OnWatchError, when set before Start, is told each time a resource's list or
-	// watch failed (a reset, an expired resourceVersion, the API server away): the
-	// informer lists and watches again, with back-off (haptic_watch_restarts_total).
+	// watch failed (a reset, an expired resourceVersion, the API server away —
+	// every refused attempt to watch again counts): the informer lists and watches
+	// again, with back-off (haptic_watch_restarts_total).
 	OnWatchError func(resource string, err error)
 
 	mu       sync.Mutex
@@ -157,11 +156,11 @@ func (s *Informers) build(gvr schema.GroupVersionResource, consumers []*Consumer
 		o.LabelSelector, o.FieldSelector = plan.LabelSelector, plan.FieldSelector
 	}
 	sh := &shared{metadata: plan.Metadata, labelSelector: plan.LabelSelector, fieldSelector: plan.FieldSelector, consumers: len(consumers)}
-	if plan.Metadata {
-		sh.inf = metadatainformer.NewFilteredMetadataInformer(s.Metadata, gvr, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak).Informer()
-	} else {
-		sh.inf = dynamicinformer.NewFilteredDynamicInformer(s.Dynamic, gvr, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak).Informer()
+	var onRetry func(error)
+	if onErr := s.OnWatchError; onErr != nil {
+		onRetry = func(err error) { onErr(gvr.Resource, err) }
 	}
+	sh.inf = newInformer(s.Dynamic, s.Metadata, gvr, plan.Metadata, tweak, onRetry)
 	if onErr := s.OnWatchError; onErr != nil {
 		err := sh.inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 			onErr(gvr.Resource, err)

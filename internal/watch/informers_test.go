@@ -3,8 +3,11 @@ package watch
 import (
 	"context"
 	"errors"
+	"net"
+	"os"
 	"sort"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -156,8 +159,19 @@ func TestSharedInformerViews(t *testing.T) {
 }
 
 // TestWatchErrorsAreReported: a watch that fails is reported (the controller counts
-// it in haptic_watch_restarts_total) and the informer watches again.
+// it in haptic_watch_restarts_total), and the informer
+// watches again — both for an error the reflector hands to its watch error handler
+// (a reset) and for one it retries alone (connection refused: the API server away).
 func TestWatchErrorsAreReported(t *testing.T) {
+	for name, failure := range map[string]error{
+		"reset":   errors.New("connection reset by peer"),
+		"refused": &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)},
+	} {
+		t.Run(name, func(t *testing.T) { testWatchErrorReported(t, failure) })
+	}
+}
+
+func testWatchErrorReported(t *testing.T, failure error) {
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "SecretList"})
 	var mu sync.Mutex
@@ -167,7 +181,7 @@ func TestWatchErrorsAreReported(t *testing.T) {
 		defer mu.Unlock()
 		if failures > 0 {
 			failures--
-			return true, nil, errors.New("connection reset by peer")
+			return true, nil, failure
 		}
 		return false, nil, nil
 	})

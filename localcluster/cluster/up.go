@@ -242,26 +242,30 @@ func RestartStaleNode(ctx context.Context, cfg Config, out io.Writer) error {
 	return waitNodeReady(ctx, cfg)
 }
 
-// repairable reports the dead components when the data plane of the control
-// plane (namespace, etcd, a ready API server) still runs: restarting only them
-// keeps the cluster's objects. A controller, scheduler or node that died is
-// replaced; anything worse means a fresh cluster.
+// repairable reports the dead components when the cluster's data (namespace,
+// etcd) still lives: restarting only them keeps the cluster's objects. A stopped
+// API server (StopAPIServer), controller, scheduler or node is replaced; anything
+// worse means a fresh cluster.
 func repairable(ctx context.Context, cfg Config) ([]component, bool) {
 	if !netns.Exists(cfg.Netns) {
 		return nil, false
 	}
 	var dead []component
+	apiserverAlive := false
 	for _, c := range components {
 		rec, ok := readPIDFile(cfg, c.name)
 		alive := ok && rec.alive()
-		if (c.name == "etcd" || c.name == "kube-apiserver") && !alive {
+		if c.name == "etcd" && !alive {
 			return nil, false
+		}
+		if c.name == "kube-apiserver" {
+			apiserverAlive = alive
 		}
 		if !alive {
 			dead = append(dead, c)
 		}
 	}
-	if waitAPIServer(ctx, cfg, 2*time.Second) != nil {
+	if apiserverAlive && waitAPIServer(ctx, cfg, 2*time.Second) != nil {
 		return nil, false
 	}
 	return dead, len(dead) > 0
@@ -274,6 +278,9 @@ func repair(ctx context.Context, cfg Config, dead []component, out io.Writer) er
 			return err
 		}
 		fmt.Fprintf(out, "restarted %-24s pid %d (it had died)\n", c.name, pid)
+		if err := waitComponent(ctx, cfg, c.name); err != nil {
+			return fmt.Errorf("%w (log: %s/%s.log)", err, cfg.LogDir(), c.name)
+		}
 	}
 	if err := waitNodeReady(ctx, cfg); err != nil {
 		return err

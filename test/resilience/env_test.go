@@ -145,12 +145,18 @@ type controller struct {
 var lease = struct{ duration, renew, retry time.Duration }{6 * time.Second, 4 * time.Second, 500 * time.Millisecond}
 
 // startController starts a replica with identity id; it is killed (by PID) at
-// cleanup.
+// cleanup. Its metrics are not served.
 func (e *env) startController(id string) *controller {
+	return e.startControllerWithMetrics(id, "")
+}
+
+// startControllerWithMetrics starts a replica serving /metrics at metricsAddr
+// (inside the cluster's namespace).
+func (e *env) startControllerWithMetrics(id, metricsAddr string) *controller {
 	e.t.Helper()
 	cmd := e.c.Command(e.ctx, filepath.Join(root, "bin", "haptic"), "run",
-		"--kubeconfig=/var/lib/haptic-cluster/admin.kubeconfig", "--namespace="+e.ns, "--config-name=haptic-config",
-		"--metrics-addr=", "--haproxy-binary=haproxy",
+		"--kubeconfig="+e.c.Config.Kubeconfig(), "--namespace="+e.ns, "--config-name=haptic-config",
+		"--metrics-addr="+metricsAddr, "--haproxy-binary=haproxy",
 		"--leader-lease-duration="+lease.duration.String(), "--leader-renew-deadline="+lease.renew.String(),
 		"--leader-retry-period="+lease.retry.String())
 	cmd.Env = append(os.Environ(), "POD_NAME="+id)
@@ -283,6 +289,12 @@ func (e *env) createRoute(name, host string) {
 	}, metav1.CreateOptions{}); err != nil {
 		e.t.Fatalf("create service %s: %v", name, err)
 	}
+	e.createIngress(name, host, name)
+}
+
+// createIngress creates an Ingress routing host to the Service's port "http".
+func (e *env) createIngress(name, host, service string) {
+	e.t.Helper()
 	prefix := networkingv1.PathTypePrefix
 	class := e.ns
 	if _, err := e.c.Client.NetworkingV1().Ingresses(e.ns).Create(e.ctx, &networkingv1.Ingress{
@@ -292,7 +304,7 @@ func (e *env) createRoute(name, host string) {
 			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
 				Path: "/", PathType: &prefix,
 				Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-					Name: name, Port: networkingv1.ServiceBackendPort{Name: "http"}}},
+					Name: service, Port: networkingv1.ServiceBackendPort{Name: "http"}}},
 			}}}},
 		}}},
 	}, metav1.CreateOptions{}); err != nil {

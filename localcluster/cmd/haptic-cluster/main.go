@@ -6,12 +6,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/haproxy-haptic/haptic/localcluster/cluster"
 	"github.com/haproxy-haptic/haptic/localcluster/node"
 )
 
-const usage = `usage: haptic-cluster up|down [--force]|status|kubectl ARGS|exec CMD|forward LOCALPORT IP:PORT|logs NS/POD [CONTAINER]|pod-exec NS/POD[/CONTAINER] CMD`
+const usage = `usage: haptic-cluster up|down [--force]|status|kubectl ARGS|exec CMD|forward LOCALPORT IP:PORT|logs NS/POD [CONTAINER]|pod-exec NS/POD[/CONTAINER] CMD|apiserver-stop [--kill]|apiserver-start`
 
 func main() {
 	if len(os.Args) < 2 {
@@ -75,6 +76,17 @@ func run(ctx context.Context, command string, args []string) error {
 			container = args[1]
 		}
 		return cluster.PodLogs(cfg, args[0], container, os.Stdout)
+	case "apiserver-stop":
+		// --kill: SIGKILL at once (a crash); else a graceful stop of up to 10 s.
+		grace := 10 * time.Second
+		if len(args) == 1 && args[0] == "--kill" {
+			grace = 0
+		} else if len(args) > 0 {
+			return fmt.Errorf("usage: haptic-cluster apiserver-stop [--kill]")
+		}
+		return cluster.StopAPIServer(cfg, grace)
+	case "apiserver-start":
+		return cluster.StartAPIServer(ctx, cfg)
 	case "node":
 		return runNode(ctx, cfg, args)
 	case "help", "-h", "--help":
