@@ -151,31 +151,69 @@ func TestKilledAgentComesBack(t *testing.T) {
 	}
 }
 
-// TestAgentKillStopsHAProxy: SIGKILL of the agent alone takes its HAProxy down too
-// (parent-death signal), so a restarted pod container never finds the ports taken.
-func TestAgentKillStopsHAProxy(t *testing.T) {
+// TestKilledAgentIsAdopted: SIGKILL of the agent alone leaves HAProxy serving (no
+// parent-death signal); a new agent on the same dirs adopts the running master —
+// same PID, HAProxy's reload counter unchanged — and reports the set it runs.
+func TestKilledAgentIsAdopted(t *testing.T) {
 	if _, err := exec.LookPath("haproxy"); err != nil {
 		t.Fatal("haproxy not installed: make test installs it (apt-get install -y haproxy)")
 	}
 	dir := t.TempDir()
 	bin := buildAgent(t)
-	args := append(dirArgs(dir), "--status-address", "127.0.0.1", "--status-port", fmt.Sprint(freePort(t)))
-	first, _ := startBinary(t, bin, args)
+	args := append(dirArgs(dir), "--status-address", "127.0.0.1", "--status-port", fmt.Sprint(freePort(t)),
+		"--reload-verification-timeout", "10s", "--stop-timeout", "3s")
+	first, addr := startBinary(t, bin, args)
+	fePort := freePort(t)
+	cfg := fmt.Sprintf("global\n    hard-stop-after 5s\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n"+
+		"frontend fe\n    bind 127.0.0.1:%d\n    http-request return status 200 content-type text/plain string \"served\"\n", fePort)
+	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}})
+	client := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	body, _ := json.Marshal(agentapi.ConfigRequest{Hash: b.Hash, Files: b.Files})
+	req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/config", bytes.NewReader(body))
+	req.SetBasicAuth("u", "secret-password")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("apply: %s", resp.Status)
+	}
+	before := agentState(t, client, addr)
 	master := readPID(t, filepath.Join(dir, "state", "haproxy.pid"))
-	t.Cleanup(func() { _ = syscall.Kill(-master, syscall.SIGKILL) })
+
 	_ = first.Process.Kill()
 	_ = first.Wait()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", master)); err != nil {
-			return
+	for range 20 { // HAProxy serves while no agent runs
+		resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/", fePort))
+		if err != nil {
+			t.Fatalf("HAProxy stopped serving with the agent: %v", err)
 		}
-		if stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", master)); bytes.Contains(stat, []byte(") Z")) {
-			return // exited, waiting for its new parent to reap it
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("haproxy master %d survived the agent", master)
-		}
-		time.Sleep(50 * time.Millisecond)
+		resp.Body.Close()
+		time.Sleep(10 * time.Millisecond)
 	}
+	_, addr2 := startBinary(t, bin, args)
+	after := agentState(t, client, addr2)
+	if pid := readPID(t, filepath.Join(dir, "state", "haproxy.pid")); pid != master {
+		t.Fatalf("master %d after the agent's restart, want the adopted %d", pid, master)
+	}
+	if after.Reloads != before.Reloads || after.Hash != b.Hash || after.TreeHash != b.Hash {
+		t.Fatalf("after adoption: reloads %d (before %d), hash %s, tree %s; want %s", after.Reloads, before.Reloads, after.Hash, after.TreeHash, b.Hash)
+	}
+}
+
+func agentState(t *testing.T, client *http.Client, addr string) agentapi.State {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/v1/state", nil)
+	req.SetBasicAuth("u", "secret-password")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st agentapi.State
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

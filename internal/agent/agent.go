@@ -51,8 +51,11 @@ func New(opts Options) (*Agent, error) {
 	}, nil
 }
 
-// Start prepares the state dir, picks the set to run (the one on disk if any, else
-// the bootstrap config), starts HAProxy and waits until it serves.
+// Start prepares the state dir and picks the set to run (the one on disk if any,
+// else the bootstrap config). An HAProxy master an earlier agent process started
+// for this state dir and that still serves is adopted (adopt.go: no restart, no
+// reload; what it runs is read back against the set on disk); otherwise HAProxy
+// is started and Start waits until it serves.
 func (a *Agent) Start(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -63,11 +66,14 @@ func (a *Agent) Start(ctx context.Context) error {
 	if err := writeFileAtomic(o.agentConfig(), []byte(o.agentConfigText()), 0o600); err != nil {
 		return err
 	}
-	if err := stopOrphan(o); err != nil {
-		return err
-	}
 	if err := a.detectVersion(ctx); err != nil {
 		return err
+	}
+	// Decided before loadCurrent, which writes the bootstrap config when no set
+	// is on disk.
+	adoptable := false
+	if _, err := os.Stat(o.manifestPath()); err == nil {
+		adoptable = true
 	}
 	cur, aliases, err := a.loadCurrent()
 	if err != nil {
@@ -80,6 +86,19 @@ func (a *Agent) Start(ctx context.Context) error {
 		a.lkg = &lkg
 	} else {
 		a.lkg, a.lkgAliases = cur, aliases
+	}
+	if adoptable {
+		adopted, err := a.adopt(ctx)
+		if err != nil {
+			return err
+		}
+		if adopted {
+			a.readBackAdopted(ctx)
+			return nil
+		}
+	}
+	if err := stopOrphan(o); err != nil {
+		return err
 	}
 	o.Logger.Info("starting haproxy", "hash", cur.Hash, "files", len(cur.Files))
 	return a.startWithFallback(ctx)

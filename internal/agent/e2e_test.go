@@ -380,7 +380,8 @@ func TestConcurrentApplies(t *testing.T) {
 }
 
 // TestOrphanedHAProxyIsReplaced: an agent that died without stopping HAProxy leaves
-// a master running; the next agent on the same state dir stops it and takes over.
+// a master running; when it cannot be adopted (here its master socket is gone) the
+// next agent on the same state dir stops it and starts HAProxy anew.
 func TestOrphanedHAProxyIsReplaced(t *testing.T) {
 	needHAProxy(t)
 	opts := testOptions(t, t.TempDir())
@@ -389,7 +390,10 @@ func TestOrphanedHAProxyIsReplaced(t *testing.T) {
 	if code, _ := putConfig(t, srv1, configFile(frontendCfg(port, "one", "", ""))); code != http.StatusOK {
 		t.Fatal(code)
 	}
-	old := a1.proc.pid()
+	old := a1.proc.pid
+	if err := os.Remove(opts.masterSocket()); err != nil {
+		t.Fatal(err)
+	}
 	_, srv2 := startAgent(t, opts) // a1 never stopped its HAProxy
 	if alive(old) {
 		t.Fatalf("orphaned master %d still running", old)

@@ -20,7 +20,7 @@ func TestRestartAfterTheMasterDied(t *testing.T) {
 		t.Fatalf("v1: %d %+v", code, res)
 	}
 	old := a.proc
-	if err := syscall.Kill(old.pid(), syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(old.pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -100,3 +100,27 @@ func isZombie(pid int) bool {
 	closing := bytes.LastIndexByte(data, ')')
 	return closing < 0 || closing+2 >= len(data) || data[closing+2] == 'Z'
 }
+
+// killPodLeftovers ends (SIGKILL) every process still marked with the pod's UID
+// after its containers stopped — a daemon a container started in a process group
+// of its own (an HAProxy master outliving its agent) —, as a container runtime
+// ends a pod's cgroup.
+func killPodLeftovers(uid string) {
+	pids, err := PodProcesses("")
+	if err != nil {
+		return
+	}
+	want := []byte("HAPTIC_POD_UID=" + uid)
+	for _, pid := range pids {
+		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(environ, []byte{0}) {
+			if bytes.Equal(kv, want) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				break
+			}
+		}
+	}
+}

@@ -281,6 +281,7 @@ func (w *podWorker) shutdown(ctx context.Context, pod *corev1.Pod, gone bool) {
 		}()
 	}
 	wg.Wait()
+	killPodLeftovers(string(w.uid))
 	if w.podNetns != "" {
 		if err := w.node.net.release(w.podIP); err != nil {
 			w.node.logf("release %s of %s: %v", w.podIP, w.key(), err)
