@@ -38,7 +38,10 @@
 //	GET  /healthz     200 while the HAProxy master runs (no auth)
 //
 // When the HAProxy master exits on its own (killed, crashed) the agent starts it again
-// on the last known good set (State.haproxyRestarts counts it).
+// on the last known good set (State.haproxyRestarts counts it). HAProxy outlives an
+// agent that dies (no parent-death signal): the next agent on the same state dir
+// adopts the running master — no restart, no reload — and reads back what it runs
+// (see internal/agent, "Adoption").
 //
 // Exit codes: 0 after SIGTERM/SIGINT (HAProxy stopped), 1 when HAProxy cannot start
 // (or be restarted), 2 for usage errors.

@@ -10,10 +10,31 @@
 //
 // Without a config file on disk the agent writes a bootstrap config (BootstrapConfig:
 // hard-stop-after 10s and a /healthz status frontend). With one (an agent restart) it
-// starts HAProxy on it and rebuilds the current set and its hash from the files the
-// manifest (<state>/current.json) lists. If that set does not come up, it falls back
-// to the last known good set (<state>/last-known-good.json, mode 0600), then to the
-// bootstrap config.
+// rebuilds the current set and its hash from the files the manifest
+// (<state>/current.json) lists, and starts HAProxy on it. If that set does not come
+// up, it falls back to the last known good set (<state>/last-known-good.json, mode
+// 0600), then to the bootstrap config.
+//
+// # Adoption
+//
+// HAProxy outlives the agent process: it runs in its own process group and gets no
+// parent-death signal, so an agent that crashes or is killed leaves the data plane
+// serving. The next agent on the same state dir adopts that master instead of
+// starting one (adopt.go) when the manifest existed, the pid file names a live
+// process whose command line names our master socket, the master answers `show
+// proc` with a current worker, and that worker answers `show info` on the admin
+// socket: no restart, no reload, HAProxy's reload counter continues. Its state is
+// the set on disk, read back at once as the runtime verification does (maps and
+// servers; a map entry a killed agent added at runtime but never wrote is corrected
+// at runtime, other divergence by a reload), recorded as State.LastVerify. It
+// watches the adopted master through /proc (not its child) and restarts it like its
+// own when it exits. A master that cannot be adopted is stopped (stopOrphan) and
+// HAProxy started anew. The agent still stops HAProxy when it is asked to stop
+// (SIGTERM: graceful, bounded by the stop timeout). A container runtime that ends
+// every process of a container when its main process exits (Kubernetes) ends
+// HAProxy with a single-container agent, so there adoption needs HAProxy in a
+// container of its own on the shared state volume; the local cluster's process
+// node restarts the agent's process alone.
 //
 // Applying a file set (ApplyConfig): the hash must match the files; every map file
 // must hold only lines the runtime API can reproduce (config.CheckMapFile: no line

@@ -17,8 +17,8 @@
 //	pods/<ns>_<pod>/   per-pod volumes and container logs (written by the node)
 //
 // Up is idempotent: when every recorded process is alive and the API server is
-// ready it returns at once. When only the controller-manager, scheduler or node
-// died, it restarts just those. Otherwise it clears what an earlier, killed run left
+// ready it returns at once. When etcd runs and only the API server (StopAPIServer),
+// controller-manager, scheduler or node died, it restarts just those. Otherwise it clears what an earlier, killed run left
 // behind (processes inside the namespace, the namespace itself, stale mounts
 // under StateDir, pid files) and starts a fresh cluster.
 package cluster

@@ -25,8 +25,9 @@
 //     tcpSocket, exec via nsenter into the container's mount namespace);
 //   - restartPolicy with restart counts and exponential back-off
 //     (CrashLoopBackOff), graceful termination (SIGTERM to the process group,
-//     grace period, SIGKILL), and deletion of the pod object once its
-//     processes have exited;
+//     grace period, SIGKILL; then the pod's leftover processes, found by
+//     HAPTIC_POD_UID), and deletion of the pod object once its processes have
+//     exited;
 //   - ConfigMap/Secret/downwardAPI/projected contents re-synced every 5 s;
 //   - container logs at <pods-dir>/<namespace>_<pod>/<container>.log, also
 //     served as the kubelet's /containerLogs endpoint (kubectl logs);

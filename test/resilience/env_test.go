@@ -38,7 +38,13 @@ var root, _ = filepath.Abs("../..")
 const agentBinary = "resilience-haptic-agent"
 
 func TestMain(m *testing.M) {
-	for _, b := range []struct{ out, pkg string }{{agentBinary, "./cmd/haptic-agent"}, {"haptic", "./cmd/haptic"}} {
+	builds := []struct{ out, pkg string }{{agentBinary, "./cmd/haptic-agent"}, {"haptic", "./cmd/haptic"}}
+	if _, err := os.Stat(filepath.Join(root, "bin", "haptic-agent")); err != nil {
+		// The node checks that the haproxy image's mapped binary exists, even
+		// though the pods run agentBinary.
+		builds = append(builds, struct{ out, pkg string }{"haptic-agent", "./cmd/haptic-agent"})
+	}
+	for _, b := range builds {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(root, "bin", b.out), b.pkg)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,6 +83,7 @@ func printTable() {
 	if len(table) == 0 {
 		return
 	}
+	sort.SliceStable(table, func(i, j int) bool { return table[i].name < table[j].name }) // names start with the case number
 	fmt.Fprintf(os.Stdout, "\n%-44s %9s %7s %12s %8s  %s\n", "case", "requests", "failed", "convergence", "reloads", "note")
 	for _, r := range table {
 		fmt.Fprintf(os.Stdout, "%-44s %9d %7d %12s %8d  %s\n", r.name, r.requests, r.failed, r.convergence.Round(10*time.Millisecond), r.reloads, r.note)
