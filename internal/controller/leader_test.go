@@ -2,14 +2,19 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/haproxy-haptic/haptic/internal/metrics"
@@ -78,5 +83,55 @@ func TestLeaseReleasedOnShutdown(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("release took %s", d)
+	}
+}
+
+// TestLeadershipLostThenRegained: a leader that cannot renew (the API server away)
+// stops its leader-only runners and leadOnce returns without an error — run then
+// campaigns again in the same process — and once the API server answers again
+// the next campaign leads.
+func TestLeadershipLostThenRegained(t *testing.T) {
+	kube := fake.NewSimpleClientset()
+	var away atomic.Bool
+	kube.PrependReactor("*", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if away.Load() {
+			return true, nil, errors.New("connect: connection refused")
+		}
+		return false, nil, nil
+	})
+	c := &Controller{d: deps{kube: kube, log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: metrics.New()},
+		opts: Options{Namespace: "haptic", ConfigName: "cfg", LeaderElection: &LeaderElection{
+			Identity: "replica-a", LeaseDuration: time.Second, RenewDeadline: 500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	errs := make(chan error)
+	for round := range 2 {
+		stopped := make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			done <- c.leadOnce(ctx, func(lctx context.Context, wg *sync.WaitGroup) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					away.Store(true) // leading: now the API server goes away
+					<-lctx.Done()
+					close(stopped)
+				}()
+			}, errs)
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("round %d: leadOnce after a lost lease: %v, want nil (campaign again)", round, err)
+			}
+		case <-ctx.Done():
+			t.Fatalf("round %d: leadership was never lost", round)
+		}
+		select {
+		case <-stopped:
+		default:
+			t.Fatalf("round %d: leadOnce returned before its runners stopped", round)
+		}
+		away.Store(false) // the API server is back: the next round must lead again
 	}
 }
