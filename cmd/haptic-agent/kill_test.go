@@ -119,9 +119,10 @@ func TestKilledAgentComesBack(t *testing.T) {
 	}
 
 	master := readPID(t, filepath.Join(dir, "state", "haproxy.pid"))
-	_ = syscall.Kill(-master, syscall.SIGKILL) // HAProxy's process group
+	// The agent first: alive, it would start HAProxy again at once.
 	_ = first.Process.Kill()
 	_ = first.Wait()
+	_ = syscall.Kill(-master, syscall.SIGKILL) // HAProxy's process group
 
 	start := time.Now()
 	_, addr2 := startBinary(t, bin, args)
