@@ -228,6 +228,9 @@ func (e *Engine) declarations() (native.Declarations, error) {
 	for k, v := range writers() {
 		decls[k] = v
 	}
+	for k, v := range checkBuiltins() {
+		decls[k] = v
+	}
 	decls["first_seen"] = e.firstSeen
 	decls["note"] = e.note
 	for k, v := range e.unitDeclarations() {
