@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/open2b/scriggo"
@@ -356,10 +357,16 @@ type renderState struct {
 	extra      map[string]any
 	files      *FileRegistry
 	changed    map[[2]*snapshot.Store]map[string]bool
+	// gen numbers the render (renderGen): deps remember which render checked them.
+	gen uint64
 	// atTemplate and atLine are the last line marker a diagnostic build passed.
 	atTemplate string
 	atLine     int
 }
+
+// renderGen counts renders across engines (a deps is only ever checked by its own
+// engine's renders, which are serialised).
+var renderGen atomic.Uint64
 
 func (e *Engine) firstSeen(key ...string) bool {
 	st := e.st
@@ -380,16 +387,17 @@ func (e *Engine) firstSeen(key ...string) bool {
 func (st *renderState) replay(d *deps, registry *FileRegistry) bool {
 	if len(d.marks) > 0 {
 		st.mu.Lock()
-		now := make(map[string]bool, len(d.marks))
-		for _, m := range d.marks {
-			if first := !st.seen[m.key] && !now[m.key]; first != m.first {
+		for i, m := range d.marks {
+			if first := !st.seen[m.key]; first != m.first {
+				for _, done := range d.marks[:i] { // undo what this replay marked
+					if done.first {
+						delete(st.seen, done.key)
+					}
+				}
 				st.mu.Unlock()
 				return false
 			}
-			now[m.key] = true
-		}
-		for k := range now {
-			st.seen[k] = true
+			st.seen[m.key] = true
 		}
 		st.mu.Unlock()
 	}
@@ -510,7 +518,7 @@ func (e *Engine) begin(in Input) {
 	for k, v := range in.ExtraContext {
 		extra[k] = v
 	}
-	e.st = &renderState{snapshot: in.Snapshot, seen: map[string]bool{}, extra: extra}
+	e.st = &renderState{snapshot: in.Snapshot, seen: map[string]bool{}, extra: extra, gen: renderGen.Add(1)}
 	e.g.extraContext = extra
 	for k, p := range e.g.extras {
 		*p = extra[k]

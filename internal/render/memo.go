@@ -51,6 +51,11 @@ type deps struct {
 	marks    []mark
 	files    []bundle.File
 	notes    []note.Note
+	// checkedIn is the render (renderState.gen) that last checked these deps and
+	// currentThen its answer: a fragment used by many (a shared value, a unit) is
+	// checked once per render, not once per user.
+	checkedIn   uint64
+	currentThen bool
 }
 
 func (d *deps) addRead(r *read) {
@@ -82,6 +87,15 @@ func (d *deps) add(o *deps) {
 // current reports whether every recorded query gives the same answer on the
 // render's snapshot.
 func (d *deps) current(st *renderState) bool {
+	if d.checkedIn == st.gen {
+		return d.currentThen
+	}
+	ok := d.check(st)
+	d.checkedIn, d.currentThen = st.gen, ok
+	return ok
+}
+
+func (d *deps) check(st *renderState) bool {
 	for _, r := range d.reads {
 		if !st.same(r) {
 			return false
