@@ -232,6 +232,9 @@ func (e *Engine) declarations() (native.Declarations, error) {
 	for k, v := range checkBuiltins() {
 		decls[k] = v
 	}
+	for k, v := range mergeBuiltins() {
+		decls[k] = v
+	}
 	decls["first_seen"] = e.firstSeen
 	decls["note"] = e.note
 	for k, v := range e.unitDeclarations() {
@@ -565,18 +568,18 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	for _, p := range m.post {
 		out = p.apply(out)
 	}
-	var passed map[string]struct{}
-	if last := st.prev.file(target); last != nil {
-		passed = last.lines
+	var prev string
+	last := st.prev.file(target)
+	if last != nil {
+		prev = last.file.Content
 	}
-	lines, err := checkLines(m.file.Kind, out, passed)
-	if err != nil {
+	if err := checkChanged(m.file.Kind, out, prev, last != nil); err != nil {
 		return bundle.File{}, timing, &TemplateError{Target: target, Template: target, Message: err.Error()}
 	}
 	f := m.file
 	f.Content = out
 	if st.rec != nil {
-		st.next.putFile(target, &fileMemo{file: f, deps: st.rec.root(), lines: lines})
+		st.next.putFile(target, &fileMemo{file: f, deps: st.rec.root()})
 		st.reuse.FilesRendered++
 	}
 	return f, timing, nil

@@ -221,9 +221,8 @@ type memo struct {
 }
 
 type fileMemo struct {
-	file  bundle.File
-	deps  *deps
-	lines map[string]struct{} // lines that passed checkOutput (haproxy.cfg)
+	file bundle.File // passed checkOutput
+	deps *deps
 }
 
 type unitMemo struct {

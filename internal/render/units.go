@@ -161,9 +161,38 @@ func sameInputs(a, b []any) bool {
 		return false
 	}
 	for i := range a {
-		if !reflect.DeepEqual(a[i], b[i]) {
+		if !sameInput(a[i], b[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameInput is reflect.DeepEqual with a short cut for what templates pass most: maps
+// (and lists of them) that are often the very same values as in the last render, when
+// they come from a reused fragment. DeepEqual walks those too.
+func sameInput(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		if y, ok := b.(map[string]any); ok && sameMap(x, y) {
+			return true
+		}
+	case []map[string]any:
+		y, ok := b.([]map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameMap(x[i], y[i]) && !reflect.DeepEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// sameMap reports whether a and b are the same map (not merely equal ones).
+func sameMap(a, b map[string]any) bool {
+	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
