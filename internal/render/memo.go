@@ -214,7 +214,7 @@ type memo struct {
 	current any
 
 	mu     sync.Mutex
-	files  map[string]*fileMemo   // top-level target → output
+	files  map[string]*fileMemo             // top-level target → output
 	units  map[string]map[string]*unitMemo  // target → unit key → output
 	shared map[string]*sharedMemo           // shared key → value
 	values map[string]map[string]*valueMemo // target → cached_value key → value
