@@ -360,6 +360,11 @@ type renderState struct {
 	extra      map[string]any
 	files      *FileRegistry
 	changed    map[[2]*snapshot.Store]map[string]bool
+	// lastChanged is the entry of changed used last.
+	lastChanged struct {
+		k [2]*snapshot.Store
+		c map[string]bool
+	}
 	// gen numbers the render (renderGen): deps remember which render checked them.
 	gen uint64
 	// atTemplate and atLine are the last line marker a diagnostic build passed.

@@ -142,7 +142,11 @@ func (st *renderState) same(r *read) bool {
 // changes caches Store.Changes for the render.
 func (st *renderState) changes(old, now *snapshot.Store) map[string]bool {
 	k := [2]*snapshot.Store{old, now}
+	if st.lastChanged.c != nil && st.lastChanged.k == k {
+		return st.lastChanged.c // most reads in a row are of one store and its last version
+	}
 	if c, ok := st.changed[k]; ok {
+		st.lastChanged.k, st.lastChanged.c = k, c
 		return c
 	}
 	if st.changed == nil {
@@ -150,6 +154,7 @@ func (st *renderState) changes(old, now *snapshot.Store) map[string]bool {
 	}
 	c := now.Changes(old)
 	st.changed[k] = c
+	st.lastChanged.k, st.lastChanged.c = k, c
 	return c
 }
 
