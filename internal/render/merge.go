@@ -9,14 +9,16 @@ import "github.com/open2b/scriggo/native"
 func mergeBuiltins() native.Declarations {
 	return native.Declarations{
 		"merge_fragments": mergeFragments,
+		"values_of":       valuesOf,
 		"strings_of":      stringsOf,
 	}
 }
 
 // mergeFragments merges fragments in order. A fragment maps a list name to key, value
-// pairs (a flat list: key, value, key, value, ...). The result maps every list name
-// to its values, keeping each key's first value in the order the keys first appear;
-// an empty key is never merged away (notes, lines that are never duplicates).
+// pairs (a flat list: key, value, key, value, ...). The result is a fragment too: per
+// list, each key's first pair, in the order the keys first appear; a pair with an empty
+// key is never merged away (notes, lines that are never duplicates). Merges compose:
+// merging merged fragments is merging all of theirs.
 //
 // A key is what makes an entry unique across objects: two Ingresses routing the same
 // host and path give the same key, and the first Ingress wins.
@@ -39,7 +41,7 @@ func mergeFragments(frags []map[string][]any) map[string][]any {
 					}
 					s[k] = true
 				}
-				list = append(list, pairs[i+1])
+				list = append(list, pairs[i], pairs[i+1])
 			}
 			out[name] = list
 		}
@@ -47,12 +49,21 @@ func mergeFragments(frags []map[string][]any) map[string][]any {
 	return out
 }
 
-// stringsOf returns the strings of a list (a merged fragment list); other values are
-// skipped. A nil list gives an empty one.
-func stringsOf(items []any) []string {
-	out := make([]string, 0, len(items))
-	for _, it := range items {
-		if s, ok := it.(string); ok {
+// valuesOf returns the values of a fragment's list of key, value pairs.
+func valuesOf(pairs []any) []any {
+	out := make([]any, 0, len(pairs)/2)
+	for i := 1; i < len(pairs); i += 2 {
+		out = append(out, pairs[i])
+	}
+	return out
+}
+
+// stringsOf returns the string values of a fragment's list of key, value pairs; other
+// values are skipped. A nil list gives an empty one.
+func stringsOf(pairs []any) []string {
+	out := make([]string, 0, len(pairs)/2)
+	for i := 1; i < len(pairs); i += 2 {
+		if s, ok := pairs[i].(string); ok {
 			out = append(out, s)
 		}
 	}
