@@ -3,7 +3,9 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/haproxy-haptic/haptic/internal/benchmix"
 	"github.com/haproxy-haptic/haptic/internal/config"
@@ -55,6 +57,21 @@ func benchSnapshot(tb testing.TB, p *Pipeline, kind benchmix.Kind, n int) *snaps
 
 var benchKinds = []benchmix.Kind{benchmix.Ingress, benchmix.HTTPRoute}
 
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU adds the CPU time per iteration (garbage collection included) since start:
+// on a shared machine it varies less than the wall time.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
+
 // BenchmarkStore admits the mix into a snapshot (the store stage).
 func BenchmarkStore(b *testing.B) {
 	for _, kind := range benchKinds {
@@ -80,11 +97,13 @@ func BenchmarkRender(b *testing.B) {
 			snap := benchSnapshot(b, p, kind, n)
 			b.Run(fmt.Sprintf("%s/n=%d", kind, n), func(b *testing.B) {
 				b.ReportAllocs()
+				start := cpuTime()
 				for b.Loop() {
 					if _, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snap, ExtraContext: benchExtra(kind), Fresh: true}); err != nil {
 						b.Fatal(err)
 					}
 				}
+				reportCPU(b, start)
 			})
 		}
 	}
@@ -166,12 +185,14 @@ func BenchmarkRerender(b *testing.B) {
 					}
 					b.ReportAllocs()
 					i := 0
+					start := cpuTime()
 					for b.Loop() {
 						i++
 						if _, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snaps[i%2], ExtraContext: extra}); err != nil {
 							b.Fatal(err)
 						}
 					}
+					reportCPU(b, start)
 				})
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/open2b/scriggo"
@@ -228,6 +229,12 @@ func (e *Engine) declarations() (native.Declarations, error) {
 	for k, v := range writers() {
 		decls[k] = v
 	}
+	for k, v := range checkBuiltins() {
+		decls[k] = v
+	}
+	for k, v := range mergeBuiltins() {
+		decls[k] = v
+	}
 	decls["first_seen"] = e.firstSeen
 	decls["note"] = e.note
 	for k, v := range e.unitDeclarations() {
@@ -353,10 +360,21 @@ type renderState struct {
 	extra      map[string]any
 	files      *FileRegistry
 	changed    map[[2]*snapshot.Store]map[string]bool
+	// lastChanged is the entry of changed used last.
+	lastChanged struct {
+		k [2]*snapshot.Store
+		c map[string]bool
+	}
+	// gen numbers the render (renderGen): deps remember which render checked them.
+	gen uint64
 	// atTemplate and atLine are the last line marker a diagnostic build passed.
 	atTemplate string
 	atLine     int
 }
+
+// renderGen counts renders across engines (a deps is only ever checked by its own
+// engine's renders, which are serialised).
+var renderGen atomic.Uint64
 
 func (e *Engine) firstSeen(key ...string) bool {
 	st := e.st
@@ -377,16 +395,17 @@ func (e *Engine) firstSeen(key ...string) bool {
 func (st *renderState) replay(d *deps, registry *FileRegistry) bool {
 	if len(d.marks) > 0 {
 		st.mu.Lock()
-		now := make(map[string]bool, len(d.marks))
-		for _, m := range d.marks {
-			if first := !st.seen[m.key] && !now[m.key]; first != m.first {
+		for i, m := range d.marks {
+			if first := !st.seen[m.key]; first != m.first {
+				for _, done := range d.marks[:i] { // undo what this replay marked
+					if done.first {
+						delete(st.seen, done.key)
+					}
+				}
 				st.mu.Unlock()
 				return false
 			}
-			now[m.key] = true
-		}
-		for k := range now {
-			st.seen[k] = true
+			st.seen[m.key] = true
 		}
 		st.mu.Unlock()
 	}
@@ -507,7 +526,7 @@ func (e *Engine) begin(in Input) {
 	for k, v := range in.ExtraContext {
 		extra[k] = v
 	}
-	e.st = &renderState{snapshot: in.Snapshot, seen: map[string]bool{}, extra: extra}
+	e.st = &renderState{snapshot: in.Snapshot, seen: map[string]bool{}, extra: extra, gen: renderGen.Add(1)}
 	e.g.extraContext = extra
 	for k, p := range e.g.extras {
 		*p = extra[k]
@@ -554,18 +573,18 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	for _, p := range m.post {
 		out = p.apply(out)
 	}
-	var passed map[string]struct{}
-	if last := st.prev.file(target); last != nil {
-		passed = last.lines
+	var prev string
+	last := st.prev.file(target)
+	if last != nil {
+		prev = last.file.Content
 	}
-	lines, err := checkLines(m.file.Kind, out, passed)
-	if err != nil {
+	if err := checkChanged(m.file.Kind, out, prev, last != nil); err != nil {
 		return bundle.File{}, timing, &TemplateError{Target: target, Template: target, Message: err.Error()}
 	}
 	f := m.file
 	f.Content = out
 	if st.rec != nil {
-		st.next.putFile(target, &fileMemo{file: f, deps: st.rec.root(), lines: lines})
+		st.next.putFile(target, &fileMemo{file: f, deps: st.rec.root()})
 		st.reuse.FilesRendered++
 	}
 	return f, timing, nil

@@ -190,6 +190,12 @@ func toString(v any) string {
 		return ""
 	case string:
 		return x
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
 	case float64:
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	}

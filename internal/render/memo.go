@@ -51,6 +51,11 @@ type deps struct {
 	marks    []mark
 	files    []bundle.File
 	notes    []note.Note
+	// checkedIn is the render (renderState.gen) that last checked these deps and
+	// currentThen its answer: a fragment used by many (a shared value, a unit) is
+	// checked once per render, not once per user.
+	checkedIn   uint64
+	currentThen bool
 }
 
 func (d *deps) addRead(r *read) {
@@ -82,6 +87,15 @@ func (d *deps) add(o *deps) {
 // current reports whether every recorded query gives the same answer on the
 // render's snapshot.
 func (d *deps) current(st *renderState) bool {
+	if d.checkedIn == st.gen {
+		return d.currentThen
+	}
+	ok := d.check(st)
+	d.checkedIn, d.currentThen = st.gen, ok
+	return ok
+}
+
+func (d *deps) check(st *renderState) bool {
 	for _, r := range d.reads {
 		if !st.same(r) {
 			return false
@@ -128,7 +142,11 @@ func (st *renderState) same(r *read) bool {
 // changes caches Store.Changes for the render.
 func (st *renderState) changes(old, now *snapshot.Store) map[string]bool {
 	k := [2]*snapshot.Store{old, now}
+	if st.lastChanged.c != nil && st.lastChanged.k == k {
+		return st.lastChanged.c // most reads in a row are of one store and its last version
+	}
 	if c, ok := st.changed[k]; ok {
+		st.lastChanged.k, st.lastChanged.c = k, c
 		return c
 	}
 	if st.changed == nil {
@@ -136,6 +154,7 @@ func (st *renderState) changes(old, now *snapshot.Store) map[string]bool {
 	}
 	c := now.Changes(old)
 	st.changed[k] = c
+	st.lastChanged.k, st.lastChanged.c = k, c
 	return c
 }
 
@@ -200,16 +219,15 @@ type memo struct {
 	current any
 
 	mu     sync.Mutex
-	files  map[string]*fileMemo   // top-level target → output
+	files  map[string]*fileMemo             // top-level target → output
 	units  map[string]map[string]*unitMemo  // target → unit key → output
 	shared map[string]*sharedMemo           // shared key → value
 	values map[string]map[string]*valueMemo // target → cached_value key → value
 }
 
 type fileMemo struct {
-	file  bundle.File
-	deps  *deps
-	lines map[string]struct{} // lines that passed checkOutput (haproxy.cfg)
+	file bundle.File // passed checkOutput
+	deps *deps
 }
 
 type unitMemo struct {

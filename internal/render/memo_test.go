@@ -100,3 +100,52 @@ func TestReusedFragmentsNoteAgain(t *testing.T) {
 		}
 	}
 }
+
+// cached/end_cached: a value computed in the template is reused while what it read
+// (here one Ingress, by key) is unchanged and its inputs are equal; a changed Ingress
+// computes its own value again and only that one.
+func TestCachedValuesComputedInPlace(t *testing.T) {
+	spec := testSpec(`global
+{% var computed = 0 %}
+{% for _, ing := range resources.Ingresses.List() %}
+{% var key = "class " + ing.Metadata.Name %}
+{% var v, ok = cached(key, ing.Metadata.Namespace) %}
+{% if !ok %}
+{% computed++ %}
+{% v = end_cached(key, resources.Ingresses.GetSingle(ing.Metadata.Namespace, ing.Metadata.Name).Spec.IngressClassName) %}
+{% end %}
+# {{ ing.Metadata.Name }} {{ v.(string) }}
+{% end %}
+# computed {{ computed }}
+`)
+	e, err := Compile(spec, Options{Types: map[string]reflect.Type{"ingresses": ingressType}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := ingress("ns", "a", "haptic"), ingress("ns", "b", "haptic"), ingress("ns", "c", "haptic")
+	b2 := ingress("ns", "b", "other")
+	for i, s := range []struct {
+		snap *snapshot.Snapshot
+		want string
+	}{
+		{testSnapshot(a, b), "# a haptic\n    # b haptic\n    # computed 2"},
+		{testSnapshot(a, b2, c), "# a haptic\n    # b other\n    # c haptic\n    # computed 2"}, // b changed, c is new
+		{testSnapshot(a, c), "# a haptic\n    # c haptic\n    # computed 0"},
+	} {
+		res, err := e.Render(context.Background(), Input{Snapshot: s.snap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Bundle.Config().Content; !strings.Contains(got, s.want) {
+			t.Errorf("step %d: got\n%s\nwant it to hold %q", i, got, s.want)
+		}
+	}
+	// A fresh render computes every value.
+	res, err := e.Render(context.Background(), Input{Snapshot: testSnapshot(a, c), Fresh: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Bundle.Config().Content; !strings.Contains(got, "# computed 2") {
+		t.Errorf("a fresh render reused values:\n%s", got)
+	}
+}

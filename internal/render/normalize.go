@@ -17,63 +17,67 @@ import (
 // crt-lists lose blank lines and indentation entirely. General files and
 // certificates are kept as rendered apart from trailing blanks.
 func normalize(kind bundle.Kind, s string) string {
-	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
-	var out []string
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/4)
 	switch kind {
 	case bundle.KindConfig:
-		for _, l := range lines {
+		for rest := s; rest != ""; {
+			var l string
+			l, rest = nextLine(rest)
 			t := strings.TrimSpace(l)
 			if t == "" {
 				continue
 			}
 			word, _, _ := strings.Cut(t, " ")
-			if config.IsSectionKeyword(word) {
-				if len(out) > 0 {
-					out = append(out, "")
+			switch {
+			case config.IsSectionKeyword(word):
+				if b.Len() > 0 {
+					b.WriteByte('\n')
 				}
-				out = append(out, t)
-				continue
+			case strings.HasPrefix(t, "#") && b.Len() == 0:
+			default:
+				b.WriteString("    ")
 			}
-			if strings.HasPrefix(t, "#") && len(out) == 0 {
-				out = append(out, t)
-				continue
-			}
-			out = append(out, "    "+t)
+			b.WriteString(t)
+			b.WriteByte('\n')
 		}
-	case bundle.KindMap, bundle.KindCrtList:
-		for _, l := range lines {
+	case bundle.KindMap, bundle.KindCrtList, bundle.KindCert:
+		for rest := s; rest != ""; {
+			var l string
+			l, rest = nextLine(rest)
 			if t := strings.TrimSpace(l); t != "" {
-				out = append(out, t)
-			}
-		}
-	case bundle.KindCert:
-		for _, l := range lines {
-			if t := strings.TrimSpace(l); t != "" {
-				out = append(out, t)
+				b.WriteString(t)
+				b.WriteByte('\n')
 			}
 		}
 	default:
-		blank := false
-		for _, l := range lines {
+		blank := false // a blank line is pending: written before the next non-blank one
+		for rest := s; rest != ""; {
+			var l string
+			l, rest = nextLine(rest)
 			l = strings.TrimRight(l, " \t")
 			if l == "" {
-				if blank || len(out) == 0 {
-					continue
-				}
-				blank = true
-			} else {
+				blank = b.Len() > 0
+				continue
+			}
+			if blank {
+				b.WriteByte('\n')
 				blank = false
 			}
-			out = append(out, l)
-		}
-		for len(out) > 0 && out[len(out)-1] == "" {
-			out = out[:len(out)-1]
+			b.WriteString(l)
+			b.WriteByte('\n')
 		}
 	}
-	if len(out) == 0 {
-		return ""
+	return b.String()
+}
+
+// nextLine splits s at its first newline.
+func nextLine(s string) (line, rest string) {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i], s[i+1:]
 	}
-	return strings.Join(out, "\n") + "\n"
+	return s, ""
 }
 
 type postProcessor struct {

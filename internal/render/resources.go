@@ -58,13 +58,15 @@ func newTypedRoot(types map[string]reflect.Type) (*typedRoot, error) {
 	return root, nil
 }
 
-// storeType is struct{ List func() []E; Fetch func(...string) []E; GetSingle func(...string) E }.
+// storeType is struct{ List func() []E; Fetch func(...string) []E; GetSingle func(...string) E;
+// Keys func() []string }.
 func storeType(elem reflect.Type) reflect.Type {
 	slice := reflect.SliceOf(elem)
 	return reflect.StructOf([]reflect.StructField{
 		{Name: "List", Type: reflect.FuncOf(nil, []reflect.Type{slice}, false)},
 		{Name: "Fetch", Type: reflect.FuncOf([]reflect.Type{stringSliceType}, []reflect.Type{slice}, true)},
 		{Name: "GetSingle", Type: reflect.FuncOf([]reflect.Type{stringSliceType}, []reflect.Type{elem}, true)},
+		{Name: "Keys", Type: reflect.TypeOf((func() []string)(nil))},
 	})
 }
 
@@ -87,8 +89,18 @@ func (r *typedRoot) value(state func() *renderState) reflect.Value {
 			}
 			return []reflect.Value{elemOf(f.elem, objs[0])}
 		}))
+		sv.Field(3).Set(reflect.ValueOf(func() []string { return keysOf(state().list(f.resource)) }))
 	}
 	return root
+}
+
+// keysOf returns the keys ("namespace/name", or "name") of objs in their order.
+func keysOf(objs []snapshot.Object) []string {
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		out[i] = o.Key()
+	}
+	return out
 }
 
 func listOf(st *snapshot.Store) []snapshot.Object {
@@ -172,6 +184,11 @@ func (u *UntypedStore) List() []map[string]any { return raws(u.state().list(u.na
 func (u *UntypedStore) Fetch(keys ...string) []map[string]any {
 	return raws(u.state().fetch(u.name, keys))
 }
+
+// Keys returns the key ("namespace/name", or "name") of every object, in List's order.
+// It reads what List reads: a fragment that loops over the keys and fetches each object
+// by them depends on the set of objects and on each object it fetched.
+func (u *UntypedStore) Keys() []string { return keysOf(u.state().list(u.name)) }
 
 // GetSingle returns the one object matching keys, or nil.
 func (u *UntypedStore) GetSingle(keys ...string) map[string]any {

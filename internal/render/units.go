@@ -21,7 +21,58 @@ import (
 // resources and globals, and must not be modified afterwards.
 
 func (e *Engine) unitDeclarations() native.Declarations {
-	return native.Declarations{"unit": e.unit, "end_unit": e.endUnit, "cached_value": e.cachedValue}
+	return native.Declarations{"unit": e.unit, "end_unit": e.endUnit, "cached_value": e.cachedValue,
+		"cached": e.cached, "end_cached": e.endCached}
+}
+
+// cached and end_cached are cached_value without a function for Go to call (which
+// costs a new virtual machine per call): the template computes the value in place.
+//
+//	{% var v, ok = cached("ingress " + key, input) %}
+//	{% if !ok %}{% v = end_cached("ingress " + key, compute(...)) %}{% end %}
+//
+// cached(key, inputs...) returns the value of an earlier render and true when that
+// render had equal inputs and nothing read since cached() was called changed;
+// otherwise it returns nil and false and records what is read until end_cached(key,
+// v), which memoizes v and returns it. Keys share cached_value's.
+func (e *Engine) cached(key string, inputs ...any) (any, bool) {
+	st := e.st
+	rec := st.rec
+	if rec == nil {
+		return nil, false
+	}
+	if v := st.prev.value(rec.target, key); v != nil && sameInputs(v.inputs, inputs) && v.deps.current(st) && st.replay(v.deps, st.files) {
+		rec.top().deps.add(v.deps)
+		st.next.putValue(rec.target, key, v)
+		st.reuse.Units++
+		return v.value, true
+	}
+	rec.push(&scope{unit: cachedScope + key, inputs: inputs})
+	return nil, false
+}
+
+// cachedScope marks the scope of a cached() value apart from unit keys.
+const cachedScope = "\x00value "
+
+func (e *Engine) endCached(key string, value any) any {
+	rec := e.st.rec
+	if rec == nil {
+		return value
+	}
+	i := len(rec.stack) - 1
+	for i > 0 && rec.stack[i].unit != cachedScope+key {
+		i--
+	}
+	if i == 0 {
+		return value // no such value open
+	}
+	for len(rec.stack) > i+1 {
+		rec.pop() // units left open inside: not memoized
+	}
+	s := rec.pop()
+	e.st.next.putValue(rec.target, key, &valueMemo{inputs: s.inputs, value: value, deps: &s.deps})
+	e.st.reuse.UnitsRendered++
+	return value
 }
 
 // cachedValue is the unit of a computation: cached_value(key, fn, inputs...) returns
@@ -110,9 +161,38 @@ func sameInputs(a, b []any) bool {
 		return false
 	}
 	for i := range a {
-		if !reflect.DeepEqual(a[i], b[i]) {
+		if !sameInput(a[i], b[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameInput is reflect.DeepEqual with a short cut for what templates pass most: maps
+// (and lists of them) that are often the very same values as in the last render, when
+// they come from a reused fragment. DeepEqual walks those too.
+func sameInput(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		if y, ok := b.(map[string]any); ok && sameMap(x, y) {
+			return true
+		}
+	case []map[string]any:
+		y, ok := b.([]map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameMap(x[i], y[i]) && !reflect.DeepEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// sameMap reports whether a and b are the same map (not merely equal ones).
+func sameMap(a, b map[string]any) bool {
+	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

@@ -1,0 +1,71 @@
+package render
+
+import "github.com/open2b/scriggo/native"
+
+// mergeBuiltins are the helpers that assemble per-object fragments (cached values,
+// docs/rendering.md) into a render's aggregate lists. Templates loop over objects to
+// build fragments; looping again over every fragment's lines in the template would
+// cost a virtual-machine step and often a reflect call per line, so the merge is Go.
+func mergeBuiltins() native.Declarations {
+	return native.Declarations{
+		"merge_fragments": mergeFragments,
+		"values_of":       valuesOf,
+		"strings_of":      stringsOf,
+	}
+}
+
+// mergeFragments merges fragments in order. A fragment maps a list name to key, value
+// pairs (a flat list: key, value, key, value, ...). The result is a fragment too: per
+// list, each key's first pair, in the order the keys first appear; a pair with an empty
+// key is never merged away (notes, lines that are never duplicates). Merges compose:
+// merging merged fragments is merging all of theirs.
+//
+// A key is what makes an entry unique across objects: two Ingresses routing the same
+// host and path give the same key, and the first Ingress wins.
+func mergeFragments(frags []map[string][]any) map[string][]any {
+	out := map[string][]any{}
+	seen := map[string]map[string]bool{}
+	for _, f := range frags {
+		for name, pairs := range f {
+			s := seen[name]
+			if s == nil {
+				s = make(map[string]bool, len(frags)) // most lists have an entry per object
+				seen[name] = s
+			}
+			list := out[name]
+			for i := 0; i+1 < len(pairs); i += 2 {
+				k, _ := pairs[i].(string)
+				if k != "" {
+					if s[k] {
+						continue
+					}
+					s[k] = true
+				}
+				list = append(list, pairs[i], pairs[i+1])
+			}
+			out[name] = list
+		}
+	}
+	return out
+}
+
+// valuesOf returns the values of a fragment's list of key, value pairs.
+func valuesOf(pairs []any) []any {
+	out := make([]any, 0, len(pairs)/2)
+	for i := 1; i < len(pairs); i += 2 {
+		out = append(out, pairs[i])
+	}
+	return out
+}
+
+// stringsOf returns the string values of a fragment's list of key, value pairs; other
+// values are skipped. A nil list gives an empty one.
+func stringsOf(pairs []any) []string {
+	out := make([]string, 0, len(pairs)/2)
+	for i := 1; i < len(pairs); i += 2 {
+		if s, ok := pairs[i].(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
