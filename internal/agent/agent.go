@@ -87,8 +87,18 @@ func (a *Agent) Start(ctx context.Context) error {
 	} else {
 		a.lkg, a.lkgAliases = cur, aliases
 	}
+	if o.External {
+		if err := o.writeLaunchFile(); err != nil {
+			return err
+		}
+		if err := a.awaitMaster(ctx); err != nil {
+			return err
+		}
+		a.readBackAdopted(ctx)
+		return nil
+	}
 	if adoptable {
-		adopted, err := a.adopt(ctx)
+		adopted, why, err := a.adopt(ctx)
 		if err != nil {
 			return err
 		}
@@ -96,6 +106,7 @@ func (a *Agent) Start(ctx context.Context) error {
 			a.readBackAdopted(ctx)
 			return nil
 		}
+		o.Logger.Warn("not adopting haproxy; starting anew", "reason", why)
 	}
 	if err := stopOrphan(o); err != nil {
 		return err
@@ -141,6 +152,9 @@ func (a *Agent) Restart(ctx context.Context) error {
 	if a.proc != nil && !a.proc.exited() {
 		return nil
 	}
+	if a.opts.External {
+		return a.readoptAfterExit(ctx)
+	}
 	if a.proc != nil {
 		// The dead master's workers finish their connections and leave the
 		// listeners and the admin socket to the new ones.
@@ -157,6 +171,25 @@ func (a *Agent) Restart(ctx context.Context) error {
 	}
 	a.st.countRestart()
 	a.opts.Logger.Info("haproxy restarted", "hash", a.current.Hash)
+	return nil
+}
+
+// readoptAfterExit is Restart with HAProxy in a container of its own: the
+// container runtime restarts that container (its master was its main process), and
+// the agent adopts the master it starts, on the last known good set. Callers hold
+// a.mu.
+func (a *Agent) readoptAfterExit(ctx context.Context) error {
+	if a.lkg != nil && a.lkg.Hash != a.current.Hash {
+		if err := a.installSet(a.lkg, a.lkgAliases); err != nil {
+			return err
+		}
+	}
+	a.opts.Logger.Warn("haproxy master exited; waiting for its container to start it again", "hash", a.current.Hash)
+	if err := a.awaitMaster(ctx); err != nil {
+		return err
+	}
+	a.st.countRestart()
+	a.readBackAdopted(ctx)
 	return nil
 }
 
@@ -275,11 +308,13 @@ func mustVersion(raw string, fallback runtime.Version) runtime.Version {
 	return v
 }
 
-// Close stops HAProxy gracefully (bounded by StopTimeout, then SIGTERM/SIGKILL).
+// Close stops HAProxy gracefully (bounded by StopTimeout, then SIGTERM/SIGKILL),
+// unless it runs in a container of its own (External): that container is stopped
+// on its own, and an agent restart must leave it serving.
 func (a *Agent) Close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.proc == nil {
+	if a.proc == nil || a.opts.External {
 		return nil
 	}
 	return a.proc.stop(a.opts.StopTimeout)
