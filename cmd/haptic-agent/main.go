@@ -21,7 +21,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt, syscall.SIGUSR1)
 	defer stop()
 	if len(os.Args) > 1 && os.Args[1] == "launch" {
 		os.Exit(launch(ctx, os.Args[2:], os.Stderr))

@@ -96,8 +96,15 @@ func TestExternalHAProxy(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Exited not closed after HAProxy's container died")
 	}
-	if a.Running() {
-		t.Fatal("Running while no master runs (/healthz would answer 200)")
+	for path, want := range map[string]int{"/healthz": http.StatusServiceUnavailable, "/livez": http.StatusOK} {
+		resp, err := srv.Client().Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s while no master runs: %d, want %d", path, resp.StatusCode, want)
+		}
 	}
 	restarted := make(chan *container, 1)
 	go func() { restarted <- launchContainer(t, opts) }()
