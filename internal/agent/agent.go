@@ -55,7 +55,9 @@ func New(opts Options) (*Agent, error) {
 // else the bootstrap config). An HAProxy master an earlier agent process started
 // for this state dir and that still serves is adopted (adopt.go: no restart, no
 // reload; what it runs is read back against the set on disk); otherwise HAProxy
-// is started and Start waits until it serves.
+// is started and Start waits until it serves. With External nothing is started:
+// Start writes the launch file and waits until HAProxy's container runs a master
+// that serves, and adopts it.
 func (a *Agent) Start(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -145,7 +147,8 @@ func (a *Agent) startWithFallback(ctx context.Context) error {
 // Restart starts HAProxy again after its master exited on its own (killed,
 // crashed): on the last known good set — the set that last ran verified — falling
 // back as Start does. /healthz answers 503 until it serves. An error means nothing
-// could be started.
+// could be started. With External the agent starts nothing: it waits for HAProxy's
+// container to be restarted and adopts its master (readoptAfterExit).
 func (a *Agent) Restart(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
