@@ -6,14 +6,14 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/haproxy-haptic/haptic/localcluster/node"
 )
 
 // TestAgentRestartAndCredentials: an agent killed outright comes back serving the last
@@ -52,7 +52,7 @@ func TestAgentRestartAndCredentials(t *testing.T) {
 	})
 
 	t.Run("killed agent comes back serving the last config", func(t *testing.T) {
-		pid := agentPID(t, ip)
+		pid := agentPID(t, e.ns+"/"+name)
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatalf("kill agent %d: %v", pid, err)
 		}
@@ -95,21 +95,24 @@ func (e *env) agentState(ip, password string) map[string]any {
 	return st
 }
 
-// agentPID finds the haptic-agent process listening for the pod at ip.
-func agentPID(t *testing.T, ip string) int {
+// agentPID finds the haptic-agent process of pod (ns/name) — by the node's pod
+// marker, never by IP alone: other clusters on the machine reuse pod IPs.
+func agentPID(t *testing.T, pod string) int {
 	t.Helper()
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		data, err := os.ReadFile(p)
+	pids, err := node.PodProcesses(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		if err != nil {
 			continue
 		}
 		args := strings.Split(string(data), "\x00")
-		if len(args) > 0 && strings.HasSuffix(args[0], "haptic-agent") && strings.Contains(string(data), "--listen="+ip+":5555") {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		if len(args) > 1 && strings.HasSuffix(args[0], "haptic-agent") && args[1] != "launch" {
 			return pid
 		}
 	}
-	t.Fatalf("no haptic-agent process for %s", ip)
+	t.Fatalf("no haptic-agent process in pod %s (processes %v)", pod, pids)
 	return 0
 }
