@@ -2,7 +2,8 @@
 // master-worker mode and serves the authenticated API the controller deploys through
 // (see internal/agent). In a pod it runs twice, in two containers on shared config
 // and state volumes (charts/haptic): `haptic-agent launch` is HAProxy's container —
-// it waits for the agent's launch file and execs HAProxy — and `haptic-agent
+// it waits for the agent's launch file and runs HAProxy, starting a new master
+// whenever one exits, and soft-stops it on SIGTERM/SIGINT/SIGUSR1 — and `haptic-agent
 // --external-haproxy` the agent's, which adopts that master and reloads it through
 // its master socket, so either container restarts without the other. Without
 // --external-haproxy the agent runs HAProxy as its child.
@@ -49,14 +50,15 @@
 //	GET  /livez       200 while the agent serves (no auth)
 //
 // When the HAProxy master exits on its own (killed, crashed) it is started again on
-// the last known good set — by HAProxy's container's restartPolicy with
-// --external-haproxy, else by the agent — and State.haproxyRestarts counts it.
+// the last known good set — by `haptic-agent launch` with --external-haproxy, else
+// by the agent — and State.haproxyRestarts counts it.
 // HAProxy outlives an agent that dies: the next agent on the same state dir adopts
 // the running master — no restart, no reload — and reads back what it runs (see
 // internal/agent, "Adoption").
 //
 // Exit codes: 0 after SIGTERM/SIGINT/SIGUSR1 (HAProxy stopped, unless
 // --external-haproxy), 1 when HAProxy cannot start (or be restarted, or no master
-// serves before the agent is stopped), 2 for usage errors. launch: 1 when the
-// launch file cannot be read or HAProxy not executed, 2 for usage errors.
+// serves before the agent is stopped), 2 for usage errors. launch: 0 after a stop
+// signal (HAProxy stopped), 1 when the launch file cannot be read or HAProxy not
+// found, 2 for usage errors.
 package main

@@ -51,7 +51,7 @@ func (a *Agent) adopt(ctx context.Context) (bool, string, error) {
 // that serves and adopts it. A set that does not come up within the reload
 // verification timeout is replaced on disk by the last known good set, then by
 // the bootstrap config, for the container's next start (it exits when HAProxy
-// cannot load its config, and its restartPolicy starts it again); on the last
+// cannot load its config, and the launcher starts it again); on the last
 // fallback it waits until ctx ends. Callers hold a.mu.
 func (a *Agent) awaitMaster(ctx context.Context) error {
 	fallbacks := []*bundle.Bundle{a.lkg, a.bootstrap()}

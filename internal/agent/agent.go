@@ -178,7 +178,8 @@ func (a *Agent) Restart(ctx context.Context) error {
 }
 
 // readoptAfterExit is Restart with HAProxy in a container of its own: the
-// container runtime restarts that container (its master was its main process), and
+// launcher in that container starts a new master (or, should the launcher have
+// died, the container runtime restarts the container), and
 // the agent adopts the master it starts, on the last known good set. Callers hold
 // a.mu.
 func (a *Agent) readoptAfterExit(ctx context.Context) error {

@@ -30,11 +30,11 @@
 // runs in a container of its own and the agent never starts it: it writes
 // <state>/launch.json (HAProxy's arguments, after agent.cfg and the config file)
 // and `haptic-agent launch`, the HAProxy container's entrypoint, waits for that
-// file and execs HAProxy, which becomes that container's main process. The agent
-// adopts every master that container starts: at its own start (a fresh pod, or an
-// agent container restart while HAProxy serves) and after a master exited — the
-// container runtime restarts HAProxy's container, and the agent, with /healthz at
-// 503 meanwhile, puts the last known good set on disk and adopts the new master
+// file and runs HAProxy as its child, starting a new master at once whenever one
+// exits (no container restart and its back-off). The agent adopts every master
+// that container starts: at its own start (a fresh pod, or an agent container
+// restart while HAProxy serves) and after a master exited — with /healthz at 503
+// meanwhile, it puts the last known good set on disk and adopts the new master
 // (State.haproxyRestarts). A set under which no master serves within the reload
 // verification timeout is replaced on disk by the last known good set, then the
 // bootstrap config, for the container's next start. Stopping the agent leaves

@@ -12,8 +12,9 @@ import (
 
 // The launch file is how HAProxy's own container (Options.External) learns how to
 // start HAProxy: the agent writes it once agent.cfg and a config file are on the
-// shared state volume, and `haptic-agent launch` waits for it and execs
-// `haproxy -W -S <master socket> -p <pid file> -f <config> -f <agent.cfg>`. The
+// shared state volume, and `haptic-agent launch` waits for it and runs
+// `haproxy -W -S <master socket> -p <pid file> -f <config> -f <agent.cfg>`
+// (again, re-reading the file, each time the master exits). The
 // arguments come from the agent alone, so the two containers cannot disagree on
 // paths.
 

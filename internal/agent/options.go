@@ -49,9 +49,10 @@ type Options struct {
 	// External: HAProxy runs in a container of its own, started by `haptic-agent
 	// launch` from the launch file the agent writes (launch.go). The agent never
 	// starts, restarts or stops it: it adopts every master that container starts
-	// and reloads it through the master socket. A master that exits is the
-	// container runtime's to restart (the container's restartPolicy). Without
-	// External the agent runs HAProxy as its child (a process, not a pod).
+	// and reloads it through the master socket. A master that exits is started
+	// again by the launcher (and, should the launcher die, by the container's
+	// restartPolicy). Without External the agent runs HAProxy as its child (a
+	// process, not a pod).
 	External bool
 }
 

@@ -15,7 +15,7 @@ import (
 // restarted while HAProxy runs — every process of that container SIGKILLed, as a
 // container runtime ends its cgroup, and the node restarts it per restartPolicy.
 // HAProxy runs in a container of its own (the chart's layout, deploy/local), which
-// keeps running; the new agent adopts its master (internal/agent, adopt.go). Under
+// keeps running (its launcher and the master it runs); the new agent adopts its master (internal/agent, adopt.go). Under
 // load: 0 failed requests; the same master serves throughout; HAProxy's container
 // does not restart; HAProxy's own reload counter (`show proc` on the master socket)
 // and the controller's haptic_haproxy_reloads_total do not move; the adopted state

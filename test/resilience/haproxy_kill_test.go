@@ -14,13 +14,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// TestHAProxyMasterKilled is case 3: the HAProxy master inside a pod is killed. It
-// is the main process of HAProxy's container, so that container ends (the node
-// kills its workers, as the container's cgroup would) and its restartPolicy starts
-// it again; the agent, whose container runs on, adopts the new master on the last
-// known good set and counts a restart (haproxyRestarts); the pod serves the same
-// configuration again. Requests fail while no HAProxy listens (one pod, no other
-// to fail over to): the table reports how many.
+// TestHAProxyMasterKilled is case 3: the HAProxy master inside a pod is killed.
+// HAProxy's container runs on: its main process, `haptic-agent launch`, tells the
+// dead master's workers to finish and starts a new master at once (no container
+// restart, no back-off); the agent, in its own container, adopts the new master on
+// the last known good set and counts a restart (haproxyRestarts); the pod serves
+// the same configuration again. Requests fail while no HAProxy listens (one pod,
+// no other to fail over to): the table reports how many.
 func TestHAProxyMasterKilled(t *testing.T) {
 	e := setup(t)
 	e.startController("replica-a")
@@ -63,8 +63,8 @@ func TestHAProxyMasterKilled(t *testing.T) {
 	if after.Hash != before.Hash {
 		t.Errorf("restarted on %s, want the last good set %s", after.Hash, before.Hash)
 	}
-	if n := containerRestarts(t, e, pod, "haproxy") - haproxyBefore; n != 1 {
-		t.Errorf("HAProxy's container restarted %d times, want 1", n)
+	if n := containerRestarts(t, e, pod, "haproxy") - haproxyBefore; n != 0 {
+		t.Errorf("HAProxy's container restarted %d times, want 0 (its launcher restarts the master)", n)
 	}
 	if n := containerRestarts(t, e, pod, "agent") - agentBefore; n != 0 {
 		t.Errorf("the agent's container restarted %d times, want 0", n)
