@@ -166,7 +166,9 @@ func (e *env) awaitControllerManager() {
 		e.t.Errorf("create a namespace after the API server's return: %v", err)
 		return
 	}
-	defer func() { _ = e.c.Client.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{}) }()
+	defer func() {
+		_ = e.c.Client.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
+	}()
 	start := time.Now()
 	for {
 		if _, err := e.c.Client.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{}); err == nil {
