@@ -193,3 +193,22 @@ func TestDockerfiles(t *testing.T) {
 		})
 	}
 }
+
+// TestHAProxyImageLaunchesHAProxy: the HAProxy image's entrypoint is haptic-agent
+// (the chart runs it as `launch` in HAProxy's container and as the agent in the
+// other) and its stop signal is HAProxy's soft stop.
+func TestHAProxyImageLaunchesHAProxy(t *testing.T) {
+	_, stages := parseDockerfile(t, "haproxy/Dockerfile")
+	final := stages[len(stages)-1]
+	got := map[string]string{}
+	for _, l := range final.lines {
+		w, rest, _ := strings.Cut(l, " ")
+		got[strings.ToUpper(w)] = strings.TrimSpace(rest)
+	}
+	if got["ENTRYPOINT"] != `["/usr/local/bin/haptic-agent"]` {
+		t.Errorf("ENTRYPOINT %s, want haptic-agent", got["ENTRYPOINT"])
+	}
+	if got["STOPSIGNAL"] != "SIGUSR1" {
+		t.Errorf("STOPSIGNAL %q, want SIGUSR1 (HAProxy's soft stop)", got["STOPSIGNAL"])
+	}
+}

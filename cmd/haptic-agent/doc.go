@@ -1,6 +1,14 @@
-// Command haptic-agent runs next to HAProxy in every HAProxy pod: it starts HAProxy in
-// master-worker mode as its child and serves the authenticated API the controller
-// deploys through (see internal/agent).
+// Command haptic-agent runs next to HAProxy in every HAProxy pod: it drives HAProxy in
+// master-worker mode and serves the authenticated API the controller deploys through
+// (see internal/agent). In a pod it runs twice, in two containers on shared config
+// and state volumes (charts/haptic): `haptic-agent launch` is HAProxy's container —
+// it waits for the agent's launch file and runs HAProxy, starting a new master
+// whenever one exits, and soft-stops it on SIGTERM/SIGINT/SIGUSR1 — and `haptic-agent
+// --external-haproxy` the agent's, which adopts that master and reloads it through
+// its master socket, so either container restarts without the other. Without
+// --external-haproxy the agent runs HAProxy as its child.
+//
+//	haptic-agent launch [--state-dir /var/lib/haptic-agent] [--haproxy-binary haproxy] [--poll 100ms]
 //
 // Flags (defaults in brackets):
 //
@@ -20,6 +28,9 @@
 //	--stop-timeout [15s]                  graceful HAProxy stop on SIGTERM before SIGTERM/SIGKILL
 //	--verify-interval [1m]                compare every loaded map file and server line on
 //	                                      disk with the worker, correct divergence; 0 disables
+//	--external-haproxy                    HAProxy runs in a container of its own (haptic-agent
+//	                                      launch on the same state dir): adopt it, never start
+//	                                      or stop it
 //	--log-level [info]
 //
 // API (HTTP basic auth on /v1):
@@ -36,13 +47,18 @@
 //	GET  /v1/config   {"hash","files","haproxyVersion"}: the set that runs (holds certificate
 //	                  keys — authenticated like every /v1 route; haptic plan --from-agent)
 //	GET  /healthz     200 while the HAProxy master runs (no auth)
+//	GET  /livez       200 while the agent serves (no auth)
 //
-// When the HAProxy master exits on its own (killed, crashed) the agent starts it again
-// on the last known good set (State.haproxyRestarts counts it). HAProxy outlives an
-// agent that dies (no parent-death signal): the next agent on the same state dir
-// adopts the running master — no restart, no reload — and reads back what it runs
-// (see internal/agent, "Adoption").
+// When the HAProxy master exits on its own (killed, crashed) it is started again on
+// the last known good set — by `haptic-agent launch` with --external-haproxy, else
+// by the agent — and State.haproxyRestarts counts it.
+// HAProxy outlives an agent that dies: the next agent on the same state dir adopts
+// the running master — no restart, no reload — and reads back what it runs (see
+// internal/agent, "Adoption").
 //
-// Exit codes: 0 after SIGTERM/SIGINT (HAProxy stopped), 1 when HAProxy cannot start
-// (or be restarted), 2 for usage errors.
+// Exit codes: 0 after SIGTERM/SIGINT/SIGUSR1 (HAProxy stopped, unless
+// --external-haproxy), 1 when HAProxy cannot start (or be restarted, or no master
+// serves before the agent is stopped), 2 for usage errors. launch: 0 after a stop
+// signal (HAProxy stopped), 1 when the launch file cannot be read or HAProxy not
+// found, 2 for usage errors.
 package main

@@ -21,8 +21,11 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt, syscall.SIGUSR1)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "launch" {
+		os.Exit(launch(ctx, os.Args[2:], os.Stderr))
+	}
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil))
 }
 
@@ -57,6 +60,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*config
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", 15*time.Second, "graceful HAProxy stop bound on shutdown")
 	fs.DurationVar(&c.verifyInterval, "verify-interval", time.Minute,
 		"how often map files and server lines on disk are compared with the worker (and corrected); 0 disables")
+	fs.BoolVar(&o.External, "external-haproxy", false,
+		"HAProxy runs in a container of its own (`haptic-agent launch` on the same state dir): adopt it, never start or stop it")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -55,7 +55,9 @@ func New(opts Options) (*Agent, error) {
 // else the bootstrap config). An HAProxy master an earlier agent process started
 // for this state dir and that still serves is adopted (adopt.go: no restart, no
 // reload; what it runs is read back against the set on disk); otherwise HAProxy
-// is started and Start waits until it serves.
+// is started and Start waits until it serves. With External nothing is started:
+// Start writes the launch file and waits until HAProxy's container runs a master
+// that serves, and adopts it.
 func (a *Agent) Start(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -87,8 +89,18 @@ func (a *Agent) Start(ctx context.Context) error {
 	} else {
 		a.lkg, a.lkgAliases = cur, aliases
 	}
+	if o.External {
+		if err := o.writeLaunchFile(); err != nil {
+			return err
+		}
+		if err := a.awaitMaster(ctx); err != nil {
+			return err
+		}
+		a.readBackAdopted(ctx)
+		return nil
+	}
 	if adoptable {
-		adopted, err := a.adopt(ctx)
+		adopted, why, err := a.adopt(ctx)
 		if err != nil {
 			return err
 		}
@@ -96,6 +108,7 @@ func (a *Agent) Start(ctx context.Context) error {
 			a.readBackAdopted(ctx)
 			return nil
 		}
+		o.Logger.Warn("not adopting haproxy; starting anew", "reason", why)
 	}
 	if err := stopOrphan(o); err != nil {
 		return err
@@ -134,12 +147,16 @@ func (a *Agent) startWithFallback(ctx context.Context) error {
 // Restart starts HAProxy again after its master exited on its own (killed,
 // crashed): on the last known good set — the set that last ran verified — falling
 // back as Start does. /healthz answers 503 until it serves. An error means nothing
-// could be started.
+// could be started. With External the agent starts nothing: it waits for HAProxy's
+// container to be restarted and adopts its master (readoptAfterExit).
 func (a *Agent) Restart(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.proc != nil && !a.proc.exited() {
 		return nil
+	}
+	if a.opts.External {
+		return a.readoptAfterExit(ctx)
 	}
 	if a.proc != nil {
 		// The dead master's workers finish their connections and leave the
@@ -157,6 +174,26 @@ func (a *Agent) Restart(ctx context.Context) error {
 	}
 	a.st.countRestart()
 	a.opts.Logger.Info("haproxy restarted", "hash", a.current.Hash)
+	return nil
+}
+
+// readoptAfterExit is Restart with HAProxy in a container of its own: the
+// launcher in that container starts a new master (or, should the launcher have
+// died, the container runtime restarts the container), and
+// the agent adopts the master it starts, on the last known good set. Callers hold
+// a.mu.
+func (a *Agent) readoptAfterExit(ctx context.Context) error {
+	if a.lkg != nil && a.lkg.Hash != a.current.Hash {
+		if err := a.installSet(a.lkg, a.lkgAliases); err != nil {
+			return err
+		}
+	}
+	a.opts.Logger.Warn("haproxy master exited; waiting for its container to start it again", "hash", a.current.Hash)
+	if err := a.awaitMaster(ctx); err != nil {
+		return err
+	}
+	a.st.countRestart()
+	a.readBackAdopted(ctx)
 	return nil
 }
 
@@ -275,11 +312,13 @@ func mustVersion(raw string, fallback runtime.Version) runtime.Version {
 	return v
 }
 
-// Close stops HAProxy gracefully (bounded by StopTimeout, then SIGTERM/SIGKILL).
+// Close stops HAProxy gracefully (bounded by StopTimeout, then SIGTERM/SIGKILL),
+// unless it runs in a container of its own (External): that container is stopped
+// on its own, and an agent restart must leave it serving.
 func (a *Agent) Close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.proc == nil {
+	if a.proc == nil || a.opts.External {
 		return nil
 	}
 	return a.proc.stop(a.opts.StopTimeout)

@@ -1,7 +1,7 @@
 // Package agent is haptic-agent's core: it runs next to HAProxy in every HAProxy pod,
 // supervises HAProxy in master-worker mode and applies what the controller sends.
 //
-// HAProxy runs as `haproxy -W -S <state>/master.sock,mode,600 -p <state>/haproxy.pid
+// HAProxy runs (started by HAProxy's own container, or by the agent; see Adoption) as `haproxy -W -S <state>/master.sock,mode,600 -p <state>/haproxy.pid
 // -f <config-file> -f <state>/agent.cfg`, in its own process group. agent.cfg holds
 // only a global section with `stats socket <state>/admin.sock mode 600 level admin
 // expose-fd listeners`; HAProxy 2.6 merges global sections across files, so the
@@ -11,30 +11,44 @@
 // Without a config file on disk the agent writes a bootstrap config (BootstrapConfig:
 // hard-stop-after 10s and a /healthz status frontend). With one (an agent restart) it
 // rebuilds the current set and its hash from the files the manifest
-// (<state>/current.json) lists, and starts HAProxy on it. If that set does not come
+// (<state>/current.json) lists, and HAProxy starts on it. If that set does not come
 // up, it falls back to the last known good set (<state>/last-known-good.json, mode
 // 0600), then to the bootstrap config.
 //
 // # Adoption
 //
-// HAProxy outlives the agent process: it runs in its own process group and gets no
-// parent-death signal, so an agent that crashes or is killed leaves the data plane
-// serving. The next agent on the same state dir adopts that master instead of
-// starting one (adopt.go) when the manifest existed, the pid file names a live
-// process whose command line names our master socket, the master answers `show
-// proc` with a current worker, and that worker answers `show info` on the admin
-// socket: no restart, no reload, HAProxy's reload counter continues. Its state is
-// the set on disk, read back at once as the runtime verification does (maps and
-// servers; a map entry a killed agent added at runtime but never wrote is corrected
-// at runtime, other divergence by a reload), recorded as State.LastVerify. It
-// watches the adopted master through /proc (not its child) and restarts it like its
-// own when it exits. A master that cannot be adopted is stopped (stopOrphan) and
-// HAProxy started anew. The agent still stops HAProxy when it is asked to stop
-// (SIGTERM: graceful, bounded by the stop timeout). A container runtime that ends
-// every process of a container when its main process exits (Kubernetes) ends
-// HAProxy with a single-container agent, so there adoption needs HAProxy in a
-// container of its own on the shared state volume; the local cluster's process
-// node restarts the agent's process alone.
+// The agent takes over an HAProxy master it did not start (adopt.go) when the pid
+// file names a live process whose command line names our master socket, the
+// master answers `show proc` with a current worker, and that worker answers `show
+// info` on the admin socket: no restart, no reload, HAProxy's reload counter
+// continues. Its state is the set on disk, read back at once as the runtime
+// verification does (maps and servers; a map entry a killed agent added at runtime
+// but never wrote is corrected at runtime, other divergence by a reload), recorded
+// as State.LastVerify. It watches the adopted master through /proc (not its child).
+//
+// In a pod (Options.External, `--external-haproxy`; the chart's layout) HAProxy
+// runs in a container of its own and the agent never starts it: it writes
+// <state>/launch.json (HAProxy's arguments, after agent.cfg and the config file)
+// and `haptic-agent launch`, the HAProxy container's entrypoint, waits for that
+// file and runs HAProxy as its child, starting a new master at once whenever one
+// exits (no container restart and its back-off). The agent adopts every master
+// that container starts: at its own start (a fresh pod, or an agent container
+// restart while HAProxy serves) and after a master exited — with /healthz at 503
+// meanwhile, it puts the last known good set on disk and adopts the new master
+// (State.haproxyRestarts). A set under which no master serves within the reload
+// verification timeout is replaced on disk by the last known good set, then the
+// bootstrap config, for the container's next start. Stopping the agent leaves
+// HAProxy running; HAProxy's container stops on its own signal. The two
+// containers share the state volume at the same path and the pod's PID namespace.
+//
+// Without External (a process, not a pod: tests, a VM) the agent runs HAProxy as
+// its child, in its own process group and without a parent-death signal, so an
+// agent that dies leaves it serving and the next agent on the same state dir
+// adopts it when the manifest existed; a master that cannot be adopted is stopped
+// (stopOrphan) and HAProxy started anew; a master that exits is started again by
+// the agent (Restart); SIGTERM stops HAProxy gracefully, bounded by the stop
+// timeout. In a Kubernetes pod this mode cannot keep HAProxy through an agent
+// restart: the container's processes end with it.
 //
 // Applying a file set (ApplyConfig): the hash must match the files; every map file
 // must hold only lines the runtime API can reproduce (config.CheckMapFile: no line

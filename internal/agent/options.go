@@ -46,6 +46,14 @@ type Options struct {
 	Logger *slog.Logger
 	// HAProxyOutput receives HAProxy's stdout/stderr (default: discarded).
 	HAProxyOutput io.Writer
+	// External: HAProxy runs in a container of its own, started by `haptic-agent
+	// launch` from the launch file the agent writes (launch.go). The agent never
+	// starts, restarts or stops it: it adopts every master that container starts
+	// and reloads it through the master socket. A master that exits is started
+	// again by the launcher (and, should the launcher die, by the container's
+	// restartPolicy). Without External the agent runs HAProxy as its child (a
+	// process, not a pod).
+	External bool
 }
 
 func (o *Options) defaults() {
@@ -102,6 +110,7 @@ func (o *Options) agentConfig() string  { return filepath.Join(o.StateDir, "agen
 func (o *Options) manifestPath() string { return filepath.Join(o.StateDir, "current.json") }
 func (o *Options) lkgPath() string      { return filepath.Join(o.StateDir, "last-known-good.json") }
 func (o *Options) pidFile() string      { return filepath.Join(o.StateDir, "haproxy.pid") }
+func (o *Options) launchFile() string   { return launchFile(o.StateDir) }
 
 // agentConfigText is the extra configuration file passed after the config file: its
 // global section merges with the config's and gives the agent its admin socket.

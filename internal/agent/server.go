@@ -19,6 +19,7 @@ import (
 //	                  and server lines on disk against the worker's `show map` and
 //	                  `show servers state`, corrected on divergence)
 //	GET  /healthz     200 while the HAProxy master runs (no auth)
+//	GET  /livez       200 while the agent serves (no auth)
 //
 // Every /v1 route needs HTTP basic auth with the agent's credentials.
 func (a *Agent) Handler() http.Handler {
@@ -28,6 +29,9 @@ func (a *Agent) Handler() http.Handler {
 			http.Error(w, "haproxy is not running", http.StatusServiceUnavailable)
 			return
 		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET "+agentapi.PathLivez, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.Handle("PUT "+agentapi.PathConfig, a.auth(func(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,9 @@ const (
 	PathRuntime = "/v1/runtime"
 	PathState   = "/v1/state"
 	PathHealthz = "/healthz"
+	// PathLivez answers 200 while the agent serves, whether HAProxy runs or not
+	// (the agent container's liveness; HAProxy's container restarts on its own).
+	PathLivez = "/livez"
 
 	// QueryVerify is GET /v1/state's query parameter; VerifyRuntime its one value.
 	QueryVerify   = "verify"

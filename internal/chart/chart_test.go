@@ -543,11 +543,11 @@ func TestHAProxyDeployment(t *testing.T) {
 		t.Errorf("replicas %v", n)
 	}
 	c := containers(t, d)
-	if len(c) != 1 || c[0]["name"] != "haproxy" {
-		t.Fatalf("want one container haproxy (the agent runs HAProxy), got %d", len(c))
+	if len(c) != 2 || c[0]["name"] != "haproxy" || c[1]["name"] != "agent" {
+		t.Fatalf("want two containers, haproxy and agent, got %d", len(c))
 	}
-	args := stringList(c[0]["args"])
-	for _, want := range []string{"--listen=$(POD_IP):5555", "--credentials-file=/etc/haptic-agent/credentials/credentials",
+	args := stringList(c[1]["args"])
+	for _, want := range []string{"--external-haproxy", "--listen=$(POD_IP):5555", "--credentials-file=/etc/haptic-agent/credentials/credentials",
 		"--bootstrap-config=/etc/haptic-agent/bootstrap/haproxy.cfg", "--status-address=$(POD_IP)"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("agent args %v lack %s", args, want)

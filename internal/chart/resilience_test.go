@@ -38,7 +38,9 @@ func TestResilientDefaults(t *testing.T) {
 			t.Errorf("failurePolicy %v", field(h, "failurePolicy"))
 		}
 	}
-	env, _ := containers(t, r.named(t, "Deployment", "haptic-haproxy"))[0]["env"].([]any)
+	haproxy := r.named(t, "Deployment", "haptic-haproxy")
+	assertSeparateContainers(t, haproxy)
+	env, _ := namedContainer(t, haproxy, "agent")["env"].([]any)
 	if !slices.ContainsFunc(env, func(e any) bool {
 		return field(e, "name") == "HAPTIC_AGENT_RELOAD_VERIFICATION_TIMEOUT" && field(e, "value") == "60s"
 	}) {
@@ -60,4 +62,55 @@ func TestResilientDefaults(t *testing.T) {
 			t.Errorf("failurePolicy %v, want Ignore", field(h, "failurePolicy"))
 		}
 	}
+}
+
+// assertSeparateContainers: HAProxy and the agent run in containers of their own,
+// so that a restart of the agent's container leaves HAProxy serving (resilience
+// case 4) — HAProxy's container launches HAProxy from the agent's launch file, the
+// agent adopts it; both see the state volume at the same path (the launch file's
+// paths are the agent's) and share the pod's PID namespace (the agent checks the
+// master named by HAProxy's pid file). Only the agent container has probes that
+// could restart it, and its liveness does not depend on HAProxy.
+func assertSeparateContainers(t *testing.T, d map[string]any) {
+	t.Helper()
+	if field(d, "spec", "template", "spec", "shareProcessNamespace") != true {
+		t.Error("shareProcessNamespace is not true")
+	}
+	haproxy, agent := namedContainer(t, d, "haproxy"), namedContainer(t, d, "agent")
+	if args := stringList(haproxy["args"]); len(args) == 0 || args[0] != "launch" ||
+		!slices.Contains(args, "--state-dir=/var/lib/haptic-agent") {
+		t.Errorf("haproxy container args %v, want launch --state-dir=/var/lib/haptic-agent", args)
+	}
+	if args := stringList(agent["args"]); !slices.Contains(args, "--external-haproxy") ||
+		!slices.Contains(args, "--state-dir=/var/lib/haptic-agent") {
+		t.Errorf("agent args %v lack --external-haproxy or the state dir", args)
+	}
+	for _, c := range []map[string]any{haproxy, agent} {
+		mounts, _ := c["volumeMounts"].([]any)
+		for _, want := range [][2]string{{"state", "/var/lib/haptic-agent"}, {"config", "/etc/haproxy"}} {
+			if !slices.ContainsFunc(mounts, func(m any) bool { return field(m, "name") == want[0] && field(m, "mountPath") == want[1] }) {
+				t.Errorf("container %v does not mount %s at %s", c["name"], want[0], want[1])
+			}
+		}
+	}
+	if haproxy["livenessProbe"] != nil || haproxy["readinessProbe"] != nil {
+		t.Error("the haproxy container has probes: its master exiting ends it anyway")
+	}
+	if p := field(agent, "livenessProbe", "httpGet", "path"); p != "/livez" {
+		t.Errorf("agent liveness %v, want /livez (not HAProxy's health)", p)
+	}
+	if p := field(agent, "readinessProbe", "httpGet", "path"); p != "/healthz" {
+		t.Errorf("agent readiness %v, want /healthz (ready while the master runs)", p)
+	}
+}
+
+func namedContainer(t *testing.T, d map[string]any, name string) map[string]any {
+	t.Helper()
+	for _, c := range containers(t, d) {
+		if c["name"] == name {
+			return c
+		}
+	}
+	t.Fatalf("no container %s", name)
+	return nil
 }

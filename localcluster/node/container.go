@@ -138,6 +138,9 @@ func (r *containerRunner) run(ctx context.Context) {
 			v.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(started)}
 		})
 		exit, reason := r.supervise(ctx, cmd, env)
+		// The container's other processes end with its main process, as its
+		// cgroup does under a kubelet; the pod's other containers run on.
+		killContainerLeftovers(string(r.pod.uid), r.spec.Name)
 		r.update(func(v *containerView) {
 			v.Running, v.Ready, v.PID = nil, false, 0
 			v.Terminated = &corev1.ContainerStateTerminated{

@@ -27,7 +27,11 @@
 //     (CrashLoopBackOff), graceful termination (SIGTERM to the process group,
 //     grace period, SIGKILL; then the pod's leftover processes, found by
 //     HAPTIC_POD_UID), and deletion of the pod object once its processes have
-//     exited;
+//     exited. When a container's main process exits, every other process of
+//     that container (HAPTIC_POD_UID and HAPTIC_CONTAINER) is SIGKILLed before
+//     it is restarted, as its cgroup would be; the pod's other containers run
+//     on. Processes share the host's PID namespace, as with
+//     shareProcessNamespace: true;
 //   - ConfigMap/Secret/downwardAPI/projected contents re-synced every 5 s;
 //   - container logs at <pods-dir>/<namespace>_<pod>/<container>.log, also
 //     served as the kubelet's /containerLogs endpoint (kubectl logs);

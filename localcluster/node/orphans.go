@@ -102,25 +102,49 @@ func isZombie(pid int) bool {
 }
 
 // killPodLeftovers ends (SIGKILL) every process still marked with the pod's UID
-// after its containers stopped — a daemon a container started in a process group
-// of its own (an HAProxy master outliving its agent) —, as a container runtime
-// ends a pod's cgroup.
+// after its containers stopped, as a container runtime ends a pod's cgroups.
 func killPodLeftovers(uid string) {
+	killMarked("HAPTIC_POD_UID="+uid, "")
+}
+
+// killContainerLeftovers ends (SIGKILL) every process of one container — marked
+// with the pod's UID and the container's name — once its main process exited: a
+// daemon it started in a process group of its own (an HAProxy master a
+// single-container agent started) dies with it, as the container's cgroup does in
+// Kubernetes. Other containers of the pod are left alone. It waits (bounded) until
+// they are gone, so a restarted container never meets its predecessor's processes.
+func killContainerLeftovers(uid, container string) {
+	pids := killMarked("HAPTIC_POD_UID="+uid, "HAPTIC_CONTAINER="+container)
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range pids {
+		for !isZombie(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// killMarked SIGKILLs the container processes whose environment holds marker and,
+// when also is set, also; it returns their PIDs.
+func killMarked(marker, also string) []int {
 	pids, err := PodProcesses("")
 	if err != nil {
-		return
+		return nil
 	}
-	want := []byte("HAPTIC_POD_UID=" + uid)
+	var killed []int
 	for _, pid := range pids {
 		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		if err != nil {
 			continue
 		}
+		hasMarker, hasAlso := false, also == ""
 		for _, kv := range bytes.Split(environ, []byte{0}) {
-			if bytes.Equal(kv, want) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-				break
-			}
+			hasMarker = hasMarker || string(kv) == marker
+			hasAlso = hasAlso || string(kv) == also
+		}
+		if hasMarker && hasAlso {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			killed = append(killed, pid)
 		}
 	}
+	return killed
 }

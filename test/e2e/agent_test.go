@@ -6,18 +6,18 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/haproxy-haptic/haptic/localcluster/node"
 )
 
 // TestAgentRestartAndCredentials: an agent killed outright comes back serving the last
-// config (the node restarts its container), and an apply with a wrong credential is
+// config (the node restarts its container; HAProxy's runs on), and an apply with a wrong credential is
 // refused without changing anything.
 func TestAgentRestartAndCredentials(t *testing.T) {
 	e := setup(t, 1)
@@ -52,17 +52,21 @@ func TestAgentRestartAndCredentials(t *testing.T) {
 	})
 
 	t.Run("killed agent comes back serving the last config", func(t *testing.T) {
-		pid := agentPID(t, ip)
+		pid := agentPID(t, e.ns+"/"+name)
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatalf("kill agent %d: %v", pid, err)
 		}
 		e.eventually("container restarted", 60*time.Second, func() (bool, string) {
 			p, err := e.c.Client.CoreV1().Pods(e.ns).Get(e.ctx, name, metav1.GetOptions{})
-			if err != nil || len(p.Status.ContainerStatuses) == 0 {
+			if err != nil {
 				return false, fmt.Sprint(err)
 			}
-			cs := p.Status.ContainerStatuses[0]
-			return cs.RestartCount >= 1 && cs.Ready, fmt.Sprintf("restarts %d ready %v", cs.RestartCount, cs.Ready)
+			for _, cs := range p.Status.ContainerStatuses {
+				if cs.Name == "agent" { // HAProxy runs in a container of its own
+					return cs.RestartCount >= 1 && cs.Ready, fmt.Sprintf("restarts %d ready %v", cs.RestartCount, cs.Ready)
+				}
+			}
+			return false, "no agent container status"
 		})
 		e.eventually("the route after restart", 30*time.Second, func() (bool, string) {
 			code, _, err := e.get(ip, echoHost, "/")
@@ -91,21 +95,24 @@ func (e *env) agentState(ip, password string) map[string]any {
 	return st
 }
 
-// agentPID finds the haptic-agent process listening for the pod at ip.
-func agentPID(t *testing.T, ip string) int {
+// agentPID finds the haptic-agent process of pod (ns/name) — by the node's pod
+// marker, never by IP alone: other clusters on the machine reuse pod IPs.
+func agentPID(t *testing.T, pod string) int {
 	t.Helper()
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		data, err := os.ReadFile(p)
+	pids, err := node.PodProcesses(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		if err != nil {
 			continue
 		}
 		args := strings.Split(string(data), "\x00")
-		if len(args) > 0 && strings.HasSuffix(args[0], "haptic-agent") && strings.Contains(string(data), "--listen="+ip+":5555") {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		if len(args) > 1 && strings.HasSuffix(args[0], "haptic-agent") && args[1] != "launch" {
 			return pid
 		}
 	}
-	t.Fatalf("no haptic-agent process for %s", ip)
+	t.Fatalf("no haptic-agent process in pod %s (processes %v)", pod, pids)
 	return 0
 }

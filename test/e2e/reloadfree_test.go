@@ -259,7 +259,8 @@ func (e *env) deleteRoute(name string) {
 	}
 }
 
-// podExec runs a command inside a pod of the test's namespace (its mounts).
+// podExec runs a command inside the agent container of a pod of the test's
+// namespace (its mounts: the config and state volumes, writable).
 func (e *env) podExec(pod string, argv ...string) string {
 	e.t.Helper()
 	tool, err := filepath.Abs("../../bin/haptic-cluster")
@@ -268,7 +269,7 @@ func (e *env) podExec(pod string, argv ...string) string {
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, tool, append([]string{"pod-exec", e.ns + "/" + pod + "/haproxy"}, argv...)...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, tool, append([]string{"pod-exec", e.ns + "/" + pod + "/agent"}, argv...)...).CombinedOutput()
 	if err != nil {
 		e.t.Fatalf("pod-exec %s %v: %v\n%s", pod, argv, err, out)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -12,14 +11,16 @@ import (
 	"github.com/haproxy-haptic/haptic/localcluster/node"
 )
 
-// TestAgentRestarted is case 4: the agent process of an HAProxy pod is SIGKILLed
-// while HAProxy runs; the node restarts the container, and the new agent adopts
-// the running HAProxy master (internal/agent, adopt.go). Under load: 0 failed
-// requests; the same master serves throughout; HAProxy's own reload counter
-// (`show proc` on the master socket) and the controller's
-// haptic_haproxy_reloads_total do not move; the adopted state reads back without
-// divergence; and the controller's next change applies at runtime, without a
-// reload.
+// TestAgentRestarted is case 4: the agent's container of an HAProxy pod is
+// restarted while HAProxy runs — every process of that container SIGKILLed, as a
+// container runtime ends its cgroup, and the node restarts it per restartPolicy.
+// HAProxy runs in a container of its own (the chart's layout, deploy/local), which
+// keeps running (its launcher and the master it runs); the new agent adopts its master (internal/agent, adopt.go). Under
+// load: 0 failed requests; the same master serves throughout; HAProxy's container
+// does not restart; HAProxy's own reload counter (`show proc` on the master socket)
+// and the controller's haptic_haproxy_reloads_total do not move; the adopted state
+// reads back without divergence; and the controller's next change applies at
+// runtime, without a reload.
 func TestAgentRestarted(t *testing.T) {
 	e := setup(t)
 	metrics := "127.0.0.1:19311"
@@ -35,17 +36,19 @@ func TestAgentRestarted(t *testing.T) {
 	reloadsBefore := e.counter(metrics, "haptic_haproxy_reloads_total")
 	divergenceBefore := e.counter(metrics, "haptic_deployment_runtime_divergence_total") +
 		e.counter(metrics, "haptic_runtime_map_divergence_total")
-	restartsBefore := containerRestarts(t, e, pod)
+	agentBefore, haproxyBefore := containerRestarts(t, e, pod, "agent"), containerRestarts(t, e, pod, "haproxy")
 
 	l := e.startLoad(ip, 2*time.Minute)
 	time.Sleep(2 * time.Second)
-	agentPID := e.agentProcess(pod)
+	agentPIDs := e.containerProcesses(pod, "agent")
 	killed := time.Now()
-	if err := syscall.Kill(agentPID, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	for _, pid := range agentPIDs {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e.eventually("the restarted agent answers", 60*time.Second, func() (bool, string) {
-		if n := containerRestarts(t, e, pod); n == restartsBefore {
+		if n := containerRestarts(t, e, pod, "agent"); n == agentBefore {
 			return false, "container not restarted yet"
 		}
 		_, err := e.agent(ip).State(e.ctx)
@@ -68,12 +71,16 @@ func TestAgentRestarted(t *testing.T) {
 	controllerReloads := e.counter(metrics, "haptic_haproxy_reloads_total") - reloadsBefore
 	divergence := e.counter(metrics, "haptic_deployment_runtime_divergence_total") +
 		e.counter(metrics, "haptic_runtime_map_divergence_total") - divergenceBefore
-	report(row{name: "4 agent SIGKILL (HAProxy adopted)", requests: requests, failed: failed, convergence: back,
-		reloads: reloads, note: fmt.Sprintf("agent back after %s; same master %t; controller reloads %d; divergence %d; next route served after %s; %s",
-			back.Round(10*time.Millisecond), masterPID(t, e, pod) == master, controllerReloads, divergence, served.Round(10*time.Millisecond), firstErr)})
+	haproxyRestarts := containerRestarts(t, e, pod, "haproxy") - haproxyBefore
+	report(row{name: "4 agent container restarted (HAProxy adopted)", requests: requests, failed: failed, convergence: back,
+		reloads: reloads, note: fmt.Sprintf("%d agent processes killed; agent back after %s; same master %t; haproxy container restarts %d; controller reloads %d; divergence %d; next route served after %s; %s",
+			len(agentPIDs), back.Round(10*time.Millisecond), masterPID(t, e, pod) == master, haproxyRestarts, controllerReloads, divergence, served.Round(10*time.Millisecond), firstErr)})
 
 	if failed > 0 {
 		t.Errorf("%d of %d requests failed (first: %s)", failed, requests, firstErr)
+	}
+	if haproxyRestarts != 0 {
+		t.Errorf("HAProxy's container restarted %d times with the agent's", haproxyRestarts)
 	}
 	if pid := masterPID(t, e, pod); pid != master {
 		t.Errorf("HAProxy master %d after the agent's restart, want the adopted %d", pid, master)
@@ -98,25 +105,31 @@ func TestAgentRestarted(t *testing.T) {
 	}
 }
 
-// agentProcess is the PID of the agent in the HAProxy pod (its container's main
-// process; HAProxy's processes carry the pod's marker too).
-func (e *env) agentProcess(pod string) int {
+// containerProcesses are the PIDs of one container of the pod (the node marks
+// them with HAPTIC_CONTAINER); none is an error.
+func (e *env) containerProcesses(pod, container string) []int {
 	e.t.Helper()
 	pids, err := node.PodProcesses(e.ns + "/" + pod)
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	var mine []int
 	for _, pid := range pids {
-		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		if err != nil {
 			continue
 		}
-		if argv0, _, _ := bytes.Cut(cmdline, []byte{0}); strings.HasSuffix(string(argv0), "/"+agentBinary) {
-			return pid
+		for _, kv := range bytes.Split(environ, []byte{0}) {
+			if string(kv) == "HAPTIC_CONTAINER="+container {
+				mine = append(mine, pid)
+				break
+			}
 		}
 	}
-	e.t.Fatalf("no agent process among pod %s's processes %v", pod, pids)
-	return 0
+	if len(mine) == 0 {
+		e.t.Fatalf("no process of container %s among pod %s's processes %v", container, pod, pids)
+	}
+	return mine
 }
 
 // counter reads a counter (summed over its series) from a controller's /metrics.

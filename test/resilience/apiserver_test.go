@@ -2,6 +2,7 @@ package resilience
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/haproxy-haptic/haptic/localcluster/cluster"
@@ -58,6 +60,7 @@ func TestAPIServerAway(t *testing.T) {
 		t.Fatal(err)
 	}
 	back := time.Now()
+	t.Cleanup(e.awaitControllerManager)
 	t.Logf("API server ready again after %s away", back.Sub(stopping).Round(10*time.Millisecond))
 
 	// A new Ingress to the echo Service, which has endpoints: a new Service would
@@ -148,4 +151,35 @@ func scrapeCounter(client *http.Client, url, name string) (int, error) {
 		total += v
 	}
 	return int(total), sc.Err()
+}
+
+// awaitControllerManager waits until kube-controller-manager works again after the
+// API server's absence — its reflectors back off for up to 30 s — by creating a
+// namespace and waiting for its default ServiceAccount, so the next case starts on
+// a cluster that creates namespaces as usual.
+func (e *env) awaitControllerManager() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ns, err := e.c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "resilience-after-apiserver-"}}, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Errorf("create a namespace after the API server's return: %v", err)
+		return
+	}
+	defer func() {
+		_ = e.c.Client.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
+	}()
+	start := time.Now()
+	for {
+		if _, err := e.c.Client.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{}); err == nil {
+			e.t.Logf("kube-controller-manager made a ServiceAccount %s after the checks", time.Since(start).Round(100*time.Millisecond))
+			return
+		}
+		select {
+		case <-ctx.Done():
+			e.t.Errorf("kube-controller-manager made no ServiceAccount within 2m of the API server's return")
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }

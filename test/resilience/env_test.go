@@ -92,8 +92,12 @@ func setup(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.applyText(strings.Replace(string(haproxy), "        image: haproxy\n",
-		"        image: haproxy\n        command: ["+filepath.Join(root, "bin", agentBinary)+"]\n", 1))
+	// Both containers (HAProxy's launcher and the agent) run this tree's agent.
+	if n := strings.Count(string(haproxy), "        image: haproxy\n"); n != 2 {
+		t.Fatalf("10-haproxy.yaml has %d containers of image haproxy, want 2 (HAProxy and the agent)", n)
+	}
+	e.applyText(strings.ReplaceAll(string(haproxy), "        image: haproxy\n",
+		"        image: haproxy\n        command: ["+filepath.Join(root, "bin", agentBinary)+"]\n"))
 	merged, err := config.MergeFiles(root+"/charts/haptic/libraries/base.yaml", root+"/charts/haptic/libraries/ingress.yaml",
 		root+"/deploy/local/30-haptic-overlay.yaml")
 	if err != nil {
