@@ -3,7 +3,10 @@
 package bench
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -33,5 +36,28 @@ func TestControllerWork(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("controllerWork = %v, want %v", got, want)
+	}
+}
+
+func TestShortSocketPath(t *testing.T) {
+	dir := t.TempDir()
+	short := filepath.Join(dir, "admin.sock")
+	if got, err := shortSocketPath(short); err != nil || got != short {
+		t.Errorf("short path: %q, %v; want it unchanged", got, err)
+	}
+	long := filepath.Join(dir, strings.Repeat("d", 120), "admin.sock")
+	got, err := shortSocketPath(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(got) })
+	if len(got) > maxSocketPath {
+		t.Errorf("link %q is still too long", got)
+	}
+	if target, err := os.Readlink(got); err != nil || target != long {
+		t.Errorf("link %q points to %q (%v), want %q", got, target, err, long)
+	}
+	if again, err := shortSocketPath(long); err != nil || again != got {
+		t.Errorf("second call: %q, %v; want the same link %q", again, err, got)
 	}
 }
