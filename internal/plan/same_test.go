@@ -15,6 +15,8 @@ func TestSameConfig(t *testing.T) {
 		"directive changed": {"frontend f\n    bind :81\n    use_backend b\n", false},
 		"directive added":   {cfg + "    http-request deny\n", false},
 		"does not parse":    {"frontend f\n    bind ':80\n", false},
+		"comment word kept": {"frontend f\n    bind :80 #\n    use_backend b\n", true},
+		"hash in a word":    {"frontend f\n    bind :80\n    use_backend '#b'\n", false},
 	} {
 		if got := SameConfig(cfg, tc.other); got != tc.same {
 			t.Errorf("%s: SameConfig = %v, want %v", name, got, tc.same)
