@@ -6,12 +6,14 @@ import (
 	"strings"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/plan"
 )
 
 // A change whose bundle differs from one that passed `haproxy -c` only in maps that
 // HAProxy reads as plain strings cannot fail `haproxy -c` for a reason the bundle's
 // own checks (config.Check: every map line one well-formed entry) do not already
-// catch: haproxy.cfg, certificates, crt-lists and general files are byte-identical,
+// catch: haproxy.cfg means the same (plan.SameConfig: only comments or layout
+// differ), certificates, crt-lists and general files are byte-identical,
 // and a string map's keys and values are never parsed. Maps read as regular
 // expressions, integers or addresses are parsed at load time and keep the full check.
 
@@ -39,6 +41,11 @@ func NeedsFullCheck(prev, next *bundle.Bundle, layout bundle.Layout) (bool, stri
 			return true, "files were added or removed"
 		}
 		if p.Hash == f.Hash {
+			continue
+		}
+		// Comments in haproxy.cfg (notes about objects) change with routes; HAProxy
+		// does not read them, and plan sees no difference either.
+		if f.Kind == bundle.KindConfig && plan.SameConfig(p.Content, f.Content) {
 			continue
 		}
 		if f.Kind != bundle.KindMap {

@@ -41,6 +41,8 @@ func TestNeedsFullCheck(t *testing.T) {
 		"regex map entry":   {mk(cfg, with("regex.map", "^a x\n(b y\n")), true},
 		"integer map entry": {mk(cfg, with("rate.map", "x 1\ny two\n")), true},
 		"config changed":    {mk(cfg+"backend b\n", base), true},
+		"comment added":     {mk("# HTTPRoute default/r: backend default/x port 80 is not resolved\n"+cfg, with("prefix.map", "a/ x\nb/ y\n")), false},
+		"comment and regex": {mk("# a note\n"+cfg, with("regex.map", "^a x\n(b y\n")), true},
 		"map added":         {mk(cfg, with("new.map", "k v\n")), true},
 	} {
 		full, why := NeedsFullCheck(prev, tc.next, layout)

@@ -4,6 +4,7 @@ package bench
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net"
@@ -192,7 +193,10 @@ func checksumsOf(item *unstructured.Unstructured) Checksums {
 // runtimeMap reads a map from the HAProxy worker of a pod through its stats
 // socket (a unix socket in the pod's state volume, reachable from the host).
 func (r *run) runtimeMap(ns, pod, mapName string) ([]hruntime.MapEntry, error) {
-	sock := filepath.Join(r.c.Config.PodsDir(), ns+"_"+pod, "volumes", "state", "admin.sock")
+	sock, err := shortSocketPath(filepath.Join(r.c.Config.PodsDir(), ns+"_"+pod, "volumes", "state", "admin.sock"))
+	if err != nil {
+		return nil, err
+	}
 	client := &hruntime.Client{Path: sock, Timeout: 20 * time.Second, RetryFor: 5 * time.Second}
 	list, err := client.Do(r.ctx, "show map")
 	if err != nil {
@@ -358,4 +362,27 @@ func procUsage(pid int) (float64, int64) {
 	rssPages, _ := strconv.ParseInt(f[21], 10, 64)
 	const ticks = 100 // USER_HZ on Linux
 	return (utime + stime) / ticks, rssPages * int64(os.Getpagesize())
+}
+
+// maxSocketPath is the longest unix socket path connect(2) takes (sun_path, 108
+// bytes with its NUL).
+const maxSocketPath = 107
+
+// shortSocketPath is sock, or a symbolic link to it under the temporary directory
+// when sock is too long for connect(2): a cluster whose state directory has a longer
+// name (HAPTIC_CLUSTER_STATE) puts pod sockets past the limit.
+func shortSocketPath(sock string) (string, error) {
+	if len(sock) <= maxSocketPath {
+		return sock, nil
+	}
+	sum := sha256.Sum256([]byte(sock))
+	link := filepath.Join(os.TempDir(), fmt.Sprintf("haptic-bench-%x.sock", sum[:8]))
+	if target, err := os.Readlink(link); err == nil && target == sock {
+		return link, nil
+	}
+	_ = os.Remove(link)
+	if err := os.Symlink(sock, link); err != nil {
+		return "", fmt.Errorf("socket path %s is too long and no link to it could be made: %w", sock, err)
+	}
+	return link, nil
 }

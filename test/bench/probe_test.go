@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,6 +51,7 @@ func (r *run) probe(res *ScenarioResult) error {
 		return err
 	}
 	smp := r.startSampler()
+	before, beforeErr := r.metrics()
 	var samples []ProbeSample
 	var unexpected []Unexpected
 	deadline := time.Now().Add(r.k.ProbeTimeout)
@@ -95,6 +97,7 @@ func (r *run) probe(res *ScenarioResult) error {
 		}
 	}
 	raw, resources := smp.finish()
+	after, afterErr := r.metrics()
 	var lat []time.Duration
 	for _, s := range samples {
 		lat = append(lat, time.Duration(s.LatencyMs*float64(time.Millisecond)))
@@ -117,6 +120,11 @@ func (r *run) probe(res *ScenarioResult) error {
 	}
 	res.Headline = map[string]any{"routes": len(samples) / max(1, len(r.k.Gateways)), "latency": sum,
 		"latency_last_10pct": Summarize(last10), "apply": Summarize(apply), "unexpected": len(unexpected), "http_5xx": fivexx}
+	if beforeErr == nil && afterErr == nil {
+		res.Headline["controller"] = controllerWork(before, after, len(samples)/max(1, len(r.k.Gateways)))
+	} else {
+		r.logf("probe: controller metrics not read (%v, %v): no renders, reloads or stages in the summary", beforeErr, afterErr)
+	}
 	res.MeasuredPass = len(unexpected) == 0 && harness == nil
 	if len(unexpected) > 0 {
 		res.Reasons = append(res.Reasons, fmt.Sprintf("%d unexpected responses (%d of them 5xx)", len(unexpected), fivexx))
@@ -246,4 +254,42 @@ func (r *run) createBackend(ns string, twoPorts bool) error {
 			"-o", "jsonpath={.items[*].endpoints[?(@.conditions.ready==true)].addresses[*]}")
 		return err == nil && out != "", out
 	})
+}
+
+// controllerWork is what the controller did for the probe's routes, from two scrapes
+// of its metrics: renders per route by fleet (haptic_fleet_renders_total), the
+// HAProxy reloads it counted, and the mean of each change stage
+// (haptic_change_stage_seconds, from the first watch event).
+func controllerWork(before, after map[string]float64, routes int) map[string]any {
+	renders := map[string]float64{}
+	reloads := 0.0
+	stages := map[string]any{}
+	for series, v := range after {
+		d := v - before[series]
+		switch {
+		case strings.HasPrefix(series, "haptic_fleet_renders_total{"):
+			renders[seriesLabel(series, "fleet")] += d / float64(max(1, routes))
+		case strings.HasPrefix(series, "haptic_haproxy_reloads_total"):
+			reloads += d
+		case strings.HasPrefix(series, "haptic_change_stage_seconds_sum{"):
+			count := after[strings.Replace(series, "_sum{", "_count{", 1)] - before[strings.Replace(series, "_sum{", "_count{", 1)]
+			if count > 0 {
+				stages[seriesLabel(series, "stage")] = map[string]float64{"mean_ms": 1000 * d / count, "count": count}
+			}
+		}
+	}
+	return map[string]any{"renders_per_route_by_fleet": renders, "haproxy_reloads": reloads, "change_stages": stages}
+}
+
+// seriesLabel is the value of label name in a series "metric{a=\"x\",...}".
+func seriesLabel(series, name string) string {
+	i := strings.Index(series, name+`="`)
+	if i < 0 {
+		return ""
+	}
+	rest := series[i+len(name)+2:]
+	if j := strings.IndexByte(rest, '"'); j >= 0 {
+		return rest[:j]
+	}
+	return rest
 }
