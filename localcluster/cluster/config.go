@@ -10,8 +10,10 @@ import (
 // must match k8s.io/kubernetes in localcluster/k8sbin/go.mod (a test checks it).
 const KubernetesVersion = "v1.37.2"
 
-// GatewayAPIVersion is the Gateway API release whose experimental CRDs are installed.
-const GatewayAPIVersion = "v1.4.1"
+// GatewayAPIVersion is the Gateway API release whose experimental CRDs are
+// installed; it must match sigs.k8s.io/gateway-api in localcluster/echobin/go.mod
+// (a test checks it).
+const GatewayAPIVersion = "v1.6.3"
 
 // Fixed addresses inside the cluster namespace.
 const (

@@ -78,6 +78,7 @@ func (m *Manager) plan() ([]job, error) {
 	programmed := m.programmed
 	class := m.ingressClass
 	in.BundleVersion = m.bundle
+	in.SupportedFeatures = m.features
 	m.mu.Unlock()
 	for _, g := range in.Gateways {
 		nn := types.NamespacedName{Namespace: g.Namespace, Name: g.Name}
