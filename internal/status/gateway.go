@@ -38,6 +38,7 @@ const Group = gwv1.GroupName
 const (
 	KindHTTPRoute = "HTTPRoute"
 	KindGRPCRoute = "GRPCRoute"
+	KindTLSRoute  = "TLSRoute"
 	KindGateway   = "Gateway"
 )
 
@@ -51,6 +52,7 @@ type Input struct {
 	Gateways        []*gwv1.Gateway
 	HTTPRoutes      []*gwv1.HTTPRoute
 	GRPCRoutes      []*gwv1.GRPCRoute
+	TLSRoutes       []*gwv1.TLSRoute
 	ReferenceGrants []*gwv1beta1.ReferenceGrant
 	// Services holds the existing Services and their ports.
 	Services map[types.NamespacedName][]int32
@@ -110,6 +112,7 @@ type Result struct {
 	Gateways       map[types.NamespacedName]gwv1.GatewayStatus
 	HTTPRoutes     map[types.NamespacedName]gwv1.RouteStatus
 	GRPCRoutes     map[types.NamespacedName]gwv1.RouteStatus
+	TLSRoutes      map[types.NamespacedName]gwv1.RouteStatus
 }
 
 // listener is a Gateway listener with what the computation found out about it.
@@ -139,6 +142,7 @@ func Compute(in Input) Result {
 		Gateways:       map[types.NamespacedName]gwv1.GatewayStatus{},
 		HTTPRoutes:     map[types.NamespacedName]gwv1.RouteStatus{},
 		GRPCRoutes:     map[types.NamespacedName]gwv1.RouteStatus{},
+		TLSRoutes:      map[types.NamespacedName]gwv1.RouteStatus{},
 	}
 	classes := map[string]bool{}
 	for _, gc := range in.GatewayClasses {
@@ -170,6 +174,13 @@ func Compute(in Input) Result {
 			hostnames: rt.Spec.Hostnames, status: rt.Status.RouteStatus, refs: grpcBackendRefs(rt), unsupported: grpcUnsupported(rt)},
 			in, gateways, grants); ok {
 			r.GRPCRoutes[key(rt.Namespace, rt.Name)] = st
+		}
+	}
+	for _, rt := range in.TLSRoutes {
+		if st, ok := routeStatus(route{kind: KindTLSRoute, meta: rt.ObjectMeta, spec: rt.Spec.CommonRouteSpec,
+			hostnames: rt.Spec.Hostnames, status: rt.Status.RouteStatus, refs: tlsBackendRefs(rt)},
+			in, gateways, grants); ok {
+			r.TLSRoutes[key(rt.Namespace, rt.Name)] = st
 		}
 	}
 	for k, g := range gateways {

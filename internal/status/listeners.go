@@ -15,6 +15,8 @@ func routeKindsFor(p gwv1.ProtocolType) []string {
 	switch p {
 	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
 		return []string{KindHTTPRoute, KindGRPCRoute}
+	case gwv1.TLSProtocolType:
+		return []string{KindTLSRoute}
 	}
 	return nil
 }
@@ -37,7 +39,7 @@ func newListener(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants) *li
 	if possible == nil {
 		li.status.Conditions = []metav1.Condition{
 			cond(string(gwv1.ListenerConditionAccepted), false, string(gwv1.ListenerReasonUnsupportedProtocol),
-				fmt.Sprintf("protocol %s is not supported (HTTP, HTTPS are)", l.Protocol), gen),
+				fmt.Sprintf("protocol %s is not supported (HTTP, HTTPS, TLS are)", l.Protocol), gen),
 			cond(string(gwv1.ListenerConditionResolvedRefs), true, string(gwv1.ListenerReasonResolvedRefs), "", gen),
 			cond(string(gwv1.ListenerConditionProgrammed), false, string(gwv1.ListenerReasonInvalid), "listener is not accepted", gen),
 		}
@@ -70,8 +72,11 @@ func newListener(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants) *li
 		}
 	}
 	li.status.SupportedKinds = li.kinds
-	if refsOK && l.Protocol == gwv1.HTTPSProtocolType {
+	switch {
+	case refsOK && l.Protocol == gwv1.HTTPSProtocolType:
 		refsOK, refsReason, refsMsg = certificateRefs(gw, l, in, grants)
+	case refsOK && l.Protocol == gwv1.TLSProtocolType:
+		refsOK, refsReason, refsMsg = tlsListenerRefs(gw, l, in, grants)
 	}
 	if why, ok := in.portTaken[key(gw.Namespace, gw.Name)][string(l.Name)]; ok {
 		// The configuration has no frontend for it: nothing can attach.
@@ -144,7 +149,7 @@ func conflicts(g *gateway) {
 			if i == j || a.spec.Port != b.spec.Port {
 				continue
 			}
-			if a.spec.Protocol != b.spec.Protocol {
+			if a.spec.Protocol != b.spec.Protocol || tlsModesDiffer(a.spec, b.spec) {
 				reason = string(gwv1.ListenerReasonProtocolConflict)
 				break
 			}

@@ -42,6 +42,9 @@ func (m *Manager) plan() ([]job, error) {
 	if in.GRPCRoutes, err = objects[gwv1.GRPCRoute](m, GRPCRoutes, seen, raw); err != nil {
 		return nil, err
 	}
+	if in.TLSRoutes, err = objects[gwv1.TLSRoute](m, TLSRoutes, seen, raw); err != nil {
+		return nil, err
+	}
 	if in.ReferenceGrants, err = objects[gwv1beta1.ReferenceGrant](m, ReferenceGrants, seen, nil); err != nil {
 		return nil, err
 	}
@@ -115,6 +118,13 @@ func (m *Manager) plan() ([]job, error) {
 		if want, ok := res.GRPCRoutes[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}]; ok {
 			if want = status.MergeRoute(want, r.Status.RouteStatus, now); !status.Equal(want, r.Status.RouteStatus) {
 				jobs = append(jobs, job{gvr: GRPCRoutes, kind: "GRPCRoute", obj: raw[r.UID], status: &gwv1.GRPCRouteStatus{RouteStatus: want}})
+			}
+		}
+	}
+	for _, r := range in.TLSRoutes {
+		if want, ok := res.TLSRoutes[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}]; ok {
+			if want = status.MergeRoute(want, r.Status.RouteStatus, now); !status.Equal(want, r.Status.RouteStatus) {
+				jobs = append(jobs, job{gvr: TLSRoutes, kind: "TLSRoute", obj: raw[r.UID], status: &gwv1.TLSRouteStatus{RouteStatus: want}})
 			}
 		}
 	}

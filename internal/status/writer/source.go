@@ -24,6 +24,7 @@ var (
 	Gateways        = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
 	HTTPRoutes      = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}
 	GRPCRoutes      = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "grpcroutes"}
+	TLSRoutes       = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "tlsroutes"}
 	ReferenceGrants = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1beta1", Resource: "referencegrants"}
 	Services        = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 	Secrets         = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
@@ -36,7 +37,7 @@ var (
 // them when d is nil).
 func served(d discovery.DiscoveryInterface) map[schema.GroupVersionResource]bool {
 	out := map[schema.GroupVersionResource]bool{}
-	for _, gvr := range []schema.GroupVersionResource{GatewayClasses, Gateways, HTTPRoutes, GRPCRoutes, ReferenceGrants} {
+	for _, gvr := range []schema.GroupVersionResource{GatewayClasses, Gateways, HTTPRoutes, GRPCRoutes, TLSRoutes, ReferenceGrants} {
 		if d == nil {
 			out[gvr] = true
 			continue
