@@ -149,8 +149,15 @@ func conflicts(g *gateway) {
 			if i == j || a.spec.Port != b.spec.Port {
 				continue
 			}
-			if a.spec.Protocol != b.spec.Protocol || tlsModesDiffer(a.spec, b.spec) {
+			if a.spec.Protocol != b.spec.Protocol {
 				reason = string(gwv1.ListenerReasonProtocolConflict)
+				break
+			}
+			if tlsModesDiffer(a.spec, b.spec) {
+				// Neither listener serves: no kind of route can attach to it.
+				reason = string(gwv1.ListenerReasonProtocolConflict)
+				a.kinds = []gwv1.RouteGroupKind{}
+				a.status.SupportedKinds = a.kinds
 				break
 			}
 			if hostOf(a.spec.Hostname) == hostOf(b.spec.Hostname) {
@@ -213,6 +220,12 @@ func gatewayStatus(g *gateway, in Input) gwv1.GatewayStatus {
 		accepted = cond(accepted.Type, false, string(gwv1.GatewayReasonListenersNotValid), "no listener is valid", gen)
 	case invalid > 0:
 		accepted = cond(accepted.Type, true, string(gwv1.GatewayReasonListenersNotValid), fmt.Sprintf("%d of %d listeners are not valid", invalid, invalid+valid), gen)
+	}
+	if gw.Spec.Infrastructure != nil && gw.Spec.Infrastructure.ParametersRef != nil {
+		// HAPTIC takes no Gateway parameters: every reference is of an unsupported kind.
+		ref := gw.Spec.Infrastructure.ParametersRef
+		accepted = cond(accepted.Type, false, string(gwv1.GatewayReasonInvalidParameters),
+			fmt.Sprintf("infrastructure.parametersRef %s/%s %s: HAPTIC supports no Gateway parameters", ref.Group, ref.Kind, ref.Name), gen)
 	}
 	for _, a := range gw.Spec.Addresses {
 		if a.Type != nil && *a.Type != gwv1.IPAddressType {
