@@ -49,11 +49,11 @@ type Input struct {
 	// (spec.gateways.supportedFeatures): every served GatewayClass lists them.
 	SupportedFeatures []string
 	GatewayClasses    []*gwv1.GatewayClass
-	Gateways        []*gwv1.Gateway
-	HTTPRoutes      []*gwv1.HTTPRoute
-	GRPCRoutes      []*gwv1.GRPCRoute
-	TLSRoutes       []*gwv1.TLSRoute
-	ReferenceGrants []*gwv1beta1.ReferenceGrant
+	Gateways          []*gwv1.Gateway
+	HTTPRoutes        []*gwv1.HTTPRoute
+	GRPCRoutes        []*gwv1.GRPCRoute
+	TLSRoutes         []*gwv1.TLSRoute
+	ReferenceGrants   []*gwv1beta1.ReferenceGrant
 	// Services holds the existing Services and their ports.
 	Services map[types.NamespacedName][]int32
 	// Secrets holds the existing TLS Secrets (type kubernetes.io/tls): true when
