@@ -59,6 +59,9 @@ type Input struct {
 	// Secrets holds the existing TLS Secrets (type kubernetes.io/tls): true when
 	// tls.crt and tls.key hold a certificate and its key.
 	Secrets map[types.NamespacedName]bool
+	// CABundles holds the existing ConfigMaps: true when ca.crt holds PEM
+	// certificates (client certificate validation's caCertificateRefs).
+	CABundles map[types.NamespacedName]bool
 	// Namespaces holds every namespace's labels (allowedRoutes selectors).
 	Namespaces map[string]map[string]string
 	// Addresses are the data plane's addresses (the podSelector's HAProxy pod IPs):

@@ -78,6 +78,20 @@ func newListener(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants) *li
 	case refsOK && l.Protocol == gwv1.TLSProtocolType:
 		refsOK, refsReason, refsMsg = tlsListenerRefs(gw, l, in, grants)
 	}
+	if refsOK && l.Protocol == gwv1.HTTPSProtocolType {
+		if reason, msg, usable := clientCARefs(gw, l, in, grants); reason != "" {
+			refsOK, refsReason, refsMsg = false, reason, msg
+			if !usable {
+				li.valid = false
+				li.status.Conditions = []metav1.Condition{
+					cond(string(gwv1.ListenerConditionAccepted), false, string(gwv1.ListenerReasonNoValidCACertificate), msg, gen),
+					cond(string(gwv1.ListenerConditionResolvedRefs), false, reason, msg, gen),
+					cond(string(gwv1.ListenerConditionProgrammed), false, string(gwv1.ListenerReasonInvalid), msg, gen),
+				}
+				return li
+			}
+		}
+	}
 	if why, ok := in.portTaken[key(gw.Namespace, gw.Name)][string(l.Name)]; ok {
 		// The configuration has no frontend for it: nothing can attach.
 		li.valid = false
@@ -247,6 +261,9 @@ func gatewayStatus(g *gateway, in Input) gwv1.GatewayStatus {
 			"waiting for the configuration to be live on an HAProxy pod", gen)
 	}
 	st.Conditions = []metav1.Condition{accepted, programmed}
+	if c := insecureFallback(gw); c != nil {
+		st.Conditions = append(st.Conditions, *c)
+	}
 	return st
 }
 

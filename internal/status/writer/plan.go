@@ -67,6 +67,13 @@ func (m *Manager) plan() ([]job, error) {
 			in.Secrets[types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}] = valid
 		}
 	}
+	in.CABundles = map[types.NamespacedName]bool{}
+	for _, o := range src.list(ConfigMaps) {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			valid, _, _ := unstructured.NestedBool(u.Object, "validCABundle")
+			in.CABundles[types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}] = valid
+		}
+	}
 	for _, o := range src.list(Namespaces) {
 		if a, ok := o.(metav1.Object); ok {
 			in.Namespaces[a.GetName()] = a.GetLabels()
