@@ -12,7 +12,8 @@ import (
 // listener's port takes its perPort entry, else the default. Each caCertificateRef
 // must be a ConfigMap (core group) whose ca.crt holds PEM certificates, in the
 // Gateway's namespace or allowed by a ReferenceGrant. One bad reference makes the
-// listener's ResolvedRefs False (InvalidCACertificateRef, or RefNotPermitted); with
+// listener's ResolvedRefs False (InvalidCACertificateKind, RefNotPermitted or
+// InvalidCACertificateRef, the first problem's); with
 // none usable the listener is not accepted either (NoValidCACertificate).
 
 func frontendValidation(gw *gwv1.Gateway, port gwv1.PortNumber) *gwv1.FrontendTLSValidation {
@@ -45,6 +46,9 @@ func clientCARefs(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants) (r
 		name := ns + "/" + string(ref.Name)
 		switch {
 		case ref.Group != "" || ref.Kind != "ConfigMap":
+			if reason == "" {
+				reason = string(gwv1.ListenerReasonInvalidCACertificateKind)
+			}
 			problems = append(problems, fmt.Sprintf("caCertificateRef %s: kind %s is not supported (core ConfigMap is)",
 				name, strings.TrimPrefix(string(ref.Group)+"/"+string(ref.Kind), "/")))
 		case ns != gw.Namespace && !grants.allows(Group, KindGateway, gw.Namespace, "", "ConfigMap", ns, string(ref.Name)):

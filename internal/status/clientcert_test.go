@@ -39,10 +39,10 @@ func TestClientCertificateValidation(t *testing.T) {
 	ok := listenerStatus(t, st, "default")
 	wantCond(t, ok.Conditions, "Accepted", metav1.ConditionTrue, "Accepted")
 	wantCond(t, ok.Conditions, "ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs")
-	for _, name := range []string{"missing", "svc"} {
+	for name, reason := range map[string]string{"missing": "InvalidCACertificateRef", "svc": "InvalidCACertificateKind"} {
 		ls := listenerStatus(t, st, name)
 		wantCond(t, ls.Conditions, "Accepted", metav1.ConditionFalse, "NoValidCACertificate")
-		wantCond(t, ls.Conditions, "ResolvedRefs", metav1.ConditionFalse, "InvalidCACertificateRef")
+		wantCond(t, ls.Conditions, "ResolvedRefs", metav1.ConditionFalse, reason)
 		wantCond(t, ls.Conditions, "Programmed", metav1.ConditionFalse, "Invalid")
 	}
 	mixed := listenerStatus(t, st, "mixed")

@@ -92,13 +92,3 @@ func TestTLSMixedModesConflict(t *testing.T) {
 		}
 	}
 }
-
-// A Gateway that names infrastructure parameters is not accepted: HAPTIC reads none.
-func TestGatewayParametersRefRejected(t *testing.T) {
-	in := base()
-	in.Gateways[0].Spec.Infrastructure = &gwv1.GatewayInfrastructure{
-		ParametersRef: &gwv1.LocalParametersReference{Group: "example.com", Kind: "Params", Name: "missing"}}
-	st := Compute(in).Gateways[key("gw", "gw")]
-	wantCond(t, st.Conditions, "Accepted", metav1.ConditionFalse, "InvalidParameters")
-	wantCond(t, st.Conditions, "Programmed", metav1.ConditionFalse, "Invalid")
-}
