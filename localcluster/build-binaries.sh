@@ -30,6 +30,10 @@ module_stamp() {
 	cat "$here/$1/go.mod" "$here/$1/go.sum" | sha256sum | cut -c1-16
 }
 
+# echo-basic is named after its Gateway API release (node.EchoBasicBinary): the
+# cache is shared with checkouts pinned to other releases.
+gwapi_version="$(cd "$here/echobin" && "$GO" list -m -f '{{.Version}}' sigs.k8s.io/gateway-api)"
+
 # name module package
 binaries=(
 	"etcd k8sbin ./cmd/etcd"
@@ -37,7 +41,7 @@ binaries=(
 	"kube-controller-manager k8sbin ./cmd/kube-controller-manager"
 	"kube-scheduler k8sbin ./cmd/kube-scheduler"
 	"kubectl k8sbin ./cmd/kubectl"
-	"echo-basic echobin sigs.k8s.io/gateway-api/conformance/echo-basic"
+	"echo-basic-${gwapi_version} echobin sigs.k8s.io/gateway-api/conformance/echo-basic"
 	"coredns corednsbin github.com/coredns/coredns"
 )
 
@@ -85,7 +89,6 @@ done
 
 # The Gateway API experimental CRDs come from the same release that provides
 # echo-basic (and the Go types): copied from the module cache, never by hand.
-gwapi_version="$(cd "$here/echobin" && "$GO" list -m -f '{{.Version}}' sigs.k8s.io/gateway-api)"
 crds="$cache/gateway-api-${gwapi_version}-experimental-crds"
 if [[ ! -e "$crds/.complete" ]]; then
 	gwapi_dir="$(cd "$here/echobin" && "$GO" mod download -json sigs.k8s.io/gateway-api | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"

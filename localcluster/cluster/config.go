@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/haproxy-haptic/haptic/localcluster/node"
 )
 
 // KubernetesVersion is the version the binaries in the cache are built from; it
@@ -97,7 +99,7 @@ func APIServerURL() string {
 
 // RequiredBinaries lists the cached binaries: the control plane Up starts and
 // the workloads the image table maps (make cluster-binaries builds them all).
-var RequiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "echo-basic", "coredns"}
+var RequiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", node.EchoBasicBinary, "coredns"}
 
 // CheckBinaries returns an error naming the missing binaries and how to build them.
 func (c Config) CheckBinaries() error {

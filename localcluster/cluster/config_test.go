@@ -7,7 +7,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/haproxy-haptic/haptic/localcluster/node"
 )
+
+// echo-basic's cache file is named after the release echobin builds.
+func TestEchoBasicBinaryNamesRelease(t *testing.T) {
+	if want := "echo-basic-" + GatewayAPIVersion; node.EchoBasicBinary != want {
+		t.Errorf("node.EchoBasicBinary = %q, want %q", node.EchoBasicBinary, want)
+	}
+}
 
 // The Go constants must name the versions the k8sbin and echobin modules build.
 func TestVersionsMatchBinaryModules(t *testing.T) {
