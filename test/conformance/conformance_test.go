@@ -407,22 +407,30 @@ func runSuite(t *testing.T, c *clustertest.Cluster, controllerNS string) {
 	if err != nil {
 		t.Fatalf("conformance suite: %v", err)
 	}
+	// The report is complete only once the parallel tests are done: in a cleanup,
+	// which runs after the suite's own (registered by Run, so run first).
+	t.Cleanup(func() { writeReports(t, cSuite, co, exploring, watch) })
 	cSuite.Setup(t, tests.ConformanceTests)
 	if err := cSuite.Run(t, tests.ConformanceTests); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeReports writes the suite's ConformanceReport where it belongs: to
+// -report-output (the whole report); else, for a full run of the claim, to the docs
+// (one file per profile); else nowhere (one test, or features beyond the claim:
+// not the report to keep).
+func writeReports(t *testing.T, cSuite *suite.ConformanceTestSuite, co suite.ConfigurableOptions, exploring bool, watch *interference) {
 	report, err := cSuite.Report()
 	if err != nil {
-		t.Fatalf("report: %v", err)
+		t.Errorf("report: %v", err)
+		return
 	}
 	data, err := yaml.Marshal(report)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("conformance report:\n%s", data)
-	// Where it goes: -report-output (the whole report); else, for a full run of the
-	// claim, the docs (one file per profile); else nowhere (one test, or features
-	// beyond the claim: not the report to keep).
 	outs := map[string][]byte{}
 	switch {
 	case co.ReportOutputPath != "":
