@@ -137,8 +137,8 @@ bench-webhook: build cluster-binaries
 bench-e2e: build cluster-binaries
 	$(GO) test -run '^$$' -bench IngressApplyToFirst200 -benchtime 20x -timeout 20m ./test/e2e/
 
-## conformance: the upstream Gateway API v1.4.1 conformance suite (GATEWAY-HTTP and GATEWAY-GRPC profiles) against
-## HAPTIC on the local cluster; a full run writes docs/conformance/haptic-gateway-{http,grpc}-report.yaml (see docs/conformance/README.md).
+## conformance: the upstream Gateway API v1.6.3 conformance suite (GATEWAY-HTTP, GATEWAY-GRPC and GATEWAY-TLS profiles)
+## against HAPTIC on the local cluster; a full run writes docs/conformance/haptic-gateway-{http,grpc,tls}-report.yaml (see docs/conformance/README.md).
 ## One test: make conformance CONFORMANCE_ARGS=-run-test=HTTPRouteSimpleSameNamespace
 .PHONY: conformance
 CONFORMANCE_ARGS ?=

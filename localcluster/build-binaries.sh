@@ -2,9 +2,11 @@
 # build-binaries.sh builds the local cluster's binaries and caches them outside
 # the repository, keyed by the Kubernetes version, reusing a warm cache as is:
 #   from localcluster/k8sbin:     etcd, kube-apiserver, kube-controller-manager,
-#                                 kube-scheduler, kubectl, echo-basic (Gateway API)
+#                                 kube-scheduler, kubectl
+#   from localcluster/echobin:    echo-basic (Gateway API conformance echo server)
 #   from localcluster/corednsbin: coredns
-# It also copies the Gateway API experimental CRDs from the module cache.
+# It also copies the Gateway API experimental CRDs (and the safe-upgrades
+# ValidatingAdmissionPolicy) of echobin's Gateway API release from the module cache.
 #
 #   HAPTIC_CACHE   cache root (default /var/cache/haptic)
 #   GO             go command (default go)
@@ -28,6 +30,10 @@ module_stamp() {
 	cat "$here/$1/go.mod" "$here/$1/go.sum" | sha256sum | cut -c1-16
 }
 
+# echo-basic is named after its Gateway API release (node.EchoBasicBinary): the
+# cache is shared with checkouts pinned to other releases.
+gwapi_version="$(cd "$here/echobin" && "$GO" list -m -f '{{.Version}}' sigs.k8s.io/gateway-api)"
+
 # name module package
 binaries=(
 	"etcd k8sbin ./cmd/etcd"
@@ -35,7 +41,7 @@ binaries=(
 	"kube-controller-manager k8sbin ./cmd/kube-controller-manager"
 	"kube-scheduler k8sbin ./cmd/kube-scheduler"
 	"kubectl k8sbin ./cmd/kubectl"
-	"echo-basic k8sbin sigs.k8s.io/gateway-api/conformance/echo-basic"
+	"echo-basic-${gwapi_version} echobin sigs.k8s.io/gateway-api/conformance/echo-basic"
 	"coredns corednsbin github.com/coredns/coredns"
 )
 
@@ -81,12 +87,11 @@ for entry in "${binaries[@]}"; do
 	built=$((built + 1))
 done
 
-# The Gateway API experimental CRDs come from the same module version that
-# provides echo-basic (and the Go types): copied from the module cache, never by hand.
-gwapi_version="$(cd "$here/k8sbin" && "$GO" list -m -f '{{.Version}}' sigs.k8s.io/gateway-api)"
+# The Gateway API experimental CRDs come from the same release that provides
+# echo-basic (and the Go types): copied from the module cache, never by hand.
 crds="$cache/gateway-api-${gwapi_version}-experimental-crds"
 if [[ ! -e "$crds/.complete" ]]; then
-	gwapi_dir="$(cd "$here/k8sbin" && "$GO" mod download -json sigs.k8s.io/gateway-api | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+	gwapi_dir="$(cd "$here/echobin" && "$GO" mod download -json sigs.k8s.io/gateway-api | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
 	rm -rf "$crds" && mkdir -p "$crds"
 	cp "$gwapi_dir"/config/crd/experimental/gateway.networking.*.yaml "$crds/"
 	touch "$crds/.complete"

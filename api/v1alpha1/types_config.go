@@ -131,6 +131,14 @@ type GatewaySettings struct {
 	// different names. Templates see it as extraContext.gatewayControllerName.
 	// +optional
 	ControllerName string `json:"controllerName,omitempty"`
+	// SupportedFeatures are the Gateway API features (pkg/features names, e.g.
+	// HTTPRouteQueryParamMatching) the template libraries implement; the gateway
+	// library lists its own. The controller publishes them, sorted, as the
+	// status.supportedFeatures of every GatewayClass it serves, where users and the
+	// conformance suite read them.
+	// +listType=set
+	// +optional
+	SupportedFeatures []string `json:"supportedFeatures,omitempty"`
 }
 
 // DefaultGatewayControllerName is the GatewayClass controllerName served by default.

@@ -455,6 +455,7 @@ func TestRBAC(t *testing.T) {
 		{"gateway.networking.k8s.io", "gateways/status", []string{"get", "update"}},
 		{"gateway.networking.k8s.io", "httproutes/status", []string{"get", "update"}},
 		{"gateway.networking.k8s.io", "grpcroutes/status", []string{"get", "update"}},
+		{"gateway.networking.k8s.io", "tlsroutes/status", []string{"get", "update"}},
 		{"", "events", []string{"create", "patch"}},
 		{"", "services", []string{"get", "create", "update"}},
 		{"discovery.k8s.io", "endpointslices", []string{"get", "create", "update"}},

@@ -73,8 +73,8 @@ func (it *iteration) statusDeployed(f *fleet, o deploy.Outcome) {
 	}
 }
 
-// statusConfig passes the config's IngressClass (extraContext.ingressClass) and
-// GatewayClass controllerName.
+// statusConfig passes the config's IngressClass (extraContext.ingressClass),
+// GatewayClass controllerName and claimed Gateway API features.
 func (it *iteration) statusConfig() {
 	if it.d.status == nil {
 		return
@@ -83,5 +83,6 @@ func (it *iteration) statusConfig() {
 	if ec := it.cfg.Spec.TemplatingSettings.ExtraContext; ec != nil {
 		raw = ec.Raw
 	}
-	it.d.status.SetConfig(raw, gwv1.GatewayController(it.cfg.Spec.Gateways.GatewayControllerName()))
+	it.d.status.SetConfig(raw, gwv1.GatewayController(it.cfg.Spec.Gateways.GatewayControllerName()),
+		it.cfg.Spec.Gateways.SupportedFeatures)
 }

@@ -51,11 +51,12 @@ func newFakeAPI(t *testing.T, kubeObjs ...runtime.Object) *fakeAPI {
 		{Version: "v1", Resource: "services"}:                                                 "ServiceList",
 		{Version: "v1", Resource: "secrets"}:                                                  "SecretList",
 		{Version: "v1", Resource: "namespaces"}:                                               "NamespaceList",
+		{Version: "v1", Resource: "configmaps"}:                                               "ConfigMapList",
 		{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}:                "EndpointSliceList",
 		{Group: "haproxy-haptic.org", Version: "v1alpha1", Resource: "haproxycfgs"}:           "HAProxyCfgList",
 		{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}: "CustomResourceDefinitionList",
 	}
-	for _, r := range []string{"gatewayclasses", "gateways", "httproutes", "grpcroutes"} {
+	for _, r := range []string{"gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes"} {
 		lists[schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: r}] = r + "List"
 	}
 	lists[schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1beta1", Resource: "referencegrants"}] = "ReferenceGrantList"

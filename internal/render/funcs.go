@@ -70,6 +70,7 @@ func builtins() native.Declarations {
 		"is_ip":         isIP,
 		"config_words":  configWords,
 		"tls_problem":   tlsProblem,
+		"ca_problem":    caProblem,
 		// fetch_arg is a writer (writers.go); declared here too so that templates
 		// have it whichever declaration list the engine merges last.
 		"fetch_arg": fetchArg,

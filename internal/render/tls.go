@@ -108,3 +108,29 @@ func parsePrivateKey(der []byte) (crypto.PrivateKey, bool) {
 	}
 	return nil, false
 }
+
+// caProblem says why pemText is not a CA bundle HAProxy can verify clients with
+// (one or more parsable PEM certificates, nothing else that PEM-decodes as a key),
+// or "" when it is one. Used for Gateway frontend client certificate validation.
+func caProblem(pemText string) string {
+	rest := []byte(pemText)
+	n := 0
+	for {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			return "holds a PEM block of type " + block.Type + " (only certificates belong in a CA bundle)"
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			return "holds a certificate that does not parse"
+		}
+		n++
+	}
+	if n == 0 {
+		return "holds no PEM certificate"
+	}
+	return ""
+}

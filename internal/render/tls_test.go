@@ -112,3 +112,24 @@ func TestTLSProblem(t *testing.T) {
 		}
 	}
 }
+
+func TestCAProblem(t *testing.T) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cert, keyPEM := selfSigned(t, key, false)
+	for name, c := range map[string]struct {
+		pem  string
+		want string // "" or a part of the reason
+	}{
+		"one":       {cert, ""},
+		"bundle":    {cert + cert, ""},
+		"empty":     {"", "no PEM certificate"},
+		"text":      {"not a certificate", "no PEM certificate"},
+		"with key":  {cert + keyPEM, "PRIVATE KEY"},
+		"corrupted": {"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", "does not parse"},
+	} {
+		got := caProblem(c.pem)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: caProblem = %q, want %q", name, got, c.want)
+		}
+	}
+}

@@ -17,7 +17,7 @@ var bundledFS embed.FS
 // Bundled returns a new registry preloaded with the embedded schemas: core/v1
 // (Service, Secret, ConfigMap, Pod, Endpoints, Namespace), discovery.k8s.io/v1
 // EndpointSlice, networking.k8s.io/v1 (Ingress, IngressClass) and the Gateway API
-// v1.4.1 experimental-channel kinds at every served version. Further LoadDir or
+// v1.6.3 experimental-channel kinds at every served version. Further LoadDir or
 // LoadDocument calls on it override these per apiVersion and kind.
 //
 // The embedded documents are parsed once per process; every call returns a fresh

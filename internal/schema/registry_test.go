@@ -124,7 +124,8 @@ func TestBundled(t *testing.T) {
 		{"gateway.networking.k8s.io/v1alpha2", "tcproutes", "TCPRoute"},
 		{"gateway.networking.k8s.io/v1alpha2", "udproutes", "UDPRoute"},
 		{"gateway.networking.k8s.io/v1", "backendtlspolicies", "BackendTLSPolicy"},
-		{"gateway.networking.x-k8s.io/v1alpha1", "xlistenersets", "XListenerSet"},
+		{"gateway.networking.k8s.io/v1", "tlsroutes", "TLSRoute"},
+		{"gateway.networking.k8s.io/v1", "listenersets", "ListenerSet"},
 	} {
 		typ, ok := r.ForResource(tc.apiVersion, tc.resource)
 		if !ok {

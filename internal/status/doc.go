@@ -1,5 +1,5 @@
 // Package status computes the status HAPTIC owes the objects it serves: Gateway API
-// GatewayClasses, Gateways, HTTPRoutes and GRPCRoutes (Gateway API v1.4.1 semantics:
+// GatewayClasses, Gateways, HTTPRoutes and GRPCRoutes (Gateway API v1.6.3 semantics:
 // listener validity and conflicts, route attachment with hostname intersection,
 // sectionName/port matching, allowedRoutes namespaces and kinds, backend references
 // and ReferenceGrants) and Ingress status.loadBalancer.

@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,8 +16,20 @@ import (
 // ControllerName is the GatewayClass spec.controllerName HAPTIC serves.
 const ControllerName gwv1.GatewayController = "haproxy-haptic.org/controller"
 
-// SupportedBundleVersion is the Gateway API release line whose CRDs HAPTIC supports.
-const SupportedBundleVersion = "v1.4."
+// SupportedBundleVersions are the Gateway API release lines whose CRDs HAPTIC
+// supports: v1.6 (the Go types and the conformance suite), and v1.4 and v1.5 so
+// that a controller upgrade before the CRD upgrade keeps every class Accepted
+// (their fields are a subset of v1.6's).
+var SupportedBundleVersions = []string{"v1.4.", "v1.5.", "v1.6."}
+
+func supportedBundle(bundle string) bool {
+	for _, v := range SupportedBundleVersions {
+		if strings.HasPrefix(bundle, v) {
+			return true
+		}
+	}
+	return false
+}
 
 // Group is the Gateway API group.
 const Group = gwv1.GroupName
@@ -25,22 +38,30 @@ const Group = gwv1.GroupName
 const (
 	KindHTTPRoute = "HTTPRoute"
 	KindGRPCRoute = "GRPCRoute"
+	KindTLSRoute  = "TLSRoute"
 	KindGateway   = "Gateway"
 )
 
 // Input is the cluster state the Gateway API status is computed from.
 type Input struct {
-	ControllerName  gwv1.GatewayController
-	GatewayClasses  []*gwv1.GatewayClass
-	Gateways        []*gwv1.Gateway
-	HTTPRoutes      []*gwv1.HTTPRoute
-	GRPCRoutes      []*gwv1.GRPCRoute
-	ReferenceGrants []*gwv1beta1.ReferenceGrant
+	ControllerName gwv1.GatewayController
+	// SupportedFeatures are the features the libraries claim
+	// (spec.gateways.supportedFeatures): every served GatewayClass lists them.
+	SupportedFeatures []string
+	GatewayClasses    []*gwv1.GatewayClass
+	Gateways          []*gwv1.Gateway
+	HTTPRoutes        []*gwv1.HTTPRoute
+	GRPCRoutes        []*gwv1.GRPCRoute
+	TLSRoutes         []*gwv1.TLSRoute
+	ReferenceGrants   []*gwv1beta1.ReferenceGrant
 	// Services holds the existing Services and their ports.
 	Services map[types.NamespacedName][]int32
 	// Secrets holds the existing TLS Secrets (type kubernetes.io/tls): true when
 	// tls.crt and tls.key hold a certificate and its key.
 	Secrets map[types.NamespacedName]bool
+	// CABundles holds the existing ConfigMaps: true when ca.crt holds PEM
+	// certificates (client certificate validation's caCertificateRefs).
+	CABundles map[types.NamespacedName]bool
 	// Namespaces holds every namespace's labels (allowedRoutes selectors).
 	Namespaces map[string]map[string]string
 	// Addresses are the data plane's addresses (the podSelector's HAProxy pod IPs):
@@ -94,6 +115,7 @@ type Result struct {
 	Gateways       map[types.NamespacedName]gwv1.GatewayStatus
 	HTTPRoutes     map[types.NamespacedName]gwv1.RouteStatus
 	GRPCRoutes     map[types.NamespacedName]gwv1.RouteStatus
+	TLSRoutes      map[types.NamespacedName]gwv1.RouteStatus
 }
 
 // listener is a Gateway listener with what the computation found out about it.
@@ -123,13 +145,14 @@ func Compute(in Input) Result {
 		Gateways:       map[types.NamespacedName]gwv1.GatewayStatus{},
 		HTTPRoutes:     map[types.NamespacedName]gwv1.RouteStatus{},
 		GRPCRoutes:     map[types.NamespacedName]gwv1.RouteStatus{},
+		TLSRoutes:      map[types.NamespacedName]gwv1.RouteStatus{},
 	}
 	classes := map[string]bool{}
 	for _, gc := range in.GatewayClasses {
 		if gc.Spec.ControllerName != in.ControllerName {
 			continue
 		}
-		st := gatewayClassStatus(gc, in.BundleVersion)
+		st := gatewayClassStatus(gc, in.BundleVersion, in.SupportedFeatures)
 		r.GatewayClasses[gc.Name] = st
 		classes[gc.Name] = st.Conditions[0].Status == metav1.ConditionTrue
 	}
@@ -156,6 +179,13 @@ func Compute(in Input) Result {
 			r.GRPCRoutes[key(rt.Namespace, rt.Name)] = st
 		}
 	}
+	for _, rt := range in.TLSRoutes {
+		if st, ok := routeStatus(route{kind: KindTLSRoute, meta: rt.ObjectMeta, spec: rt.Spec.CommonRouteSpec,
+			hostnames: rt.Spec.Hostnames, status: rt.Status.RouteStatus, refs: tlsBackendRefs(rt)},
+			in, gateways, grants); ok {
+			r.TLSRoutes[key(rt.Namespace, rt.Name)] = st
+		}
+	}
 	for k, g := range gateways {
 		r.Gateways[k] = gatewayStatus(g, in)
 	}
@@ -174,21 +204,39 @@ func cond(typ string, ok bool, reason, msg string, gen int64) metav1.Condition {
 	return metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen}
 }
 
-func gatewayClassStatus(gc *gwv1.GatewayClass, bundle string) gwv1.GatewayClassStatus {
+func gatewayClassStatus(gc *gwv1.GatewayClass, bundle string, features []string) gwv1.GatewayClassStatus {
 	accepted := cond(string(gwv1.GatewayClassConditionStatusAccepted), true, string(gwv1.GatewayClassReasonAccepted),
 		"HAPTIC serves this class", gc.Generation)
-	st := gwv1.GatewayClassStatus{Conditions: []metav1.Condition{accepted}}
+	st := gwv1.GatewayClassStatus{Conditions: []metav1.Condition{accepted}, SupportedFeatures: supportedFeatures(features)}
 	if bundle == "" {
 		return st
 	}
-	if strings.HasPrefix(bundle, SupportedBundleVersion) {
+	if supportedBundle(bundle) {
 		st.Conditions = append(st.Conditions, cond(string(gwv1.GatewayClassConditionStatusSupportedVersion), true,
 			string(gwv1.GatewayClassReasonSupportedVersion), "Gateway API "+bundle+" is supported", gc.Generation))
 		return st
 	}
-	msg := fmt.Sprintf("Gateway API CRDs %s are not supported (supported: %sx)", bundle, SupportedBundleVersion)
+	msg := fmt.Sprintf("Gateway API CRDs %s are not supported (supported: %sx)", bundle, strings.Join(SupportedBundleVersions, "x, "))
 	st.Conditions[0] = cond(string(gwv1.GatewayClassConditionStatusAccepted), false, string(gwv1.GatewayClassReasonUnsupportedVersion), msg, gc.Generation)
 	st.Conditions = append(st.Conditions, cond(string(gwv1.GatewayClassConditionStatusSupportedVersion), false,
 		string(gwv1.GatewayClassReasonUnsupportedVersion), msg, gc.Generation))
 	return st
+}
+
+// supportedFeatures is the claim as the API wants it: sorted, without duplicates
+// (the field is a set of at most 64 entries, so more are cut off).
+func supportedFeatures(names []string) []gwv1.SupportedFeature {
+	sorted := slices.Compact(slices.Sorted(slices.Values(names)))
+	sorted = slices.DeleteFunc(sorted, func(n string) bool { return n == "" })
+	if len(sorted) > 64 {
+		sorted = sorted[:64]
+	}
+	out := make([]gwv1.SupportedFeature, 0, len(sorted))
+	for _, n := range sorted {
+		out = append(out, gwv1.SupportedFeature{Name: gwv1.FeatureName(n)})
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

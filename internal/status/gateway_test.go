@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,7 +97,8 @@ func TestGatewayClass(t *testing.T) {
 		supportedReasons string
 	}{
 		{"unknown bundle", "", metav1.ConditionTrue, "Accepted", "", ""},
-		{"supported bundle", "v1.4.1", metav1.ConditionTrue, "Accepted", metav1.ConditionTrue, "SupportedVersion"},
+		{"supported bundle", "v1.6.3", metav1.ConditionTrue, "Accepted", metav1.ConditionTrue, "SupportedVersion"},
+		{"previous bundle (CRDs not upgraded yet)", "v1.4.1", metav1.ConditionTrue, "Accepted", metav1.ConditionTrue, "SupportedVersion"},
 		{"unsupported bundle", "v1.2.0", metav1.ConditionFalse, "UnsupportedVersion", metav1.ConditionFalse, "UnsupportedVersion"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,6 +121,24 @@ func TestGatewayClass(t *testing.T) {
 			}
 			wantCond(t, st.Conditions, "SupportedVersion", tc.supported, tc.supportedReasons)
 		})
+	}
+}
+
+// The libraries' claim becomes every served class's supportedFeatures: sorted,
+// each once; without a claim the field stays empty.
+func TestGatewayClassSupportedFeatures(t *testing.T) {
+	in := base()
+	if got := Compute(in).GatewayClasses["haptic"].SupportedFeatures; got != nil {
+		t.Errorf("no claim: supportedFeatures = %v", got)
+	}
+	in.SupportedFeatures = []string{"TLSRoute", "HTTPRoute", "Gateway", "HTTPRoute", ""}
+	got := Compute(in).GatewayClasses["haptic"].SupportedFeatures
+	var names []string
+	for _, f := range got {
+		names = append(names, string(f.Name))
+	}
+	if want := "Gateway,HTTPRoute,TLSRoute"; strings.Join(names, ",") != want {
+		t.Errorf("supportedFeatures = %v, want %s", names, want)
 	}
 }
 
@@ -402,4 +422,14 @@ func TestGatewayAddressesPerGateway(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A Gateway that names infrastructure parameters is not accepted: HAPTIC reads none.
+func TestGatewayParametersRefRejected(t *testing.T) {
+	in := base()
+	in.Gateways[0].Spec.Infrastructure = &gwv1.GatewayInfrastructure{
+		ParametersRef: &gwv1.LocalParametersReference{Group: "example.com", Kind: "Params", Name: "missing"}}
+	st := Compute(in).Gateways[key("gw", "gw")]
+	wantCond(t, st.Conditions, "Accepted", metav1.ConditionFalse, "InvalidParameters")
+	wantCond(t, st.Conditions, "Programmed", metav1.ConditionFalse, "Invalid")
 }

@@ -15,6 +15,8 @@ func routeKindsFor(p gwv1.ProtocolType) []string {
 	switch p {
 	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
 		return []string{KindHTTPRoute, KindGRPCRoute}
+	case gwv1.TLSProtocolType:
+		return []string{KindTLSRoute}
 	}
 	return nil
 }
@@ -37,7 +39,7 @@ func newListener(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants) *li
 	if possible == nil {
 		li.status.Conditions = []metav1.Condition{
 			cond(string(gwv1.ListenerConditionAccepted), false, string(gwv1.ListenerReasonUnsupportedProtocol),
-				fmt.Sprintf("protocol %s is not supported (HTTP, HTTPS are)", l.Protocol), gen),
+				fmt.Sprintf("protocol %s is not supported (HTTP, HTTPS, TLS are)", l.Protocol), gen),
 			cond(string(gwv1.ListenerConditionResolvedRefs), true, string(gwv1.ListenerReasonResolvedRefs), "", gen),
 			cond(string(gwv1.ListenerConditionProgrammed), false, string(gwv1.ListenerReasonInvalid), "listener is not accepted", gen),
 		}
@@ -70,8 +72,25 @@ func newListener(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants) *li
 		}
 	}
 	li.status.SupportedKinds = li.kinds
-	if refsOK && l.Protocol == gwv1.HTTPSProtocolType {
+	switch {
+	case refsOK && l.Protocol == gwv1.HTTPSProtocolType:
 		refsOK, refsReason, refsMsg = certificateRefs(gw, l, in, grants)
+	case refsOK && l.Protocol == gwv1.TLSProtocolType:
+		refsOK, refsReason, refsMsg = tlsListenerRefs(gw, l, in, grants)
+	}
+	if refsOK && l.Protocol == gwv1.HTTPSProtocolType {
+		if reason, msg, usable := clientCARefs(gw, l, in, grants); reason != "" {
+			refsOK, refsReason, refsMsg = false, reason, msg
+			if !usable {
+				li.valid = false
+				li.status.Conditions = []metav1.Condition{
+					cond(string(gwv1.ListenerConditionAccepted), false, string(gwv1.ListenerReasonNoValidCACertificate), msg, gen),
+					cond(string(gwv1.ListenerConditionResolvedRefs), false, reason, msg, gen),
+					cond(string(gwv1.ListenerConditionProgrammed), false, string(gwv1.ListenerReasonInvalid), msg, gen),
+				}
+				return li
+			}
+		}
 	}
 	if why, ok := in.portTaken[key(gw.Namespace, gw.Name)][string(l.Name)]; ok {
 		// The configuration has no frontend for it: nothing can attach.
@@ -148,6 +167,13 @@ func conflicts(g *gateway) {
 				reason = string(gwv1.ListenerReasonProtocolConflict)
 				break
 			}
+			if tlsModesDiffer(a.spec, b.spec) {
+				// Neither listener serves: no kind of route can attach to it.
+				reason = string(gwv1.ListenerReasonProtocolConflict)
+				a.kinds = []gwv1.RouteGroupKind{}
+				a.status.SupportedKinds = a.kinds
+				break
+			}
 			if hostOf(a.spec.Hostname) == hostOf(b.spec.Hostname) {
 				reason = string(gwv1.ListenerReasonHostnameConflict)
 			}
@@ -209,6 +235,12 @@ func gatewayStatus(g *gateway, in Input) gwv1.GatewayStatus {
 	case invalid > 0:
 		accepted = cond(accepted.Type, true, string(gwv1.GatewayReasonListenersNotValid), fmt.Sprintf("%d of %d listeners are not valid", invalid, invalid+valid), gen)
 	}
+	if gw.Spec.Infrastructure != nil && gw.Spec.Infrastructure.ParametersRef != nil {
+		// HAPTIC takes no Gateway parameters: every reference is of an unsupported kind.
+		ref := gw.Spec.Infrastructure.ParametersRef
+		accepted = cond(accepted.Type, false, string(gwv1.GatewayReasonInvalidParameters),
+			fmt.Sprintf("infrastructure.parametersRef %s/%s %s: HAPTIC supports no Gateway parameters", ref.Group, ref.Kind, ref.Name), gen)
+	}
 	for _, a := range gw.Spec.Addresses {
 		if a.Type != nil && *a.Type != gwv1.IPAddressType {
 			accepted = cond(accepted.Type, false, string(gwv1.GatewayReasonUnsupportedAddress),
@@ -229,6 +261,9 @@ func gatewayStatus(g *gateway, in Input) gwv1.GatewayStatus {
 			"waiting for the configuration to be live on an HAProxy pod", gen)
 	}
 	st.Conditions = []metav1.Condition{accepted, programmed}
+	if c := insecureFallback(gw); c != nil {
+		st.Conditions = append(st.Conditions, *c)
+	}
 	return st
 }
 

@@ -4,14 +4,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/haproxy-haptic/haptic/localcluster/node"
 )
 
 // KubernetesVersion is the version the binaries in the cache are built from; it
 // must match k8s.io/kubernetes in localcluster/k8sbin/go.mod (a test checks it).
 const KubernetesVersion = "v1.37.2"
 
-// GatewayAPIVersion is the Gateway API release whose experimental CRDs are installed.
-const GatewayAPIVersion = "v1.4.1"
+// GatewayAPIVersion is the Gateway API release whose experimental CRDs are
+// installed; it must match sigs.k8s.io/gateway-api in localcluster/echobin/go.mod
+// (a test checks it).
+const GatewayAPIVersion = "v1.6.3"
 
 // Fixed addresses inside the cluster namespace.
 const (
@@ -95,7 +99,7 @@ func APIServerURL() string {
 
 // RequiredBinaries lists the cached binaries: the control plane Up starts and
 // the workloads the image table maps (make cluster-binaries builds them all).
-var RequiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "echo-basic", "coredns"}
+var RequiredBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", node.EchoBasicBinary, "coredns"}
 
 // CheckBinaries returns an error naming the missing binaries and how to build them.
 func (c Config) CheckBinaries() error {

@@ -7,17 +7,29 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/haproxy-haptic/haptic/localcluster/node"
 )
 
-// The Go constants must name the versions the k8sbin module builds.
-func TestVersionsMatchK8sbinModule(t *testing.T) {
-	data, err := os.ReadFile("../k8sbin/go.mod")
-	if err != nil {
-		t.Fatal(err)
+// echo-basic's cache file is named after the release echobin builds.
+func TestEchoBasicBinaryNamesRelease(t *testing.T) {
+	if want := "echo-basic-" + GatewayAPIVersion; node.EchoBasicBinary != want {
+		t.Errorf("node.EchoBasicBinary = %q, want %q", node.EchoBasicBinary, want)
 	}
-	for _, want := range []string{"k8s.io/kubernetes " + KubernetesVersion, "sigs.k8s.io/gateway-api " + GatewayAPIVersion} {
+}
+
+// The Go constants must name the versions the k8sbin and echobin modules build.
+func TestVersionsMatchBinaryModules(t *testing.T) {
+	for mod, want := range map[string]string{
+		"k8sbin":  "k8s.io/kubernetes " + KubernetesVersion,
+		"echobin": "sigs.k8s.io/gateway-api " + GatewayAPIVersion,
+	} {
+		data, err := os.ReadFile("../" + mod + "/go.mod")
+		if err != nil {
+			t.Fatal(err)
+		}
 		if !strings.Contains(string(data), want) {
-			t.Errorf("k8sbin/go.mod does not require %q", want)
+			t.Errorf("%s/go.mod does not require %q", mod, want)
 		}
 	}
 }

@@ -8,11 +8,11 @@ import (
 )
 
 // Image names map to local commands. The key is the image's last path element
-// without tag or digest, so "registry.k8s.io/gateway-api/echo-basic:v1.4.1" and
+// without tag or digest, so "registry.k8s.io/gateway-api/echo-basic:v1.5.1" and
 // "echo-basic" both map to "echo-basic".
 //
 //	image name   runs                                         from
-//	echo-basic   Gateway API conformance echo server          <cache>/echo-basic
+//	echo-basic   Gateway API conformance echo server          <cache>/echo-basic-<Gateway API version>
 //	haproxy      haptic-agent (which drives HAProxy)           <bin>/haptic-agent
 //	haptic       the HAPTIC controller                        <bin>/haptic
 //	coredns      CoreDNS                                      <cache>/coredns
@@ -21,6 +21,11 @@ import (
 //
 // <cache> is the version-keyed binary cache (make cluster-binaries), <bin> the
 // repository's bin/ directory.
+// EchoBasicBinary is echo-basic's file in the cache, named after the Gateway API
+// release it is built from (localcluster/echobin): clusters of checkouts pinned to
+// other releases keep their own echo-basic beside it in the shared cache.
+const EchoBasicBinary = "echo-basic-v1.6.3"
+
 type imageEntry struct {
 	// location says which directory holds binary; empty for host images.
 	location string
@@ -33,7 +38,7 @@ const (
 )
 
 var imageTable = map[string]imageEntry{
-	"echo-basic": {location: inCache, binary: "echo-basic"},
+	"echo-basic": {location: inCache, binary: EchoBasicBinary},
 	"haproxy":    {location: inBin, binary: "haptic-agent"},
 	"haptic":     {location: inBin, binary: "haptic"},
 	"coredns":    {location: inCache, binary: "coredns"},
@@ -134,7 +139,9 @@ func resolveBuiltin(dirs Dirs, image string, command, args []string) ([]string, 
 		return append([]string{mapped}, args...), nil
 	}
 	first := command[0]
-	if mapped != "" && filepath.Base(first) == entry.binary {
+	// (the image's name counts too: an image's own command names "echo-basic",
+	// not the cache file named after its release)
+	if mapped != "" && (filepath.Base(first) == entry.binary || filepath.Base(first) == name) {
 		first = mapped
 	}
 	return append(append([]string{first}, command[1:]...), args...), nil

@@ -27,7 +27,7 @@ func TestImageName(t *testing.T) {
 
 func TestResolveArgv(t *testing.T) {
 	cache, bin := t.TempDir(), t.TempDir()
-	echo := filepath.Join(cache, "echo-basic")
+	echo := filepath.Join(cache, EchoBasicBinary)
 	if err := os.WriteFile(echo, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestResolveArgv(t *testing.T) {
 
 func TestImageTableFiles(t *testing.T) {
 	cache, bin, tables := t.TempDir(), t.TempDir(), t.TempDir()
-	echo := filepath.Join(cache, "echo-basic")
+	echo := filepath.Join(cache, "echo-basic") // a table program, not the built-in entry
 	if err := os.WriteFile(echo, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,11 @@ func TestImageTableFiles(t *testing.T) {
 	if argv, _, err := ResolveImage(dirs, "haproxy:2.6", nil, nil, nil); err != nil || !slices.Equal(argv, []string{"/bin/true"}) {
 		t.Errorf("the directory's entry overrides the built-in one: %v %v", argv, err)
 	}
-	if argv, _, err := ResolveImage(dirs, "echo-basic", nil, nil, nil); err != nil || argv[0] != echo {
+	builtin := filepath.Join(cache, EchoBasicBinary)
+	if err := os.WriteFile(builtin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if argv, _, err := ResolveImage(dirs, "echo-basic", nil, nil, nil); err != nil || argv[0] != builtin {
 		t.Errorf("built-in images still resolve: %v %v", argv, err)
 	}
 	var we *waitingError

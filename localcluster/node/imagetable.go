@@ -27,7 +27,7 @@ type ImageCommand struct {
 //
 //	images:
 //	  hyper-server:                       # the image name: no registry, tag or digest
-//	    command: ["{cache}/echo-basic"]
+//	    command: ["{cache}/echo-basic-v1.6.3"]
 //	    env: {HTTP_PORT: "8080"}
 type ImageTableFile struct {
 	Images map[string]ImageCommand `json:"images"`

@@ -45,6 +45,7 @@ import (
 	hapticconfig "github.com/haproxy-haptic/haptic/internal/config"
 	"github.com/haproxy-haptic/haptic/internal/controller"
 	"github.com/haproxy-haptic/haptic/internal/version"
+	"github.com/haproxy-haptic/haptic/localcluster/cluster"
 	"github.com/haproxy-haptic/haptic/localcluster/clustertest"
 	"github.com/haproxy-haptic/haptic/localcluster/netns"
 )
@@ -54,42 +55,11 @@ import (
 const gatewayClassName = "haptic"
 
 // profiles are the conformance profiles a run tests, in one suite run: a test
-// counts in every profile that holds all its features (the Gateway tests in both).
+// counts in every profile that holds all its features (the Gateway tests in all).
 var profiles = []suite.ConformanceProfile{
 	suite.GatewayHTTPConformanceProfile,
 	suite.GatewayGRPCConformanceProfile,
-}
-
-// claimedExtended is what HAPTIC claims beyond the profiles' core features
-// (Gateway, ReferenceGrant, HTTPRoute, GRPCRoute), which the profiles always test.
-// The one place to extend: add a feature here once its tests pass, e.g.
-// features.SupportHTTPRouteQueryParamMatching. Tests of unclaimed features are
-// reported as skipped.
-var claimedExtended = []features.FeatureName{
-	features.SupportGatewayAddressEmpty,
-	features.SupportGatewayHTTPListenerIsolation,
-	features.SupportGatewayPort8080,
-	features.SupportHTTPRouteBackendProtocolH2C,
-	features.SupportHTTPRouteBackendProtocolWebSocket,
-	features.SupportHTTPRouteBackendRequestHeaderModification,
-	features.SupportHTTPRouteBackendTimeout,
-	features.SupportHTTPRouteDestinationPortMatching,
-	features.SupportHTTPRouteHostRewrite,
-	features.SupportHTTPRouteMethodMatching,
-	features.SupportHTTPRouteNamedRouteRule,
-	features.SupportHTTPRouteParentRefPort,
-	features.SupportHTTPRoutePathRedirect,
-	features.SupportHTTPRoutePathRewrite,
-	features.SupportHTTPRoutePortRedirect,
-	features.SupportHTTPRouteQueryParamMatching,
-	features.SupportHTTPRouteRequestTimeout,
-	features.SupportHTTPRouteResponseHeaderModification,
-	features.SupportHTTPRouteSchemeRedirect,
-	features.SupportGatewayInfrastructurePropagation,
-	features.SupportHTTPRouteCORS,
-	// In no profile of v1.4.1: its test (GRPCRouteNamedRule, provisional) runs, and
-	// shows up only under the report's succeededProvisionalTests.
-	features.SupportGRPCRouteNamedRouteRule,
+	suite.GatewayTLSConformanceProfile,
 }
 
 // reportPaths are where a full run writes the ConformanceReport (relative to this
@@ -98,34 +68,58 @@ var claimedExtended = []features.FeatureName{
 var reportPaths = map[suite.ConformanceProfileName]string{
 	suite.GatewayHTTPConformanceProfileName: "../../docs/conformance/haptic-gateway-http-report.yaml",
 	suite.GatewayGRPCConformanceProfileName: "../../docs/conformance/haptic-gateway-grpc-report.yaml",
+	suite.GatewayTLSConformanceProfileName:  "../../docs/conformance/haptic-gateway-tls-report.yaml",
 }
 
-// Exploring beyond the claim (never written to the docs reports unless
-// -report-output names a file): -supported-features=A,B adds features (the upstream
-// flag); -explore-extended adds every extended feature of the profiles, and the
-// GRPCRoute ones (GRPCRouteNamedRouteRule belongs to no profile in v1.4.1).
+// What is claimed is not written here: the gateway library lists its features
+// (spec.gateways.supportedFeatures), the controller publishes them as the
+// GatewayClass' status.supportedFeatures, and a full run lets the suite infer them
+// from there. Exploring beyond the claim (never written to the docs reports
+// unless -report-output names a file): -supported-features=A,B adds features (the
+// upstream flag); -explore-extended adds every extended feature of the profiles,
+// and the GRPCRoute ones.
 var exploreExtended = flag.Bool("explore-extended", false,
 	"also run the tests of every extended feature of the profiles run (a report goes only to -report-output)")
 
-// supportedFeatures is the claim plus what the flags add; exploring reports
-// whether the flags added anything.
-func supportedFeatures() (s suite.FeaturesSet, exploring bool) {
-	// Non-empty, so the suite does not infer the features from the GatewayClass'
-	// status (which HAPTIC does not fill in).
-	s = suite.FeaturesSet{}
-	for _, p := range profiles {
-		s = s.Union(p.CoreFeatures)
-	}
-	s.Insert(claimedExtended...)
-	claimed := s.Len()
-	s = s.Union(suite.ParseSupportedFeatures(*flags.SupportedFeatures))
+// supportedFeatures says what the suite tests: nil for a full run of the claim
+// (the suite infers it from the GatewayClass), else the claim plus what the flags
+// add; exploring reports whether the flags added anything.
+func supportedFeatures(claim suite.FeaturesSet, opts suite.ConfigurableOptions) (s []features.FeatureName, exploring bool) {
+	extra := sets.New(opts.SupportedFeatures...)
 	if *exploreExtended {
 		for _, p := range profiles {
-			s = s.Union(p.ExtendedFeatures)
+			extra = extra.Union(p.ExtendedFeatures)
 		}
-		s = s.Union(features.SetsToNamesSet(features.GRPCRouteExtendedFeatures))
+		extra = extra.Union(features.SetsToNamesSet(features.GRPCRouteExtendedFeatures))
 	}
-	return s, s.Len() != claimed
+	exploring = extra.Difference(claim).Len() > 0
+	if !exploring && opts.RunTest == "" {
+		return nil, false // inferred: the report says so
+	}
+	// The suite infers nothing for one test (-run-test): the claim goes in as is.
+	return sets.List(claim.Union(extra)), exploring
+}
+
+// claimedFeatures waits until the controller published the GatewayClass'
+// supportedFeatures and returns them.
+func claimedFeatures(t *testing.T, ctx context.Context, cl client.Client) suite.FeaturesSet {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		gc := &gwv1.GatewayClass{}
+		err := cl.Get(ctx, client.ObjectKey{Name: gatewayClassName}, gc)
+		if err == nil && len(gc.Status.SupportedFeatures) > 0 {
+			s := suite.FeaturesSet{}
+			for _, f := range gc.Status.SupportedFeatures {
+				s.Insert(features.FeatureName(f.Name))
+			}
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GatewayClass %s has no status.supportedFeatures after 90s (err %v)", gatewayClassName, err)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // timeouts are the suite's defaults, stretched for a loaded 2-core machine and a
@@ -175,6 +169,7 @@ func TestGatewayHTTPConformance(t *testing.T) {
 	t.Logf("controller namespace %s", ns.Name)
 
 	kubectl(t, c, ctx, "apply", "--server-side", "--force-conflicts", "-f", c.Config.CRDDir())
+	deleteStaleGatewayCRDs(t, c, ctx)
 	kubectl(t, c, ctx, "apply", "--server-side", "--force-conflicts", "-f", "../../charts/haptic/crds/")
 	kubectl(t, c, ctx, "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
 	if _, err := c.Client.CoreV1().Secrets(ns.Name).Create(ctx, &corev1.Secret{
@@ -191,6 +186,24 @@ func TestGatewayHTTPConformance(t *testing.T) {
 	t.Logf("controller log: %s", logPath)
 
 	runSuite(t, c, ns.Name)
+}
+
+// deleteStaleGatewayCRDs deletes Gateway API CRDs of another release that the
+// apply left behind — kinds the release dropped, e.g. v1.4's XListenerSet on a
+// cluster first brought up at v1.4 — since the suite refuses to run on a mix of
+// bundle versions.
+func deleteStaleGatewayCRDs(t *testing.T, c *clustertest.Cluster, ctx context.Context) {
+	t.Helper()
+	out := kubectl(t, c, ctx, "get", "crd", "-o",
+		`jsonpath={range .items[*]}{.metadata.name}{" "}{.metadata.annotations.gateway\.networking\.k8s\.io/bundle-version}{"\n"}{end}`)
+	for _, line := range strings.Split(out, "\n") {
+		name, version, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok || version == "" || version == cluster.GatewayAPIVersion {
+			continue
+		}
+		t.Logf("deleting CRD %s of Gateway API %s (installed: %s)", name, version, cluster.GatewayAPIVersion)
+		kubectl(t, c, ctx, "delete", "crd", name)
+	}
 }
 
 // controllerConfig merges the chart's libraries and deploy/local's overlay as
@@ -362,54 +375,67 @@ func runSuite(t *testing.T, c *clustertest.Cluster, controllerNS string) {
 		t.Fatal(err)
 	}
 	tc := timeouts()
-	supported, exploring := supportedFeatures()
-	dialer := netns.Dialer{Name: c.Config.Netns, Timeout: tc.RequestTimeout}
-	opts := suite.ConformanceOptions{
-		Client:               cl,
-		Clientset:            cs,
-		RestConfig:           restConfig,
+	// The upstream flags (-run-test, -skip-tests, -supported-features, -debug,
+	// -report-output, ...) as the suite reads them.
+	co := suite.ConfigurableOptions{
 		GatewayClassName:     gatewayClassName,
-		Debug:                *flags.ShowDebug,
-		RoundTripper:         &roundtripper.DefaultRoundTripper{Debug: *flags.ShowDebug, TimeoutConfig: tc, CustomDialContext: dialer.DialContext},
 		CleanupBaseResources: true,
-		SupportedFeatures:    supported,
-		TimeoutConfig:        tc,
-		SkipTests:            suite.ParseSkipTests(*flags.SkipTests),
-		RunTest:              *flags.RunTest,
-		ManifestFS:           []fs.FS{&gwconformance.Manifests},
+		CleanupTestResources: true,
 		Implementation:       implementation(),
 		ConformanceProfiles:  profileNames(),
+	}
+	flags.ApplyAll(&co)
+	co.GatewayClassName, co.TimeoutConfig = gatewayClassName, tc
+	claim := claimedFeatures(t, context.Background(), cl)
+	var exploring bool
+	co.SupportedFeatures, exploring = supportedFeatures(claim, co)
+	dialer := netns.Dialer{Name: c.Config.Netns, Timeout: tc.RequestTimeout}
+	opts := suite.ConformanceOptions{
+		ConfigurableOptions: co,
+		Client:              cl,
+		Clientset:           cs,
+		RestConfig:          restConfig,
+		RoundTripper:        &roundtripper.DefaultRoundTripper{Debug: co.Debug, TimeoutConfig: tc, CustomDialContext: dialer.DialContext},
+		ManifestFS:          []fs.FS{&gwconformance.Manifests},
 	}
 	watch := &interference{ours: controllerNS}
 	opts.Hook = func(t *testing.T, _ suite.ConformanceTest, _ *suite.ConformanceTestSuite) { watch.check(t, cs) }
 	watch.check(t, cs)
-	t.Logf("GatewayClass %s; supported features: %v; profiles: %v", opts.GatewayClassName,
-		sets.List(opts.SupportedFeatures), sets.List(opts.ConformanceProfiles))
+	t.Logf("GatewayClass %s; claimed features (its status): %v; tested: %v (none: inferred from the class); profiles: %v",
+		opts.GatewayClassName, sets.List(claim), opts.SupportedFeatures, opts.ConformanceProfiles)
 	cSuite, err := suite.NewConformanceTestSuite(opts)
 	if err != nil {
 		t.Fatalf("conformance suite: %v", err)
 	}
+	// The report is complete only once the parallel tests are done: in a cleanup,
+	// which runs after the suite's own (registered by Run, so run first).
+	t.Cleanup(func() { writeReports(t, cSuite, co, exploring, watch) })
 	cSuite.Setup(t, tests.ConformanceTests)
 	if err := cSuite.Run(t, tests.ConformanceTests); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeReports writes the suite's ConformanceReport where it belongs: to
+// -report-output (the whole report); else, for a full run of the claim, to the docs
+// (one file per profile); else nowhere (one test, or features beyond the claim:
+// not the report to keep).
+func writeReports(t *testing.T, cSuite *suite.ConformanceTestSuite, co suite.ConfigurableOptions, exploring bool, watch *interference) {
 	report, err := cSuite.Report()
 	if err != nil {
-		t.Fatalf("report: %v", err)
+		t.Errorf("report: %v", err)
+		return
 	}
 	data, err := yaml.Marshal(report)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("conformance report:\n%s", data)
-	// Where it goes: -report-output (the whole report); else, for a full run of the
-	// claim, the docs (one file per profile); else nowhere (one test, or features
-	// beyond the claim: not the report to keep).
 	outs := map[string][]byte{}
 	switch {
-	case *flags.ReportOutput != "":
-		outs[*flags.ReportOutput] = data
-	case *flags.RunTest == "" && !exploring:
+	case co.ReportOutputPath != "":
+		outs[co.ReportOutputPath] = data
+	case co.RunTest == "" && !exploring:
 		for _, p := range profiles {
 			out := reportPaths[p.Name]
 			if watch.seen() {
@@ -430,10 +456,10 @@ func runSuite(t *testing.T, c *clustertest.Cluster, controllerNS string) {
 	}
 }
 
-func profileNames() sets.Set[suite.ConformanceProfileName] {
-	s := sets.New[suite.ConformanceProfileName]()
+func profileNames() []suite.ConformanceProfileName {
+	var s []suite.ConformanceProfileName
 	for _, p := range profiles {
-		s.Insert(p.Name)
+		s = append(s, p.Name)
 	}
 	return s
 }

@@ -17,11 +17,17 @@ import (
 )
 
 // gatewayCRDGlobs selects the bundled Gateway API CRDs: every standard-group kind
-// (GatewayClass, Gateway, HTTPRoute, GRPCRoute, ReferenceGrant, TLSRoute, TCPRoute,
-// UDPRoute, BackendTLSPolicy) and the experimental XListenerSet.
+// (GatewayClass, Gateway, HTTPRoute, GRPCRoute, ReferenceGrant, ListenerSet,
+// TLSRoute, TCPRoute, UDPRoute, BackendTLSPolicy). ListenerSet moved from the
+// experimental group (XListenerSet) to the standard one in v1.5.
 var gatewayCRDGlobs = []string{
 	"gateway.networking.k8s.io_*.yaml",
-	"gateway.networking.x-k8s.io_xlistenersets.yaml",
+}
+
+// notCRDs are files the globs match that hold no CRD: the v1.5+ safe-upgrades
+// ValidatingAdmissionPolicy ships beside the CRDs.
+var notCRDs = map[string]bool{
+	"gateway.networking.k8s.io_vap_safeupgrades.yaml": true,
 }
 
 // droppedSchemaKeys are schema keywords the type builder does not read and that make
@@ -35,7 +41,11 @@ func gatewayCRDs(dir string, files map[string][]byte) error {
 		if err != nil {
 			return fmt.Errorf("glob %s: %w", g, err)
 		}
-		paths = append(paths, m...)
+		for _, p := range m {
+			if !notCRDs[filepath.Base(p)] {
+				paths = append(paths, p)
+			}
+		}
 	}
 	if len(paths) == 0 {
 		return fmt.Errorf("no Gateway API CRDs in %s", dir)

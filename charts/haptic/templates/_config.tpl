@@ -37,7 +37,8 @@ then controller.config.spec. Validation tests are dropped: they are for
 {{- $dataplane := deepCopy ($values.dataplane | default dict) -}}
 {{- $_ := set $dataplane "port" (int $root.Values.haproxy.agent.port) -}}
 {{- $_ := set $spec "dataplane" $dataplane -}}
-{{- $gateways := deepCopy ($values.gateways | default dict) -}}
+{{- /* spec.gateways: the libraries' (supportedFeatures), then the values'. */ -}}
+{{- $gateways := mergeOverwrite (deepCopy ($spec.gateways | default dict)) (deepCopy ($values.gateways | default dict)) -}}
 {{- $_ := set $gateways "deploymentName" (include "haptic.haproxy.fullname" $root) -}}
 {{- $_ := set $gateways "controllerName" $root.Values.gatewayClass.controllerName -}}
 {{- $_ := set $spec "gateways" $gateways -}}

@@ -42,6 +42,9 @@ func (m *Manager) plan() ([]job, error) {
 	if in.GRPCRoutes, err = objects[gwv1.GRPCRoute](m, GRPCRoutes, seen, raw); err != nil {
 		return nil, err
 	}
+	if in.TLSRoutes, err = objects[gwv1.TLSRoute](m, TLSRoutes, seen, raw); err != nil {
+		return nil, err
+	}
 	if in.ReferenceGrants, err = objects[gwv1beta1.ReferenceGrant](m, ReferenceGrants, seen, nil); err != nil {
 		return nil, err
 	}
@@ -64,6 +67,13 @@ func (m *Manager) plan() ([]job, error) {
 			in.Secrets[types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}] = valid
 		}
 	}
+	in.CABundles = map[types.NamespacedName]bool{}
+	for _, o := range src.list(ConfigMaps) {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			valid, _, _ := unstructured.NestedBool(u.Object, "validCABundle")
+			in.CABundles[types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}] = valid
+		}
+	}
 	for _, o := range src.list(Namespaces) {
 		if a, ok := o.(metav1.Object); ok {
 			in.Namespaces[a.GetName()] = a.GetLabels()
@@ -78,6 +88,7 @@ func (m *Manager) plan() ([]job, error) {
 	programmed := m.programmed
 	class := m.ingressClass
 	in.BundleVersion = m.bundle
+	in.SupportedFeatures = m.features
 	m.mu.Unlock()
 	for _, g := range in.Gateways {
 		nn := types.NamespacedName{Namespace: g.Namespace, Name: g.Name}
@@ -114,6 +125,13 @@ func (m *Manager) plan() ([]job, error) {
 		if want, ok := res.GRPCRoutes[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}]; ok {
 			if want = status.MergeRoute(want, r.Status.RouteStatus, now); !status.Equal(want, r.Status.RouteStatus) {
 				jobs = append(jobs, job{gvr: GRPCRoutes, kind: "GRPCRoute", obj: raw[r.UID], status: &gwv1.GRPCRouteStatus{RouteStatus: want}})
+			}
+		}
+	}
+	for _, r := range in.TLSRoutes {
+		if want, ok := res.TLSRoutes[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}]; ok {
+			if want = status.MergeRoute(want, r.Status.RouteStatus, now); !status.Equal(want, r.Status.RouteStatus) {
+				jobs = append(jobs, job{gvr: TLSRoutes, kind: "TLSRoute", obj: raw[r.UID], status: &gwv1.TLSRouteStatus{RouteStatus: want}})
 			}
 		}
 	}

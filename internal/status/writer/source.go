@@ -3,7 +3,9 @@ package writer
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/pem"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,10 +26,12 @@ var (
 	Gateways        = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
 	HTTPRoutes      = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}
 	GRPCRoutes      = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "grpcroutes"}
+	TLSRoutes       = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "tlsroutes"}
 	ReferenceGrants = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1beta1", Resource: "referencegrants"}
 	Services        = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 	Secrets         = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	Namespaces      = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	ConfigMaps      = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	Ingresses       = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}
 	IngressClasses  = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingressclasses"}
 )
@@ -36,7 +40,7 @@ var (
 // them when d is nil).
 func served(d discovery.DiscoveryInterface) map[schema.GroupVersionResource]bool {
 	out := map[schema.GroupVersionResource]bool{}
-	for _, gvr := range []schema.GroupVersionResource{GatewayClasses, Gateways, HTTPRoutes, GRPCRoutes, ReferenceGrants} {
+	for _, gvr := range []schema.GroupVersionResource{GatewayClasses, Gateways, HTTPRoutes, GRPCRoutes, TLSRoutes, ReferenceGrants} {
 		if d == nil {
 			out[gvr] = true
 			continue
@@ -99,6 +103,42 @@ func keepCertificateValidity(obj any) (any, error) {
 			"resourceVersion": u.GetResourceVersion(), "uid": string(u.GetUID())},
 	}}
 	return out, nil
+}
+
+// keepCABundleValidity reduces a ConfigMap to its name and whether ca.crt holds
+// PEM certificates (and nothing else PEM-encoded). It accepts its own output.
+func keepCABundleValidity(obj any) any {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj
+	}
+	if _, reduced := u.Object["validCABundle"]; reduced {
+		return obj
+	}
+	data, _, _ := unstructured.NestedStringMap(u.Object, "data")
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap", "validCABundle": validCABundle([]byte(data["ca.crt"])),
+		"metadata": map[string]any{"name": u.GetName(), "namespace": u.GetNamespace(),
+			"resourceVersion": u.GetResourceVersion(), "uid": string(u.GetUID())},
+	}}
+}
+
+func validCABundle(data []byte) bool {
+	n := 0
+	for {
+		var block *pem.Block
+		block, data = pem.Decode(data)
+		if block == nil {
+			return n > 0
+		}
+		if block.Type != "CERTIFICATE" {
+			return false
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			return false
+		}
+		n++
+	}
 }
 
 // validity remembers each Secret's reduction by resourceVersion: a shared informer
@@ -197,6 +237,11 @@ func (m *Manager) Register(set *watch.Informers) *Source {
 	tlsSecrets.AddEventHandler(handler)
 	tlsSecrets.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: certs.forget})
 	s.consumers[Secrets] = tlsSecrets
+	// ConfigMaps only as "ca.crt holds PEM certificates" (client certificate
+	// validation's caCertificateRefs).
+	cms := set.Need(watch.Need{GVR: ConfigMaps, Reduce: keepCABundleValidity})
+	cms.AddEventHandler(handler)
+	s.consumers[ConfigMaps] = cms
 	ns := set.Need(watch.Need{GVR: Namespaces, Metadata: true, Reduce: withoutManagedFields})
 	ns.AddEventHandler(handler)
 	s.consumers[Namespaces] = ns

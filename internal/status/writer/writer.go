@@ -70,6 +70,7 @@ type Manager struct {
 	gwAddresses  map[types.NamespacedName][]string
 	notes        map[string][]note.Note // per render (fleet): what its templates noted
 	controller   gwv1.GatewayController // the GatewayClass controllerName served
+	features     []string               // what the libraries claim: every served GatewayClass's supportedFeatures
 	ingressClass string
 	bundle       string // the Gateway API CRDs' bundle-version
 	written      map[types.UID]written
@@ -191,11 +192,23 @@ func (m *Manager) SetGatewayAddresses(addrs map[types.NamespacedName][]string) {
 }
 
 // SetConfig passes what the HAProxyTemplateConfig says about status: the
-// IngressClass in its extraContext (extraContext.ingressClass) and the
-// GatewayClass controllerName whose classes are served.
-func (m *Manager) SetConfig(extraContext []byte, controller gwv1.GatewayController) {
+// IngressClass in its extraContext (extraContext.ingressClass), the
+// GatewayClass controllerName whose classes are served and the Gateway API
+// features the libraries claim (spec.gateways.supportedFeatures).
+func (m *Manager) SetConfig(extraContext []byte, controller gwv1.GatewayController, features []string) {
 	m.SetIngressClass(status.IngressClassOf(extraContext))
 	m.SetControllerName(controller)
+	m.setSupportedFeatures(features)
+}
+
+func (m *Manager) setSupportedFeatures(features []string) {
+	m.mu.Lock()
+	changed := !slices.Equal(features, m.features)
+	m.features = slices.Clone(features)
+	m.mu.Unlock()
+	if changed {
+		m.Trigger()
+	}
 }
 
 // SetControllerName sets the GatewayClass controllerName whose classes are served.

@@ -1,0 +1,94 @@
+package status
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Frontend client certificate validation (Gateway spec.tls.frontend): an HTTPS
+// listener's port takes its perPort entry, else the default. Each caCertificateRef
+// must be a ConfigMap (core group) whose ca.crt holds PEM certificates, in the
+// Gateway's namespace or allowed by a ReferenceGrant. One bad reference makes the
+// listener's ResolvedRefs False (InvalidCACertificateKind, RefNotPermitted or
+// InvalidCACertificateRef, the first problem's); with
+// none usable the listener is not accepted either (NoValidCACertificate).
+
+func frontendValidation(gw *gwv1.Gateway, port gwv1.PortNumber) *gwv1.FrontendTLSValidation {
+	if gw.Spec.TLS == nil || gw.Spec.TLS.Frontend == nil {
+		return nil
+	}
+	v := gw.Spec.TLS.Frontend.Default.Validation
+	for _, pp := range gw.Spec.TLS.Frontend.PerPort {
+		if pp.Port == port {
+			v = pp.TLS.Validation
+		}
+	}
+	return v
+}
+
+// clientCARefs checks the CA references of an HTTPS listener's port: the reason
+// and message of the first problem ("" when all resolve), and whether at least one
+// resolves (or there is no validation).
+func clientCARefs(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants) (reason, msg string, usable bool) {
+	v := frontendValidation(gw, l.Port)
+	if v == nil || len(v.CACertificateRefs) == 0 {
+		return "", "", true
+	}
+	var problems []string
+	for _, ref := range v.CACertificateRefs {
+		ns := gw.Namespace
+		if ref.Namespace != nil {
+			ns = string(*ref.Namespace)
+		}
+		name := ns + "/" + string(ref.Name)
+		switch {
+		case ref.Group != "" || ref.Kind != "ConfigMap":
+			if reason == "" {
+				reason = string(gwv1.ListenerReasonInvalidCACertificateKind)
+			}
+			problems = append(problems, fmt.Sprintf("caCertificateRef %s: kind %s is not supported (core ConfigMap is)",
+				name, strings.TrimPrefix(string(ref.Group)+"/"+string(ref.Kind), "/")))
+		case ns != gw.Namespace && !grants.allows(Group, KindGateway, gw.Namespace, "", "ConfigMap", ns, string(ref.Name)):
+			if reason == "" {
+				reason = string(gwv1.ListenerReasonRefNotPermitted)
+			}
+			problems = append(problems, fmt.Sprintf("caCertificateRef %s: no ReferenceGrant allows it", name))
+		case !in.CABundles[key(ns, string(ref.Name))]:
+			problems = append(problems, fmt.Sprintf("caCertificateRef %s: no such ConfigMap with PEM certificates in ca.crt", name))
+		default:
+			usable = true
+		}
+	}
+	if len(problems) == 0 {
+		return "", "", true
+	}
+	if reason == "" {
+		reason = string(gwv1.ListenerReasonInvalidCACertificateRef)
+	}
+	return reason, strings.Join(problems, "; "), usable
+}
+
+// insecureFallback is the Gateway's InsecureFrontendValidationMode condition when
+// a port lets clients without a valid certificate in (AllowInsecureFallback).
+func insecureFallback(gw *gwv1.Gateway) *metav1.Condition {
+	if gw.Spec.TLS == nil || gw.Spec.TLS.Frontend == nil {
+		return nil
+	}
+	fr := gw.Spec.TLS.Frontend
+	vs := []*gwv1.FrontendTLSValidation{fr.Default.Validation}
+	for _, pp := range fr.PerPort {
+		vs = append(vs, pp.TLS.Validation)
+	}
+	for _, v := range vs {
+		if v != nil && v.Mode == gwv1.AllowInsecureFallback {
+			c := cond(string(gwv1.GatewayConditionInsecureFrontendValidationMode), true,
+				string(gwv1.GatewayReasonConfigurationChanged),
+				"a port accepts clients without a valid certificate (AllowInsecureFallback)", gw.Generation)
+			return &c
+		}
+	}
+	return nil
+}
