@@ -88,22 +88,43 @@ func (r *run) controllerPod() (string, string, error) {
 	return "", "", fmt.Errorf("no ready controller pod in %s", r.ctrlNS)
 }
 
-// metrics scrapes the controller's /metrics: series (name{labels}) → value.
+// metrics scrapes every ready controller replica's /metrics and adds the series up
+// (name{labels} → value): renders, reloads and change stages are counted by the leader
+// only, and which replica leads is not known here, so a scrape of one replica could be
+// the standby's zeros.
 func (r *run) metrics() (map[string]float64, error) {
-	_, ip, err := r.controllerPod()
-	if err != nil {
-		return nil, err
-	}
-	resp, err := r.http.Get("http://" + net.JoinHostPort(ip, "9090") + "/metrics")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	pods, err := r.kube.CoreV1().Pods(r.ctrlNS).List(r.ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=controller"})
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]float64{}
+	scraped := 0
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil || p.Status.PodIP == "" || !podReady(&p) {
+			continue
+		}
+		if err := r.addMetrics(p.Status.PodIP, out); err != nil {
+			return nil, fmt.Errorf("controller pod %s: %w", p.Name, err)
+		}
+		scraped++
+	}
+	if scraped == 0 {
+		return nil, fmt.Errorf("no ready controller pod in %s", r.ctrlNS)
+	}
+	return out, nil
+}
+
+// addMetrics adds the haptic_* series of the controller at ip to out.
+func (r *run) addMetrics(ip string, out map[string]float64) error {
+	resp, err := r.http.Get("http://" + net.JoinHostPort(ip, "9090") + "/metrics")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
 	for _, line := range strings.Split(string(body), "\n") {
 		if line == "" || strings.HasPrefix(line, "#") || !strings.HasPrefix(line, "haptic_") {
 			continue
@@ -116,9 +137,9 @@ func (r *run) metrics() (map[string]float64, error) {
 		if err != nil {
 			continue
 		}
-		out[line[:i]] = v
+		out[line[:i]] += v
 	}
-	return out, nil
+	return nil
 }
 
 // sumMetric sums the series of one metric whose labels contain every match.
