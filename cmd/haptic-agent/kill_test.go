@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/haproxy-haptic/haptic/internal/agentapi"
-	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
 var (
@@ -102,21 +100,8 @@ func TestKilledAgentComesBack(t *testing.T) {
 	first, addr := startBinary(t, bin, args)
 
 	fePort := freePort(t)
-	cfg := fmt.Sprintf("global\n    hard-stop-after 5s\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n"+
-		"frontend fe\n    bind 127.0.0.1:%d\n    http-request return status 200 content-type text/plain string \"last\"\n", fePort)
-	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}})
-	body, _ := json.Marshal(agentapi.ConfigRequest{Hash: b.Hash, Files: b.Files})
-	req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/config", bytes.NewReader(body))
-	req.SetBasicAuth("u", "secret-password")
 	client := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("apply: %s", resp.Status)
-	}
+	b, _ := applyAnswering(t, client, addr, fePort, "last")
 
 	master := readPID(t, filepath.Join(dir, "state", "haproxy.pid"))
 	// The agent first: alive, it would start HAProxy again at once.
@@ -127,7 +112,7 @@ func TestKilledAgentComesBack(t *testing.T) {
 	start := time.Now()
 	_, addr2 := startBinary(t, bin, args)
 	t.Logf("restarted in %s", time.Since(start))
-	resp, err = client.Get(fmt.Sprintf("http://127.0.0.1:%d/", fePort))
+	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/", fePort))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +121,7 @@ func TestKilledAgentComesBack(t *testing.T) {
 	if string(got) != "last" {
 		t.Fatalf("after restart: %q", got)
 	}
-	req, _ = http.NewRequest(http.MethodGet, "http://"+addr2+"/v1/state", nil)
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr2+"/v1/state", nil)
 	req.SetBasicAuth("u", "secret-password")
 	resp, err = client.Do(req)
 	if err != nil {
@@ -165,21 +150,8 @@ func TestKilledAgentIsAdopted(t *testing.T) {
 		"--reload-verification-timeout", "10s", "--stop-timeout", "3s")
 	first, addr := startBinary(t, bin, args)
 	fePort := freePort(t)
-	cfg := fmt.Sprintf("global\n    hard-stop-after 5s\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n"+
-		"frontend fe\n    bind 127.0.0.1:%d\n    http-request return status 200 content-type text/plain string \"served\"\n", fePort)
-	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}})
 	client := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	body, _ := json.Marshal(agentapi.ConfigRequest{Hash: b.Hash, Files: b.Files})
-	req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/config", bytes.NewReader(body))
-	req.SetBasicAuth("u", "secret-password")
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("apply: %s", resp.Status)
-	}
+	b, _ := applyAnswering(t, client, addr, fePort, "served")
 	before := agentState(t, client, addr)
 	master := readPID(t, filepath.Join(dir, "state", "haproxy.pid"))
 

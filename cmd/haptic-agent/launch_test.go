@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,9 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/haproxy-haptic/haptic/internal/agentapi"
-	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
 // TestLaunchedHAProxy: the two containers of an HAProxy pod as processes —
@@ -55,22 +51,9 @@ func TestLaunchedHAProxy(t *testing.T) {
 	}
 
 	fePort := freePort(t)
-	cfg := fmt.Sprintf("global\n    hard-stop-after 5s\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n"+
-		"frontend fe\n    bind 127.0.0.1:%d\n    http-request return status 200 content-type text/plain string \"launched\"\n", fePort)
-	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}})
-	body, _ := json.Marshal(agentapi.ConfigRequest{Hash: b.Hash, Files: b.Files})
-	req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/config", bytes.NewReader(body))
-	req.SetBasicAuth("u", "secret-password")
 	client := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res agentapi.Result
-	_ = json.NewDecoder(resp.Body).Decode(&res)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !res.Reloaded {
-		t.Fatalf("apply: %s %+v", resp.Status, res)
+	if _, res := applyAnswering(t, client, addr, fePort, "launched"); !res.Reloaded {
+		t.Fatalf("apply: not reloaded %+v", res)
 	}
 
 	if err := syscall.Kill(master, syscall.SIGKILL); err != nil {
@@ -96,7 +79,7 @@ func TestLaunchedHAProxy(t *testing.T) {
 		t.Fatalf("HAProxy exited with the agent\n%s", launchLog.String())
 	default:
 	}
-	resp, err = client.Get(fmt.Sprintf("http://127.0.0.1:%d/", fePort))
+	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/", fePort))
 	if err != nil {
 		t.Fatalf("HAProxy stopped serving with the agent: %v", err)
 	}

@@ -142,20 +142,7 @@ func TestRunServesAndStops(t *testing.T) {
 		t.Fatalf("agent healthz: %d", code)
 	}
 
-	cfg := fmt.Sprintf("global\n    hard-stop-after 5s\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n"+
-		"frontend fe\n    bind 127.0.0.1:%d\n    http-request return status 200 content-type text/plain string \"hello\"\n", fePort)
-	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}})
-	body, _ := json.Marshal(agentapi.ConfigRequest{Hash: b.Hash, Files: b.Files})
-	req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/config", bytes.NewReader(body))
-	req.SetBasicAuth("u", "secret-password")
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("apply: %s", resp.Status)
-	}
+	b, _ := applyAnswering(t, client, addr, fePort, "hello")
 	if code, body := get(fmt.Sprintf("http://127.0.0.1:%d/", fePort)); code != 200 || body != "hello" {
 		t.Fatalf("after apply: %d %q", code, body)
 	}
@@ -258,4 +245,27 @@ func TestReloadVerificationTimeoutFromEnv(t *testing.T) {
 			t.Errorf("env %q accepted", bad)
 		}
 	}
+}
+
+// applyAnswering PUTs a haproxy.cfg whose one frontend, on 127.0.0.1:fePort, answers
+// text, to the agent at addr; the test fails unless the agent answers 200.
+func applyAnswering(t *testing.T, client *http.Client, addr string, fePort int, text string) (*bundle.Bundle, agentapi.Result) {
+	t.Helper()
+	cfg := fmt.Sprintf("global\n    hard-stop-after 5s\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n"+
+		"frontend fe\n    bind 127.0.0.1:%d\n    http-request return status 200 content-type text/plain string %q\n", fePort, text)
+	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}})
+	body, _ := json.Marshal(agentapi.ConfigRequest{Hash: b.Hash, Files: b.Files})
+	req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/config", bytes.NewReader(body))
+	req.SetBasicAuth("u", "secret-password")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var res agentapi.Result
+	_ = json.NewDecoder(resp.Body).Decode(&res)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("apply: %s %+v", resp.Status, res)
+	}
+	return b, res
 }
