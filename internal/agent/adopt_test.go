@@ -108,16 +108,24 @@ func TestAdoptRunningMaster(t *testing.T) {
 	}
 }
 
+// startAbandonedServing is startAbandoned with a config applied whose frontend, on
+// the returned port, answers "v1".
+func startAbandonedServing(t *testing.T, opts Options) (*Agent, int) {
+	t.Helper()
+	a := startAbandoned(t, opts)
+	port := freePort(t)
+	if code, res := putConfig(t, serve(t, a), configFile(frontendCfg(port, "v1", "", ""))); code != http.StatusOK {
+		t.Fatalf("config: %d %+v", code, res)
+	}
+	return a, port
+}
+
 // TestAdoptedMasterDies: the agent notices that an adopted master (not its child)
 // exited, and Restart starts HAProxy on the last known good set.
 func TestAdoptedMasterDies(t *testing.T) {
 	needHAProxy(t)
 	opts := testOptions(t, t.TempDir())
-	first := startAbandoned(t, opts)
-	port := freePort(t)
-	if code, res := putConfig(t, serve(t, first), configFile(frontendCfg(port, "v1", "", ""))); code != http.StatusOK {
-		t.Fatalf("config: %d %+v", code, res)
-	}
+	first, port := startAbandonedServing(t, opts)
 	second, _ := startAgent(t, opts)
 	if second.proc.pid != first.proc.pid {
 		t.Fatal("not adopted")
@@ -144,11 +152,7 @@ func TestAdoptedMasterDies(t *testing.T) {
 func TestNoAdoptionOfAStranger(t *testing.T) {
 	needHAProxy(t)
 	opts := testOptions(t, t.TempDir())
-	first := startAbandoned(t, opts)
-	port := freePort(t)
-	if code, res := putConfig(t, serve(t, first), configFile(frontendCfg(port, "v1", "", ""))); code != http.StatusOK {
-		t.Fatalf("config: %d %+v", code, res)
-	}
+	first, port := startAbandonedServing(t, opts)
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
