@@ -90,7 +90,7 @@ func TestMerge(t *testing.T) {
 		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: "c"},
 		{Kind: bundle.KindMap, Name: "a.map", Content: "1"},
 	})
-	got := merge(cur, []bundle.File{{Kind: bundle.KindMap, Name: "a.map", Content: "2"}, {Kind: bundle.KindMap, Name: "b.map", Content: "3"}})
+	got := merged(cur, []bundle.File{{Kind: bundle.KindMap, Name: "a.map", Content: "2"}, {Kind: bundle.KindMap, Name: "b.map", Content: "3"}})
 	want := bundle.New([]bundle.File{
 		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: "c"},
 		{Kind: bundle.KindMap, Name: "a.map", Content: "2"},

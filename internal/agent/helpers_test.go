@@ -21,14 +21,14 @@ import (
 
 const testUser, testPass = "controller", "s3cret-pass"
 
-func needHAProxy(t *testing.T) {
+func needHAProxy(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("haproxy"); err != nil {
 		t.Fatal("haproxy not installed: make test installs it (apt-get install -y haproxy)")
 	}
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -38,7 +38,7 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func testOptions(t *testing.T, dir string) Options {
+func testOptions(t testing.TB, dir string) Options {
 	return Options{
 		Layout: bundle.Layout{
 			ConfigFile:        filepath.Join(dir, "etc", "haproxy.cfg"),
@@ -58,7 +58,7 @@ func testOptions(t *testing.T, dir string) Options {
 }
 
 // testWriter sends HAProxy's output to the test log.
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Logf("haproxy: %s", strings.TrimRight(string(p), "\n"))
@@ -66,7 +66,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 // startAgent starts an agent and its API; HAProxy is stopped at cleanup.
-func startAgent(t *testing.T, opts Options) (*Agent, *httptest.Server) {
+func startAgent(t testing.TB, opts Options) (*Agent, *httptest.Server) {
 	t.Helper()
 	a, err := New(opts)
 	if err != nil {
@@ -184,4 +184,13 @@ func fetch(t *testing.T, port int, host string) string {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return string(body)
+}
+
+// merged is merge of whole files, for tests that build a request's resulting set.
+func merged(cur *bundle.Bundle, files []bundle.File) *bundle.Bundle {
+	b, err := merge(cur, files, nil)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

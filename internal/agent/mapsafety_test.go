@@ -88,7 +88,7 @@ func TestMapSafety(t *testing.T) {
 		if code != http.StatusBadRequest || res.Result != agentapi.ResultError || !strings.Contains(res.Error, tt.want) {
 			t.Errorf("PUT %.30q: %d %+v, want 400 %q", tt.content, code, res, tt.want)
 		}
-		next := merge(bundle.New([]bundle.File{cfg, hostMap}), []bundle.File{bad})
+		next := merged(bundle.New([]bundle.File{cfg, hostMap}), []bundle.File{bad})
 		code, res = call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, agentapi.RuntimeRequest{
 			Files: []bundle.File{bad}, Hash: next.Hash,
 			Operations: []runtime.Op{{Operation: &runtime.SetMap{Map: "host.map", Key: "a.test", Value: "be_b"}}},
@@ -106,7 +106,7 @@ func TestMapSafety(t *testing.T) {
 	} {
 		files := []bundle.File{{Kind: bundle.KindMap, Name: "host.map", Content: content + "\ne.test be_a\n"}}
 		code, res := call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, agentapi.RuntimeRequest{
-			Files: files, Hash: merge(bundle.New([]bundle.File{cfg, hostMap}), files).Hash, Operations: []runtime.Op{{Operation: op}},
+			Files: files, Hash: merged(bundle.New([]bundle.File{cfg, hostMap}), files).Hash, Operations: []runtime.Op{{Operation: op}},
 		})
 		if code != http.StatusBadRequest || !strings.Contains(res.Error, "operation 0: "+op.Kind()+" host.map ") || !strings.Contains(res.Error, "map ") {
 			t.Errorf("%s: %d %+v", op.Kind(), code, res)

@@ -82,7 +82,7 @@ func TestRuntimeReadBack(t *testing.T) {
 	// post applies ops with the resulting files (cur with files replaced).
 	post := func(files []bundle.File, ops ...runtime.Operation) (int, agentapi.Result) {
 		t.Helper()
-		next := merge(bundle.New(cur), files)
+		next := merged(bundle.New(cur), files)
 		req := agentapi.RuntimeRequest{Files: files, Hash: next.Hash}
 		for _, o := range ops {
 			req.Operations = append(req.Operations, runtime.Op{Operation: o})

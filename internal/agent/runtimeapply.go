@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 	"github.com/haproxy-haptic/haptic/internal/validate/haproxycheck"
 )
 
@@ -50,7 +52,15 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 	if req.BaseHash != "" && req.BaseHash != a.current.Hash {
 		return fail(http.StatusConflict, "base hash %s is not the running set %s", req.BaseHash, a.current.Hash)
 	}
-	next := merge(a.current, req.Files)
+	edited, status, err := editedFiles(a.current, req.Edits)
+	if err != nil {
+		return fail(status, "%v", err)
+	}
+	changed := append(append([]bundle.File(nil), req.Files...), edited...)
+	next, err := merge(a.current, req.Files, edited)
+	if err != nil {
+		return fail(http.StatusBadRequest, "%v", err)
+	}
 	if next.Hash != req.Hash {
 		return fail(http.StatusBadRequest, "hash %q does not match the resulting set (%s)", req.Hash, next.Hash)
 	}
@@ -82,7 +92,7 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 		}
 	}
 	if opErr == nil {
-		if err := install(a.opts.Layout, req.Files, nil); err != nil {
+		if err := install(a.opts.Layout, changed, nil); err != nil {
 			// The worker runs the new state but the files did not land: reload
 			// what is on disk so that both agree again.
 			status := a.switchTo(ctx, a.current, a.aliases, timeout, &res)
@@ -125,7 +135,7 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 		record("runtime")
 		return done(http.StatusUnprocessableEntity)
 	}
-	status := a.switchTo(ctx, next, req.Aliases, timeout, &res)
+	status = a.switchTo(ctx, next, req.Aliases, timeout, &res)
 	if res.Result == agentapi.ResultApplied {
 		res.Result = agentapi.ResultRuntimeFallback
 		res.Error = opErr.Error()
@@ -134,29 +144,92 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 	return done(status)
 }
 
-// merge returns cur with files replaced or added by (kind, name).
-func merge(cur *bundle.Bundle, files []bundle.File) *bundle.Bundle {
-	type key struct {
-		kind bundle.Kind
-		name string
+// fileKey names a file of a set: there is one config file, whatever its name.
+type fileKey struct {
+	kind bundle.Kind
+	name string
+}
+
+func keyOf(f bundle.File) fileKey {
+	if f.Kind == bundle.KindConfig {
+		return fileKey{kind: f.Kind}
 	}
-	byKey := make(map[key]bundle.File, len(cur.Files)+len(files))
-	var order []key
-	for _, list := range [][]bundle.File{cur.Files, files} {
-		for _, f := range list {
-			k := key{f.Kind, f.Name}
-			if f.Kind == bundle.KindConfig {
-				k.name = "" // there is one config file, whatever its name
-			}
-			if _, ok := byKey[k]; !ok {
-				order = append(order, k)
-			}
-			byKey[k] = f
+	return fileKey{f.Kind, f.Name}
+}
+
+// merge returns cur with files and edited (hashed by editedFiles) replaced or
+// added by (kind, name). Only the files that arrived whole are hashed: the rest
+// keep the hashes the agent computed when they arrived, so an apply of a few
+// lines does not rehash the whole set. A file both whole and edited is refused.
+func merge(cur *bundle.Bundle, files, edited []bundle.File) (*bundle.Bundle, error) {
+	byKey := make(map[fileKey]int, len(cur.Files)+len(files))
+	out := make([]bundle.File, 0, len(cur.Files)+len(files))
+	for _, f := range cur.Files {
+		byKey[keyOf(f)] = len(out)
+		out = append(out, f)
+	}
+	sent := make(map[fileKey]bool, len(files)+len(edited))
+	put := func(f bundle.File) error {
+		k := keyOf(f)
+		if sent[k] {
+			return fmt.Errorf("file %s: sent twice", f.Target())
+		}
+		sent[k] = true
+		if i, ok := byKey[k]; ok {
+			out[i] = f
+			return nil
+		}
+		byKey[k] = len(out)
+		out = append(out, f)
+		return nil
+	}
+	for _, f := range files {
+		f.Hash = bundle.HashContent(f.Content)
+		if err := put(f); err != nil {
+			return nil, err
 		}
 	}
-	out := make([]bundle.File, 0, len(order))
-	for _, k := range order {
-		out = append(out, byKey[k])
+	for _, f := range edited {
+		if err := put(f); err != nil {
+			return nil, err
+		}
 	}
-	return bundle.New(out)
+	return bundle.Assemble(out), nil
+}
+
+// editedFiles rebuilds the files edits change from the copies in cur. An edit of
+// a file cur lacks or holds with another content is a conflict (409: the
+// controller planned against another set); a result whose hash is not the edit's,
+// or a map line the runtime API cannot reproduce, is refused (400). Only the
+// lines the splices wrote are checked: the rest passed when it arrived.
+func editedFiles(cur *bundle.Bundle, edits []agentapi.FileEdit) ([]bundle.File, int, error) {
+	if len(edits) == 0 {
+		return nil, 0, nil
+	}
+	have := make(map[fileKey]bundle.File, len(cur.Files))
+	for _, f := range cur.Files {
+		have[keyOf(f)] = f
+	}
+	out := make([]bundle.File, 0, len(edits))
+	for _, e := range edits {
+		base, ok := have[keyOf(bundle.File{Kind: e.Kind, Name: e.Name})]
+		if !ok || base.Hash != e.BaseHash {
+			return nil, http.StatusConflict, fmt.Errorf("edit of %s:%s: the agent does not hold its base %s", e.Kind, e.Name, e.BaseHash)
+		}
+		content, touched, err := e.Apply(base.Content)
+		if err != nil {
+			return nil, http.StatusBadRequest, err
+		}
+		f := bundle.File{Kind: base.Kind, Name: base.Name, Content: content, Hash: bundle.HashContent(content)}
+		if f.Hash != e.Hash {
+			return nil, http.StatusBadRequest, fmt.Errorf("edit of %s: the result's hash is %s, not %s", f.Target(), f.Hash, e.Hash)
+		}
+		if f.Kind == bundle.KindMap {
+			if err := config.CheckMapFile(strings.Join(touched, "\n")); err != nil {
+				return nil, http.StatusBadRequest, fmt.Errorf("map file %s: %w", f.Name, err)
+			}
+		}
+		out = append(out, f)
+	}
+	return out, 0, nil
 }

@@ -60,6 +60,9 @@ type RuntimeRequest struct {
 	// Files are the files the operations make true on disk (changed or added
 	// files; the rest of the current set is kept).
 	Files []bundle.File `json:"files"`
+	// Edits are changed files sent as splices of the agent's copy (FileEdit);
+	// a file is in Files or in Edits, not both.
+	Edits []FileEdit `json:"edits,omitempty"`
 	// Hash is the hash of the whole resulting set.
 	Hash string `json:"hash"`
 	// Aliases is what the controller's plan says runs under other names on the

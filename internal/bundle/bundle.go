@@ -55,6 +55,19 @@ func New(files []File) *Bundle {
 	for i := range out {
 		out[i].Hash = HashContent(out[i].Content)
 	}
+	return assemble(out)
+}
+
+// Assemble builds a bundle from files whose Hash fields the caller computed
+// (HashContent) itself: the agent merging a few changed files into a large set
+// hashes only those. Never pass files whose Hash came from elsewhere.
+func Assemble(files []File) *Bundle {
+	out := make([]File, len(files))
+	copy(out, files)
+	return assemble(out)
+}
+
+func assemble(out []File) *Bundle {
 	sort.Slice(out, func(i, j int) bool {
 		if kindOrder[out[i].Kind] != kindOrder[out[j].Kind] {
 			return kindOrder[out[i].Kind] < kindOrder[out[j].Kind]

@@ -178,6 +178,15 @@ type worker struct {
 	// adopt: the worker has not learned yet what the pod runs; before its first
 	// delivery it reads the pod's running set (see adoptRunning).
 	adopt bool
+	// noEdits: the pod's agent refused file edits (an older agent); changed
+	// files go whole.
+	noEdits bool
+}
+
+func (w *worker) sendEdits() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.noEdits
 }
 
 func (d *Deployer) newWorker(p Pod) *worker {
@@ -362,8 +371,20 @@ func (w *worker) applyRuntime(b *bundle.Bundle, res plan.Result) Outcome {
 	defer cancel()
 	start := time.Now()
 	next := res.Running
-	resp, err := w.client.Runtime(ctx, agentapi.RuntimeRequest{BaseHash: base.Bundle.Hash, Operations: res.Ops, Files: res.Files,
-		Hash: next.Bundle.Hash, Aliases: next.Aliases, ReloadVerificationTimeoutMs: w.d.opts.ReloadVerificationTimeout.Milliseconds()})
+	req := agentapi.RuntimeRequest{BaseHash: base.Bundle.Hash, Operations: res.Ops, Files: res.Files,
+		Hash: next.Bundle.Hash, Aliases: next.Aliases, ReloadVerificationTimeoutMs: w.d.opts.ReloadVerificationTimeout.Milliseconds()}
+	if w.sendEdits() {
+		req.Files, req.Edits = asEdits(base.Bundle, res.Files)
+	}
+	resp, err := w.client.Runtime(ctx, req)
+	if len(req.Edits) > 0 && refusesEdits(err) {
+		// An agent older than file edits: send the files whole from now on.
+		w.mu.Lock()
+		w.noEdits = true
+		w.mu.Unlock()
+		req.Files, req.Edits = res.Files, nil
+		resp, err = w.client.Runtime(ctx, req)
+	}
 	out := Outcome{Pod: w.pod.Name, Hash: b.Hash, Mode: ModeRuntime, Duration: time.Since(start), Reloaded: resp.Reloaded,
 		FastPathFailed: resp.Reloaded, FastPathError: resp.Error, ServerDivergence: resp.ServerDivergence, MapDivergence: resp.MapDivergence,
 		Ops: len(res.Ops)}

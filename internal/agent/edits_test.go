@@ -1,0 +1,123 @@
+package agent
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
+)
+
+// TestRuntimeEdits: a runtime apply whose changed map arrives as splices of the
+// agent's copy (agentapi.FileEdit) serves the new entry without a reload, leaves
+// the whole file on disk and in the manifest's set (what a restart reads back), and
+// refuses a stale base (409), a wrong result hash, an unsafe map line and a file
+// sent twice (400) without touching anything.
+func TestRuntimeEdits(t *testing.T) {
+	needHAProxy(t)
+	opts := testOptions(t, t.TempDir())
+	a, srv := startAgent(t, opts)
+	port := freePort(t)
+	cfg := rbCfg(port, opts.Layout.MapsDir, "")
+	var sb strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&sb, "h%03d.test be_a\n", i)
+	}
+	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: sb.String()}
+	if code, res := putConfig(t, srv, cfg, hostMap); code != http.StatusOK {
+		t.Fatalf("base config: %d %+v", code, res)
+	}
+	base := bundle.New([]bundle.File{cfg, hostMap})
+	baseMap := fileOf(base, "host.map")
+	at := strings.Index(baseMap.Content, "h100.test")
+	want := baseMap
+	want.Content = baseMap.Content[:at] + "new.test be_b\n" + baseMap.Content[at:]
+	edit, ok := agentapi.EditOf(baseMap, want)
+	if !ok || len(edit.Splices) != 1 || edit.Splices[0].Insert != "new.test be_b\n" {
+		t.Fatalf("edit %+v", edit)
+	}
+	next := merged(base, []bundle.File{want})
+	add := []runtime.Op{{Operation: &runtime.AddMap{Map: "host.map", Key: "new.test", Value: "be_b"}}}
+	post := func(req agentapi.RuntimeRequest) (int, agentapi.Result) {
+		t.Helper()
+		return call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, req)
+	}
+	onDisk := func() string {
+		t.Helper()
+		data, err := os.ReadFile(opts.Layout.Path(baseMap))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+
+	t.Run("refused edits change nothing", func(t *testing.T) {
+		stale := edit
+		stale.BaseHash = bundle.HashContent("other")
+		wrongHash := edit
+		wrongHash.Hash = bundle.HashContent("other")
+		unsafe := edit
+		unsafe.Splices = []agentapi.Splice{{Offset: at, Insert: "bad\x01.test be_b\n"}}
+		unsafe.Hash = bundle.HashContent(baseMap.Content[:at] + "bad\x01.test be_b\n" + baseMap.Content[at:])
+		for _, c := range []struct {
+			name  string
+			req   agentapi.RuntimeRequest
+			code  int
+			error string
+		}{
+			{"stale base", agentapi.RuntimeRequest{Edits: []agentapi.FileEdit{stale}, Hash: next.Hash, Operations: add}, http.StatusConflict, "does not hold its base"},
+			{"wrong hash", agentapi.RuntimeRequest{Edits: []agentapi.FileEdit{wrongHash}, Hash: next.Hash, Operations: add}, http.StatusBadRequest, "result's hash"},
+			{"unsafe line", agentapi.RuntimeRequest{Edits: []agentapi.FileEdit{unsafe}, Hash: next.Hash, Operations: add}, http.StatusBadRequest, "control character"},
+			{"sent twice", agentapi.RuntimeRequest{Files: []bundle.File{want}, Edits: []agentapi.FileEdit{edit}, Hash: next.Hash, Operations: add}, http.StatusBadRequest, "sent twice"},
+		} {
+			code, res := post(c.req)
+			if code != c.code || !strings.Contains(res.Error, c.error) {
+				t.Errorf("%s: %d %+v, want %d %q", c.name, code, res, c.code, c.error)
+			}
+		}
+		if got := onDisk(); got != baseMap.Content {
+			t.Fatal("a refused edit changed the file")
+		}
+		if got := fetch(t, port, "new.test"); got != "nomatch" {
+			t.Fatalf("new.test after refused edits: %q", got)
+		}
+	})
+
+	t.Run("an edit applies at runtime", func(t *testing.T) {
+		before := getState(t, srv)
+		code, res := post(agentapi.RuntimeRequest{BaseHash: base.Hash, Edits: []agentapi.FileEdit{edit}, Hash: next.Hash, Operations: add})
+		if code != http.StatusOK || res.Result != agentapi.ResultApplied || res.Reloaded || res.MapDivergence != 0 {
+			t.Fatalf("edit: %d %+v", code, res)
+		}
+		if got := fetch(t, port, "new.test"); got != "B" {
+			t.Fatalf("new.test: %q", got)
+		}
+		if got := onDisk(); got != want.Content {
+			t.Fatalf("file on disk is not the edited file")
+		}
+		st := getState(t, srv)
+		if st.Hash != next.Hash || st.TreeHash != next.Hash || st.Reloads != before.Reloads {
+			t.Fatalf("state %+v, want hash and tree hash %s", st, next.Hash)
+		}
+		// What a restarted agent reads back: the manifest's files from disk.
+		var m manifest
+		if err := readJSON(opts.manifestPath(), &m); err != nil {
+			t.Fatal(err)
+		}
+		tree, err := readTree(opts.Layout, m)
+		if err != nil || tree.Hash != next.Hash || m.Hash != next.Hash {
+			t.Fatalf("manifest %s, tree %v (%v), want %s", m.Hash, tree, err, next.Hash)
+		}
+		if cur := a.Current(); fileOf(bundle.New(cur.Files), "host.map").Content != want.Content {
+			t.Fatal("GET /v1/config does not return the whole edited map")
+		}
+		// The runtime verification compares the whole map with the worker.
+		if v := verifyState(t, srv); v.MapDivergence != 0 || v.LastVerify == nil || v.LastVerify.MapDivergence != 0 {
+			t.Fatalf("verify after the edit: %+v", v.LastVerify)
+		}
+	})
+}

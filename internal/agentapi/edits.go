@@ -1,0 +1,215 @@
+package agentapi
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+)
+
+// FileEdit is a changed file of a RuntimeRequest sent as splices of the copy the
+// agent holds, so that a change of a few map lines costs a few lines on the wire
+// and in the agent's checks, not the whole file.
+type FileEdit struct {
+	Kind bundle.Kind `json:"kind"`
+	Name string      `json:"name"`
+	// BaseHash is the content hash (bundle.HashContent) of the file the splices
+	// apply to; the agent refuses the request (409) when it holds another one.
+	BaseHash string `json:"baseHash"`
+	// Hash is the content hash of the result; a mismatch is refused (400).
+	Hash    string   `json:"hash"`
+	Splices []Splice `json:"splices"`
+}
+
+// Splice replaces Delete bytes at Offset of the base content with Insert. The
+// splices of an edit are in ascending, non-overlapping order of Offset.
+type Splice struct {
+	Offset int    `json:"offset"`
+	Delete int    `json:"delete,omitempty"`
+	Insert string `json:"insert,omitempty"`
+}
+
+// MaxEditDistance bounds the line diff EditOf computes (lines deleted plus
+// inserted between the first and the last change); a larger change is sent whole.
+const MaxEditDistance = 200
+
+// EditOf returns f as splices of base (a file of the same kind and name), or
+// false when the splices would not be much smaller than f itself.
+func EditOf(base, f bundle.File) (FileEdit, bool) {
+	splices, ok := Diff(base.Content, f.Content)
+	if !ok {
+		return FileEdit{}, false
+	}
+	size := 0
+	for _, s := range splices {
+		size += len(s.Insert) + 32
+	}
+	if size*2 > len(f.Content) {
+		return FileEdit{}, false
+	}
+	// Hashed here rather than trusted from the File: a copied File keeps a stale one.
+	return FileEdit{Kind: f.Kind, Name: f.Name, BaseHash: bundle.HashContent(base.Content),
+		Hash: bundle.HashContent(f.Content), Splices: splices}, true
+}
+
+// Diff returns the line splices that turn old into new, or false when they
+// differ by more than MaxEditDistance lines. Common leading and trailing lines
+// are skipped first; the rest is a Myers diff, O((N+M)·D) for D changed lines.
+func Diff(old, new string) ([]Splice, bool) {
+	a, b := splitLines(old), splitLines(new)
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	offset := 0
+	for _, l := range a[:pre] {
+		offset += len(l)
+	}
+	hunks, ok := lineHunks(a[pre:len(a)-suf], b[pre:len(b)-suf], MaxEditDistance)
+	if !ok {
+		return nil, false
+	}
+	// Byte offsets of the middle's lines in old.
+	mid := a[pre : len(a)-suf]
+	starts := make([]int, len(mid)+1)
+	starts[0] = offset
+	for i, l := range mid {
+		starts[i+1] = starts[i] + len(l)
+	}
+	out := make([]Splice, 0, len(hunks))
+	for _, h := range hunks {
+		out = append(out, Splice{Offset: starts[h.a0], Delete: starts[h.a1] - starts[h.a0],
+			Insert: strings.Join(b[pre+h.b0:pre+h.b1], "")})
+	}
+	return out, true
+}
+
+// splitLines splits s after each newline; the pieces joined are s.
+func splitLines(s string) []string {
+	lines := strings.SplitAfter(s, "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	return lines
+}
+
+// hunk replaces a[a0:a1] with b[b0:b1].
+type hunk struct{ a0, a1, b0, b1 int }
+
+// lineHunks is Myers' diff of a and b, as maximal hunks, or false when the edit
+// distance exceeds maxD.
+func lineHunks(a, b []string, maxD int) ([]hunk, bool) {
+	n, m := len(a), len(b)
+	maxD = min(maxD, n+m)
+	off := maxD + 1
+	v := make([]int, 2*maxD+3)
+	var trace [][]int
+	for d := 0; d <= maxD; d++ {
+		trace = append(trace, append([]int(nil), v...))
+		for k := -d; k <= d; k += 2 {
+			var x int
+			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+				x = v[off+k+1]
+			} else {
+				x = v[off+k-1] + 1
+			}
+			y := x - k
+			for x < n && y < m && a[x] == b[y] {
+				x++
+				y++
+			}
+			v[off+k] = x
+			if x >= n && y >= m {
+				return backtrack(trace, off, n, m), true
+			}
+		}
+	}
+	return nil, false
+}
+
+// backtrack walks the Myers trace from the end and groups the deleted and
+// inserted lines into hunks, in ascending order.
+func backtrack(trace [][]int, off, x, y int) []hunk {
+	var hs []hunk
+	add := func(ax, bx int, del bool) {
+		// Extends the hunk being built backwards when adjacent.
+		if n := len(hs); n > 0 {
+			h := &hs[n-1]
+			if del && ax+1 == h.a0 && bx == h.b0 {
+				h.a0 = ax
+				return
+			}
+			if !del && bx+1 == h.b0 && ax == h.a0 {
+				h.b0 = bx
+				return
+			}
+		}
+		if del {
+			hs = append(hs, hunk{ax, ax + 1, bx, bx})
+		} else {
+			hs = append(hs, hunk{ax, ax, bx, bx + 1})
+		}
+	}
+	for d := len(trace) - 1; d > 0; d-- {
+		v := trace[d]
+		k := x - y
+		var pk int
+		if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+			pk = k + 1
+		} else {
+			pk = k - 1
+		}
+		px := v[off+pk]
+		py := px - pk
+		for x > px && y > py {
+			x--
+			y--
+		}
+		if x == px {
+			add(x, py, false) // b[py] inserted before a[x]
+		} else {
+			add(px, y, true) // a[px] deleted
+		}
+		x, y = px, py
+	}
+	for i, j := 0, len(hs)-1; i < j; i, j = i+1, j-1 {
+		hs[i], hs[j] = hs[j], hs[i]
+	}
+	return hs
+}
+
+// Apply returns base with the splices applied; it refuses splices out of order,
+// overlapping or outside base. Touched are the spans of the result the splices
+// wrote, extended to whole lines (what a caller checks line by line).
+func (e FileEdit) Apply(base string) (out string, touched []string, err error) {
+	var sb strings.Builder
+	sb.Grow(len(base))
+	at := 0
+	type span struct{ from, to int }
+	var spans []span
+	for i, s := range e.Splices {
+		if s.Offset < at || s.Delete < 0 || s.Offset+s.Delete > len(base) || s.Offset+s.Delete < s.Offset {
+			return "", nil, fmt.Errorf("edit of %s:%s: splice %d out of order or outside the file", e.Kind, e.Name, i)
+		}
+		sb.WriteString(base[at:s.Offset])
+		from := sb.Len()
+		sb.WriteString(s.Insert)
+		spans = append(spans, span{from, sb.Len()})
+		at = s.Offset + s.Delete
+	}
+	sb.WriteString(base[at:])
+	out = sb.String()
+	for _, sp := range spans {
+		from := strings.LastIndexByte(out[:sp.from], '\n') + 1
+		to := len(out)
+		if i := strings.IndexByte(out[sp.to:], '\n'); i >= 0 {
+			to = sp.to + i
+		}
+		touched = append(touched, out[from:to])
+	}
+	return out, touched, nil
+}
