@@ -178,6 +178,8 @@ type worker struct {
 	// adopt: the worker has not learned yet what the pod runs; before its first
 	// delivery it reads the pod's running set (see adoptRunning).
 	adopt bool
+	// delivered: the worker has delivered a set to the pod (see accepted).
+	delivered bool
 	// noEdits: the pod's agent refused file edits (an older agent); changed
 	// files go whole.
 	noEdits bool
@@ -421,9 +423,14 @@ func (w *worker) accepted(desired string, running *plan.Running, reloaded bool) 
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.deployed, w.running, w.adopt = desired, running, false
-	if reloaded {
+	// The pacing window starts with a reload of a set this worker delivered: the
+	// first delivery to a pod replaces what the pod booted with or what another
+	// leader left, so the change right after a Gateway's initial deploy (its first
+	// route, say) is not held for minDeploymentInterval.
+	if reloaded && w.delivered {
 		w.lastReload = time.Now()
 	}
+	w.delivered = true
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -172,3 +172,31 @@ func asStatus(err error, target **agentapi.StatusError) bool {
 	}
 	return ok
 }
+
+// TestFirstDeliveryDoesNotStartThePacingWindow: the change right after a pod's
+// first delivery (a Gateway's first route after its initial deploy) reloads at
+// once; the reload after it waits for minDeploymentInterval.
+func TestFirstDeliveryDoesNotStartThePacingWindow(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := newFakeAgent(t)
+	pod, port := a.pod("haproxy-a")
+	const interval = 2 * time.Second
+	d := New(ctx, Options{Port: port, Username: "u", Password: "p", SyncTimeout: 5 * time.Second, MinInterval: interval})
+	d.SetPods([]Pod{pod})
+	initial, first, second := testBundle(1), testBundle(2), testBundle(3)
+	d.SetDesired(initial)
+	waitFor(t, "initial deploy", func() bool { return last(a.history()) == initial.Hash })
+	start := time.Now()
+	d.SetDesired(first)
+	waitFor(t, "the first change", func() bool { return last(a.history()) == first.Hash })
+	if took := time.Since(start); took > interval/2 {
+		t.Fatalf("the change after the initial deploy waited %v: the initial deploy must not start the pacing window", took)
+	}
+	start = time.Now()
+	d.SetDesired(second)
+	waitFor(t, "the second change", func() bool { return last(a.history()) == second.Hash })
+	if took := time.Since(start); took < interval*3/4 {
+		t.Fatalf("the reload after a paced reload took %v: reloads keep the %v pacing", took, interval)
+	}
+}
