@@ -86,7 +86,8 @@ images:
 	  --build-arg VERSION=$(VERSION) -t ghcr.io/haproxy-haptic/haproxy:$(VERSION) .
 
 ## bench-gateway-api: the gateway-api-bench probe, routechange and scale scenarios against HAPTIC on the local
-## cluster (docs/benchmarks.md). Knobs: BENCH_SCENARIOS, BENCH_OUTPUT_DIR, BENCH_GATEWAYS, BENCH_PROBE_ROUTES,
+## cluster (docs/benchmarks.md); BENCH_SCENARIOS=probe-ingress adds the probe with Ingresses through the default
+## fleet (not in the default set). Knobs: BENCH_SCENARIOS, BENCH_OUTPUT_DIR, BENCH_GATEWAYS, BENCH_PROBE_ROUTES,
 ## BENCH_ROUTECHANGE_ITERATIONS, BENCH_ROUTECHANGE_GRACE_PERIOD, BENCH_SCALE_*, BENCH_DEPLOY_INTERVAL,
 ## BENCH_WATCH_DEBOUNCE, BENCH_KEEP_CLUSTER. Exit code: runner-summary.json's harness.final_exit_code.
 .PHONY: bench-gateway-api bench-gateway-api-smoke

@@ -37,8 +37,12 @@ type Gateway struct {
 
 func (g Gateway) String() string { return g.Namespace + "/" + g.Name }
 
-// ScenarioNames are the supported scenarios in their default order.
+// ScenarioNames are the scenarios a run has by default, in their order.
 var ScenarioNames = []string{"probe", "scale", "routechange"}
+
+// ExtraScenarios run only when BENCH_SCENARIOS names them: probe-ingress is the
+// probe with the ingress library (Ingresses through the default fleet).
+var ExtraScenarios = []string{"probe-ingress"}
 
 // LoadKnobs reads the knobs from getenv (os.Getenv), with the defaults of
 // docs/benchmarks.md. now names the default output directory.
@@ -95,8 +99,8 @@ func LoadKnobs(getenv func(string) string, now time.Time, pid int) (Knobs, error
 		var out []string
 		for _, s := range strings.Split(v, ",") {
 			s = strings.TrimSpace(s)
-			if !contains(ScenarioNames, s) {
-				return fmt.Errorf("unknown scenario %q (want %s)", s, strings.Join(ScenarioNames, ","))
+			if !contains(ScenarioNames, s) && !contains(ExtraScenarios, s) {
+				return fmt.Errorf("unknown scenario %q (want %s)", s, strings.Join(append(append([]string{}, ScenarioNames...), ExtraScenarios...), ","))
 			}
 			if contains(out, s) {
 				return fmt.Errorf("scenario %q twice", s)
@@ -157,7 +161,7 @@ func (k Knobs) Has(scenario string) bool { return contains(k.Scenarios, scenario
 // workload sizes and the chart's timings); an empty list means a default run.
 func (k Knobs) Deviations() []string {
 	var d []string
-	if k.ProbeRoutes != 3000 && k.Has("probe") {
+	if k.ProbeRoutes != 3000 && (k.Has("probe") || k.Has("probe-ingress")) {
 		d = append(d, fmt.Sprintf("probe routes %d (published: 3000)", k.ProbeRoutes))
 	}
 	if k.Has("routechange") && (k.RouteChangeIterations != 20 || k.RouteChangeGrace != 200*time.Millisecond) {

@@ -33,14 +33,14 @@ func TestLoadKnobsDefaults(t *testing.T) {
 
 func TestLoadKnobsOverrides(t *testing.T) {
 	k, err := LoadKnobs(env(map[string]string{
-		"BENCH_SCENARIOS": "routechange,probe", "BENCH_PROBE_ROUTES": "300", "BENCH_GATEWAYS": "a/x, b/y",
+		"BENCH_SCENARIOS": "routechange,probe,probe-ingress", "BENCH_PROBE_ROUTES": "300", "BENCH_GATEWAYS": "a/x, b/y",
 		"BENCH_DEPLOY_INTERVAL": "100ms", "BENCH_WATCH_DEBOUNCE": "0", "BENCH_KEEP_CLUSTER": "true",
 		"BENCH_ROUTECHANGE_GRACE_PERIOD": "1s",
 	}), time.Now(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(k.Scenarios, ",") != "routechange,probe" || k.ProbeRoutes != 300 || len(k.Gateways) != 2 ||
+	if strings.Join(k.Scenarios, ",") != "routechange,probe,probe-ingress" || k.ProbeRoutes != 300 || len(k.Gateways) != 2 ||
 		k.DeployInterval != 100*time.Millisecond || k.WatchDebounce != 0 || !k.KeepCluster || k.RouteChangeGrace != time.Second {
 		t.Errorf("overrides not applied: %+v", k)
 	}

@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -40,14 +41,92 @@ type Unexpected struct {
 
 const probeNS = "bench-probe"
 
+// probeTarget is one place a probe's object is polled through: a Gateway's
+// address, or a default-fleet HAProxy pod for Ingresses.
+type probeTarget struct {
+	label, addr, port string
+}
+
+// probeWork is one variant of the probe: where its artifacts go, the host suffix
+// of object i (<i><suffix>.example.com, path /<i>), how object i is created and
+// which targets must answer 200 for it.
+type probeWork struct {
+	dir, ns, hostSuffix string
+	create              func(i int) error
+	targets             []probeTarget
+}
+
 // probe applies BENCH_PROBE_ROUTES HTTPRoutes one by one (upstream's probe
 // workload) and measures, for each, the time from the create call's return to
 // the first 200 through every Gateway, polling every 5 ms.
 func (r *run) probe(res *ScenarioResult) error {
-	if err := r.createNamespace(probeNS); err != nil {
+	w := probeWork{dir: "probe", ns: probeNS, hostSuffix: "-route", create: func(i int) error {
+		_, err := r.gw.GatewayV1().HTTPRoutes(probeNS).Create(r.ctx, r.probeRoute(i), metav1.CreateOptions{})
+		return err
+	}}
+	for _, g := range r.k.Gateways {
+		w.targets = append(w.targets, probeTarget{label: g.String(), addr: r.addrs[g], port: "80"})
+	}
+	if err := r.probeLoop(res, w); err != nil {
 		return err
 	}
-	if err := r.createBackend(probeNS, false); err != nil {
+	// Upstream's cleanup: the routes go; the namespace goes at the end of the run.
+	return r.gw.GatewayV1().HTTPRoutes(probeNS).DeleteCollection(r.ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+}
+
+const probeIngressNS = "bench-probe-ingress"
+
+// probeIngress is the probe with the ingress library: BENCH_PROBE_ROUTES
+// Ingresses (class haptic-bench) one by one, each with host
+// <i>-ingress.example.com and a Prefix path /<i> to the pre-created backend,
+// polled through every pod of the default fleet's HAProxy (port 8080).
+func (r *run) probeIngress(res *ScenarioResult) error {
+	pods, err := r.kube.CoreV1().Pods(r.ctrlNS).List(r.ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=loadbalancer"})
+	if err != nil {
+		return err
+	}
+	w := probeWork{dir: "probe-ingress", ns: probeIngressNS, hostSuffix: "-ingress", create: func(i int) error {
+		_, err := r.kube.NetworkingV1().Ingresses(probeIngressNS).Create(r.ctx, probeIngressObject(i), metav1.CreateOptions{})
+		return err
+	}}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && p.Status.PodIP != "" && podReady(&p) {
+			w.targets = append(w.targets, probeTarget{label: p.Name, addr: p.Status.PodIP, port: "8080"})
+		}
+	}
+	if len(w.targets) == 0 {
+		return fmt.Errorf("no ready default-fleet HAProxy pod in %s", r.ctrlNS)
+	}
+	if err := r.probeLoop(res, w); err != nil {
+		return err
+	}
+	return r.kube.NetworkingV1().Ingresses(probeIngressNS).DeleteCollection(r.ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+}
+
+func probeIngressObject(i int) *networkingv1.Ingress {
+	class := "haptic-bench"
+	prefix := networkingv1.PathTypePrefix
+	return &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Name: strconv.Itoa(i) + "-ingress"},
+		Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
+			Host: strconv.Itoa(i) + "-ingress.example.com",
+			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+				Path: "/" + strconv.Itoa(i), PathType: &prefix,
+				Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+					Name: "backend", Port: networkingv1.ServiceBackendPort{Number: 80}}},
+			}}}},
+		}}},
+	}
+}
+
+// probeLoop creates w's objects one by one and samples each through every
+// target; it writes <w.dir>/samples.json, unexpected.json, summary.json and the
+// resource samples.
+func (r *run) probeLoop(res *ScenarioResult, w probeWork) error {
+	if err := r.createNamespace(w.ns); err != nil {
+		return err
+	}
+	if err := r.createBackend(w.ns, false); err != nil {
 		return err
 	}
 	smp := r.startSampler()
@@ -62,19 +141,19 @@ func (r *run) probe(res *ScenarioResult) error {
 			break
 		}
 		applyStart := time.Now()
-		if _, err := r.gw.GatewayV1().HTTPRoutes(probeNS).Create(r.ctx, r.probeRoute(i), metav1.CreateOptions{}); err != nil {
-			harness = fmt.Errorf("create route %d: %w", i, err)
+		if err := w.create(i); err != nil {
+			harness = fmt.Errorf("create %s object %d: %w", w.dir, i, err)
 			break
 		}
 		applied := time.Now()
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var routeErr error
-		for _, g := range r.k.Gateways {
+		for _, tg := range w.targets {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s, un, err := r.probeOne(g, i, applied)
+				s, un, err := r.probeOne(tg, strconv.Itoa(i)+w.hostSuffix+".example.com", i, applied)
 				s.ApplyMs = ms(applied.Sub(applyStart))
 				mu.Lock()
 				defer mu.Unlock()
@@ -93,7 +172,7 @@ func (r *run) probe(res *ScenarioResult) error {
 		}
 		if i%50 == 0 {
 			last := samples[len(samples)-1]
-			r.logf("probe: route %d: %.1f ms (apply %.1f ms), unexpected so far %d", i, last.LatencyMs, last.ApplyMs, len(unexpected))
+			r.logf("%s: route %d: %.1f ms (apply %.1f ms), unexpected so far %d", w.dir, i, last.LatencyMs, last.ApplyMs, len(unexpected))
 		}
 	}
 	raw, resources := smp.finish()
@@ -118,49 +197,44 @@ func (r *run) probe(res *ScenarioResult) error {
 			fivexx++
 		}
 	}
-	res.Headline = map[string]any{"routes": len(samples) / max(1, len(r.k.Gateways)), "latency": sum,
+	perTarget := len(samples) / max(1, len(w.targets))
+	res.Headline = map[string]any{"routes": perTarget, "latency": sum,
 		"latency_last_10pct": Summarize(last10), "apply": Summarize(apply), "unexpected": len(unexpected), "http_5xx": fivexx}
 	if beforeErr == nil && afterErr == nil {
-		res.Headline["controller"] = controllerWork(before, after, len(samples)/max(1, len(r.k.Gateways)))
+		res.Headline["controller"] = controllerWork(before, after, perTarget)
 	} else {
-		r.logf("probe: controller metrics not read (%v, %v): no renders, reloads or stages in the summary", beforeErr, afterErr)
+		r.logf("%s: controller metrics not read (%v, %v): no renders, reloads or stages in the summary", w.dir, beforeErr, afterErr)
 	}
 	res.MeasuredPass = len(unexpected) == 0 && harness == nil
 	if len(unexpected) > 0 {
 		res.Reasons = append(res.Reasons, fmt.Sprintf("%d unexpected responses (%d of them 5xx)", len(unexpected), fivexx))
 	}
-	for _, w := range []struct {
+	for _, f := range []struct {
 		name string
 		v    any
 	}{{"samples.json", samples}, {"unexpected.json", unexpected}, {"summary.json", res.Headline},
 		{"resources.json", resources}, {"resource-samples.json", raw}} {
-		if err := WriteJSON(r.out, filepath.Join("probe", w.name), w.v); err != nil {
+		if err := WriteJSON(r.out, filepath.Join(w.dir, f.name), f.v); err != nil {
 			return err
 		}
 	}
-	if harness != nil {
-		return harness
-	}
-	// Upstream's cleanup: the routes go; the namespace goes at the end of the run.
-	return r.gw.GatewayV1().HTTPRoutes(probeNS).DeleteCollection(r.ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	return harness
 }
 
-// probeOne polls route i through Gateway g until the first 200 (10,000 polls at
-// most, as upstream).
-func (r *run) probeOne(g Gateway, i int, applied time.Time) (ProbeSample, []Unexpected, error) {
-	addr := r.addrs[g]
-	host := strconv.Itoa(i) + "-route.example.com"
+// probeOne polls object i through target tg with Host host until the first 200
+// (10,000 polls at most, as upstream).
+func (r *run) probeOne(tg probeTarget, host string, i int, applied time.Time) (ProbeSample, []Unexpected, error) {
 	path := "/" + strconv.Itoa(i)
 	var un []Unexpected
 	for poll := 1; poll <= 10000; poll++ {
-		code, _, body, err := r.get(addr, "80", host, path)
+		code, _, body, err := r.get(tg.addr, tg.port, host, path)
 		switch {
 		case err == nil && code == 200:
 			now := time.Now()
-			return ProbeSample{Gateway: g.String(), Route: i, At: now, LatencyMs: ms(now.Sub(applied)), Polls: poll, Unexpected: len(un)}, un, nil
+			return ProbeSample{Gateway: tg.label, Route: i, At: now, LatencyMs: ms(now.Sub(applied)), Polls: poll, Unexpected: len(un)}, un, nil
 		case err == nil && code == 404:
 		default:
-			u := Unexpected{Gateway: g.String(), Route: i, At: time.Now(), Status: code, Body: body}
+			u := Unexpected{Gateway: tg.label, Route: i, At: time.Now(), Status: code, Body: body}
 			if err != nil {
 				u.Error = err.Error()
 			}
@@ -171,7 +245,7 @@ func (r *run) probeOne(g Gateway, i int, applied time.Time) (ProbeSample, []Unex
 		}
 		time.Sleep(r.k.ProbeIntervalFixed)
 	}
-	return ProbeSample{}, un, fmt.Errorf("route %d through %s: no 200 after 10000 polls", i, g)
+	return ProbeSample{}, un, fmt.Errorf("%s %d through %s: no 200 after 10000 polls", host, i, tg.label)
 }
 
 // probeRoute is upstream's probe route i: host <i>-route.example.com, PathPrefix

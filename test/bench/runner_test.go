@@ -155,6 +155,8 @@ func (r *run) scenario(name string) ScenarioResult {
 	switch name {
 	case "probe":
 		err = r.probe(&res)
+	case "probe-ingress":
+		err = r.probeIngress(&res)
 	case "routechange":
 		err = r.routeChange(&res)
 	case "scale":
