@@ -35,6 +35,14 @@ type Agent struct {
 	// aliases and lkgAliases are the controller's aliases of current and lkg
 	// (RuntimeRequest.Aliases), returned by Current for a controller's plan.
 	aliases, lkgAliases map[string]string
+	// lkgGen counts last known good sets; lkgDue is one a runtime apply has not
+	// written yet (lkg.go), lkgTimerSet whether its write is scheduled. Guarded by mu.
+	lkgGen      uint64
+	lkgDue      *bundle.Bundle
+	lkgTimerSet bool
+	// lkgWriteMu orders writes of the file; lkgWritten is the generation it holds.
+	lkgWriteMu sync.Mutex
+	lkgWritten uint64
 
 	st statusRecorder
 }
@@ -316,6 +324,7 @@ func mustVersion(raw string, fallback runtime.Version) runtime.Version {
 // unless it runs in a container of its own (External): that container is stopped
 // on its own, and an agent restart must leave it serving.
 func (a *Agent) Close() error {
+	a.flushLKG()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.proc == nil || a.opts.External {

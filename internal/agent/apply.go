@@ -109,10 +109,3 @@ func (a *Agent) restoreLKG(ctx context.Context) error {
 	return err
 }
 
-func (a *Agent) setLKG(b *bundle.Bundle, aliases map[string]string) error {
-	a.lkg, a.lkgAliases = b, aliases
-	if err := writeJSON(a.opts.lkgPath(), b); err != nil {
-		return fmt.Errorf("save last known good: %w", err)
-	}
-	return nil
-}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
@@ -114,6 +115,18 @@ func TestRuntimeEdits(t *testing.T) {
 		}
 		if cur := a.Current(); fileOf(bundle.New(cur.Files), "host.map").Content != want.Content {
 			t.Fatal("GET /v1/config does not return the whole edited map")
+		}
+		// The last known good file follows within lkgWriteDelay.
+		deadline := time.Now().Add(3 * lkgWriteDelay)
+		for {
+			var lkg bundle.Bundle
+			if err := readJSON(opts.lkgPath(), &lkg); err == nil && lkg.Hash == next.Hash {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("last known good file is not %s after %v", next.Hash, 3*lkgWriteDelay)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 		// The runtime verification compares the whole map with the worker.
 		if v := verifyState(t, srv); v.MapDivergence != 0 || v.LastVerify == nil || v.LastVerify.MapDivergence != 0 {

@@ -111,9 +111,7 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 		if err := writeJSON(a.opts.manifestPath(), m); err != nil {
 			res.Error = err.Error()
 		}
-		if err := a.setLKG(next, req.Aliases); err != nil {
-			res.Error = err.Error()
-		}
+		a.setLKGSoon(next, req.Aliases)
 		record("runtime")
 		return done(http.StatusOK)
 	}
