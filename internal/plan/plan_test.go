@@ -3,12 +3,13 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
-	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
@@ -451,29 +452,116 @@ func TestPlanQuotingIsNotAChange(t *testing.T) {
 	}
 }
 
-func TestMapOrderMatters(t *testing.T) {
+// TestMapMatchTypes: how the configuration text looks a map up, without parsing it.
+func TestMapMatchTypes(t *testing.T) {
 	tests := []struct {
-		cfg  string
-		want bool
+		cfg   string
+		types string // sorted, comma-separated; "?" for unknown
 	}{
-		{"frontend f\n use_backend %[req.hdr(host),map(/m/host.map)]\n", false},
-		{"frontend f\n use_backend %[req.hdr(host),map_str(/m/host.map,be_x)]\n", false},
-		{"frontend f\n use_backend %[path,map_beg(/m/host.map)]\n", true},
-		{"frontend f\n use_backend %[path,map_reg_str(/m/host.map)]\n", true},
-		{"frontend f\n acl known hdr(host) -f /m/host.map -M\n", true},
-		{"frontend f\n use_backend %[path,map_beg(/m/vhost.map)]\n", false},
-		{"frontend f\n bind :80\n", false},
+		{"frontend f\n use_backend %[req.hdr(host),map(/m/host.map)]\n", ""},
+		{"frontend f\n use_backend %[req.hdr(host),map_str(/m/host.map,be_x)]\n", "str"},
+		{"frontend f\n use_backend %[path,map_beg(/m/host.map)]\n use_backend %[path,map(/m/host.map)]\n", ",beg"},
+		{"frontend f\n use_backend %[path,map_reg_str(/m/host.map)]\n", "reg"},
+		{"frontend f\n acl known hdr(host) -f /m/host.map -M\n", "?"},
+		{"frontend f\n http-request set-var(txn.x) str('/m/host.map')\n", "?"},
+		{"frontend f\n use_backend %[path,map_beg(/m/vhost.map)]\n", "none"},
+		{"frontend f\n # acl known hdr(host) -f /m/host.map\n bind :80\n", "none"},
+		{"frontend f\n bind :80\n", "none"},
 	}
 	for _, tt := range tests {
-		cfg, err := config.Parse(tt.cfg)
-		if err != nil {
-			t.Fatal(err)
+		types, known := mapMatchTypes("host.map", tt.cfg)
+		got := "?"
+		if known {
+			got = strings.Join(slices.Sorted(maps.Keys(types)), ",")
+			if len(types) == 0 {
+				got = "none"
+			}
 		}
-		if got := mapOrderMatters("host.map", func() (*config.Config, error) { return cfg, nil }); got != tt.want {
-			t.Errorf("%q: got %v want %v", tt.cfg, got, tt.want)
+		if got != tt.types {
+			t.Errorf("%q: got %q want %q", tt.cfg, got, tt.types)
 		}
 	}
-	if !mapOrderMatters("host.map", func() (*config.Config, error) { return nil, fmt.Errorf("broken") }) {
-		t.Error("an unreadable config must count as order-sensitive")
+}
+
+// TestPrefixOrderKept: appended entries are as good as in place unless a key
+// that is a prefix of theirs (or that theirs prefixes) ends up on the other side.
+func TestPrefixOrderKept(t *testing.T) {
+	es := func(keys ...string) []runtime.MapEntry {
+		var out []runtime.MapEntry
+		for _, k := range keys {
+			out = append(out, runtime.MapEntry{Key: k, Value: "v"})
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		got, want []runtime.MapEntry
+		ok        bool
+	}{
+		{"a route appended", es("h1/a/", "h2/b/", "h1/", "h2/", "h3/c/", "h3/"), es("h1/a/", "h2/b/", "h3/c/", "h1/", "h2/", "h3/"), true},
+		{"appended after its own prefix", es("h1/a/", "h1/", "h1/a/b/"), es("h1/a/b/", "h1/a/", "h1/"), false},
+		{"appended before a key it prefixes", es("h1/a/b/", "h1/"), es("h1/", "h1/a/b/"), false},
+		{"kept entries reordered", es("x/", "y/", "x/1/"), es("y/", "x/1/", "x/"), false},
+		{"same order", es("a", "b"), es("a", "b"), true},
+	}
+	for _, tt := range tests {
+		if got := prefixOrderKept(tt.got, tt.want); got != tt.ok {
+			t.Errorf("%s: got %v want %v", tt.name, got, tt.ok)
+		}
+	}
+}
+
+// TestPlanRouteInBegMap: a route's entries sorted into the middle of a map_beg map
+// (longest prefix first) are two add map operations, not a replacement of the
+// map, and a note comment in haproxy.cfg changes nothing for HAProxy.
+func TestPlanRouteInBegMap(t *testing.T) {
+	cfg := func(note string) bundle.File {
+		return bundle.File{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: "frontend f\n    bind :80\n" +
+			"    http-request set-var(txn.route) var(txn.key),map_beg(/etc/haproxy/maps/path-prefix.map)\n" + note}
+	}
+	pm := func(keys ...string) bundle.File {
+		var b strings.Builder
+		for _, k := range keys {
+			b.WriteString(k + " r\n")
+		}
+		return bundle.File{Kind: bundle.KindMap, Name: "path-prefix.map", Content: b.String()}
+	}
+	run := bundle.New([]bundle.File{cfg("# route 1: note\n"), pm("g/1.example.com/1/", "g/3.example.com/3/", "g/1.example.com/", "g/3.example.com/")})
+	desired := bundle.New([]bundle.File{cfg("# route 1: note\n# route 2: note\n"),
+		pm("g/1.example.com/1/", "g/2.example.com/2/", "g/3.example.com/3/", "g/1.example.com/", "g/2.example.com/", "g/3.example.com/")})
+	res := Plan(Running{Bundle: run}, desired, caps26)
+	if res.Reload || len(res.Ops) != 2 {
+		t.Fatalf("want 2 add map ops, got reload=%v ops=%v reasons=%v", res.Reload, res.Ops, res.Reasons)
+	}
+	for _, op := range res.Ops {
+		if _, ok := op.Operation.(*runtime.AddMap); !ok {
+			t.Fatalf("op %T, want add map", op.Operation)
+		}
+	}
+	// A new key that an existing, earlier key prefixes must keep the desired order.
+	desired = bundle.New([]bundle.File{cfg(""), pm("g/1.example.com/1/x/", "g/1.example.com/1/", "g/3.example.com/3/", "g/1.example.com/", "g/3.example.com/")})
+	res = Plan(Running{Bundle: run}, desired, caps26)
+	if res.Reload || len(res.Ops) != 1 {
+		t.Fatalf("want one replace, got reload=%v ops=%v", res.Reload, res.Ops)
+	}
+	if _, ok := res.Ops[0].Operation.(*runtime.ReplaceMap); !ok {
+		t.Fatalf("op %T, want replace map", res.Ops[0].Operation)
+	}
+}
+
+// TestSameWithoutCommentLines: whole comment lines do not count; anything else does.
+func TestSameWithoutCommentLines(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"a\n# x\nb\n", "a\nb\n  # y\n", true},
+		{"a\nb\n", "a\nb # z\n", false},
+		{"a\n", "a\nc\n", false},
+		{"", "# only\n", true},
+	} {
+		if got := sameWithoutCommentLines(c.a, c.b); got != c.same {
+			t.Errorf("%q vs %q: %v", c.a, c.b, got)
+		}
 	}
 }

@@ -38,3 +38,32 @@ func withoutCommentLines(text string) string {
 	}
 	return b.String()
 }
+
+// sameWithoutCommentLines reports whether a and b are equal once whole comment
+// lines are left out, without building either text.
+func sameWithoutCommentLines(a, b string) bool {
+	if a == b {
+		return true
+	}
+	next := func(s string) (line, rest string, ok bool) {
+		for s != "" {
+			line, rest, _ = strings.Cut(s, "\n")
+			if !strings.HasPrefix(strings.TrimLeft(line, " \t"), "#") {
+				return line, rest, true
+			}
+			s = rest
+		}
+		return "", "", false
+	}
+	for {
+		la, ra, okA := next(a)
+		lb, rb, okB := next(b)
+		if okA != okB || la != lb {
+			return false
+		}
+		if !okA {
+			return true
+		}
+		a, b = ra, rb
+	}
+}
