@@ -77,6 +77,7 @@ type Deployer struct {
 	desired *bundle.Bundle
 	workers map[string]*worker
 	ctx     context.Context
+	plans   planMemo
 }
 
 // New returns a deployer; it works until ctx ends.
@@ -258,9 +259,13 @@ func (w *worker) run() {
 			}
 			w.adoptRunning()
 			// Only plan decides runtime-vs-reload. Runtime operations are not paced.
-			res, planned := w.plan(b)
-			if planned && !res.Reload {
-				out := w.applyRuntime(b, res)
+			planned, ok := w.plan(b)
+			var res plan.Result
+			if ok {
+				res = planned.res
+			}
+			if ok && !res.Reload {
+				out := w.applyRuntime(b, planned)
 				if w.d.opts.OnOutcome != nil {
 					w.d.opts.OnOutcome(out)
 				}
@@ -283,7 +288,7 @@ func (w *worker) run() {
 			planFor := b.Hash
 			b = w.d.Desired()
 			out := w.apply(b)
-			if planned && b.Hash == planFor {
+			if ok && b.Hash == planFor {
 				out.Reasons = res.Reasons
 			}
 			if w.d.opts.OnOutcome != nil {
@@ -304,30 +309,30 @@ func (w *worker) run() {
 
 // plan compares what the pod runs with b; ok is false when the worker does not know
 // what runs (first apply, after a failure) or the pod's capabilities.
-func (w *worker) plan(b *bundle.Bundle) (plan.Result, bool) {
+func (w *worker) plan(b *bundle.Bundle) (*memoEntry, bool) {
 	w.mu.Lock()
 	running, caps := w.running, w.caps
 	w.mu.Unlock()
 	if running == nil {
-		return plan.Result{}, false
+		return nil, false
 	}
 	if caps == nil {
 		ctx, cancel := context.WithTimeout(w.ctx, 10*time.Second)
 		st, err := w.client.State(ctx)
 		cancel()
 		if err != nil {
-			return plan.Result{}, false
+			return nil, false
 		}
 		c, err := plan.CapabilitiesFor(st.HAProxyVersion)
 		if err != nil {
-			return plan.Result{}, false
+			return nil, false
 		}
 		w.mu.Lock()
 		w.caps = &c
 		w.mu.Unlock()
 		caps = &c
 	}
-	return plan.Plan(*running, b, *caps), true
+	return w.d.plans.get(*running, b, *caps), true
 }
 
 // adoptRunning reads, once, what a pod the worker has no record of runs (a new
@@ -360,7 +365,8 @@ func (w *worker) adoptRunning() {
 	w.running, w.caps, w.adopt = &plan.Running{Bundle: r.Bundle, Aliases: r.Aliases}, &caps, false
 }
 
-func (w *worker) applyRuntime(b *bundle.Bundle, res plan.Result) Outcome {
+func (w *worker) applyRuntime(b *bundle.Bundle, planned *memoEntry) Outcome {
+	res := planned.res
 	w.mu.Lock()
 	base := w.running
 	w.mu.Unlock()
@@ -376,7 +382,7 @@ func (w *worker) applyRuntime(b *bundle.Bundle, res plan.Result) Outcome {
 	req := agentapi.RuntimeRequest{BaseHash: base.Bundle.Hash, Operations: res.Ops, Files: res.Files,
 		Hash: next.Bundle.Hash, Aliases: next.Aliases, ReloadVerificationTimeoutMs: w.d.opts.ReloadVerificationTimeout.Milliseconds()}
 	if w.sendEdits() {
-		req.Files, req.Edits = asEdits(base.Bundle, res.Files)
+		req.Files, req.Edits = planned.whole, planned.edits
 	}
 	resp, err := w.client.Runtime(ctx, req)
 	if len(req.Edits) > 0 && refusesEdits(err) {
