@@ -108,4 +108,3 @@ func (a *Agent) restoreLKG(ctx context.Context) error {
 	_, err := a.reload(context.WithoutCancel(ctx), 0)
 	return err
 }
-

@@ -69,7 +69,9 @@ backend be_a
 		fmt.Fprintf(&sb, "%04d-route.example.com be_a\n", i)
 	}
 	lines := sb.String()
-	hostMap := func(content string) bundle.File { return bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: content} }
+	hostMap := func(content string) bundle.File {
+		return bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: content}
+	}
 	rec := &bodies{}
 	onOutcome, next := outcomes(t)
 	d := New(ctx, Options{Port: port, Username: "u", Password: "p", SyncTimeout: 20 * time.Second,
