@@ -19,10 +19,21 @@ import (
 type touched struct {
 	servers map[string]map[string]bool // backend → server → weight set
 	maps    map[string]bool
+	// keys are the map keys single-entry operations touched, by map; replaced
+	// maps were rewritten whole.
+	keys     map[string]map[string]bool
+	replaced map[string]bool
 }
 
 func touchedBy(ops []runtime.Op) touched {
-	t := touched{servers: map[string]map[string]bool{}, maps: map[string]bool{}}
+	t := touched{servers: map[string]map[string]bool{}, maps: map[string]bool{}, keys: map[string]map[string]bool{}, replaced: map[string]bool{}}
+	key := func(m, k string) {
+		t.maps[m] = true
+		if t.keys[m] == nil {
+			t.keys[m] = map[string]bool{}
+		}
+		t.keys[m][k] = true
+	}
 	set := func(be, srv string, weight bool) {
 		if t.servers[be] == nil {
 			t.servers[be] = map[string]bool{}
@@ -32,13 +43,14 @@ func touchedBy(ops []runtime.Op) touched {
 	for _, op := range ops {
 		switch o := op.Operation.(type) {
 		case *runtime.SetMap:
-			t.maps[o.Map] = true
+			key(o.Map, o.Key)
 		case *runtime.AddMap:
-			t.maps[o.Map] = true
+			key(o.Map, o.Key)
 		case *runtime.DelMap:
-			t.maps[o.Map] = true
+			key(o.Map, o.Key)
 		case *runtime.ReplaceMap:
 			t.maps[o.Map] = true
+			t.replaced[o.Map] = true
 		case *runtime.AddServer:
 			set(o.Backend, o.Server, o.Weight > 0)
 		case *runtime.DelServer:
@@ -119,9 +131,13 @@ func (d divergence) String() string {
 // an operation touched must run if and only if b's configuration has its server
 // line, with the line's address and port (when the line has an IP address),
 // maintenance state ("disabled" = maint; ready and drain are not maint) and weight
-// (when the line sets it or an operation set it; 1 when not written). Every map an
-// operation touched must hold b's map file entries, compared as multisets
-// (runtime.DiffMap). Callers hold a.mu. An error means the worker could not be read.
+// (when the line sets it or an operation set it; 1 when not written). Every map key
+// a single-entry operation touched must be looked up as b's map file says
+// (keysReadBack: a lookup per key, so a route's apply does not dump its maps); a
+// replaced map, or a key whose lookup does not match, has the whole map compared
+// with the file as multisets (runtime.DiffMap). Entries no operation touched are
+// the runtime verification's (VerifyRuntime, --verify-interval). Callers hold
+// a.mu. An error means the worker could not be read.
 func (a *Agent) readBack(ctx context.Context, ops []runtime.Op, b *bundle.Bundle) (divergence, error) {
 	var d divergence
 	t := touchedBy(ops)
@@ -153,6 +169,9 @@ func (a *Agent) readBack(ctx context.Context, ops []runtime.Op, b *bundle.Bundle
 		content, ok := maps[name]
 		if !ok {
 			continue // not a file of the set: nothing on disk to compare with
+		}
+		if !t.replaced[name] && a.keysReadBack(ctx, name, content, t.keys[name]) {
+			continue
 		}
 		md, err := a.diffMap(ctx, name, content)
 		if err != nil {
@@ -194,6 +213,47 @@ func serverDiff(weightSet bool, want cfgServer, inCfg bool, got runtime.ServerSt
 func sameIP(a, b string) bool {
 	ia, ib := net.ParseIP(a), net.ParseIP(b)
 	return ia != nil && ia.Equal(ib)
+}
+
+// keysReadBack reports whether the worker answers each key single-entry
+// operations touched exactly as the map file says (`get map`: the entry itself
+// found with the file's value, or not found when the file lacks the key). It
+// costs a lookup per key instead of a dump of the whole map; any answer it cannot
+// take as a match (another key matched first, a duplicate key in the file, an
+// error) returns false and the caller compares the whole map.
+func (a *Agent) keysReadBack(ctx context.Context, name, content string, keys map[string]bool) bool {
+	if len(keys) == 0 {
+		return false
+	}
+	want := make(map[string]string, len(keys))
+	for _, e := range runtime.ParseMapFile(content) {
+		if !keys[e.Key] {
+			continue
+		}
+		if _, dup := want[e.Key]; dup {
+			return false
+		}
+		want[e.Key] = e.Value
+	}
+	path := runtime.Escape(a.mapPath(name))
+	for _, k := range sortedKeys(keys) {
+		out, err := a.admin.Do(ctx, "get map "+path+" "+runtime.Escape(k))
+		if err != nil {
+			return false
+		}
+		line := strings.TrimSpace(out)
+		v, present := want[k]
+		switch {
+		case !strings.HasPrefix(line, "type="):
+			return false
+		case present && !(strings.Contains(line, ", found=yes, ") &&
+			strings.Contains(line, `, key="`+k+`", value="`+v+`", type="`)):
+			return false
+		case !present && !strings.HasSuffix(line, ", found=no"):
+			return false
+		}
+	}
+	return true
 }
 
 // diffMap compares a map file's content with what the worker holds for it.

@@ -185,12 +185,14 @@ func TestRuntimeReadBack(t *testing.T) {
 
 	t.Run("map changed behind the agent's back is detected and reloaded", func(t *testing.T) {
 		st0 := getState(t, srv)
+		// The key the operation adds already runs with another value: the key's
+		// lookup differs, so the whole map is compared.
 		worker(t, a, "del map "+a.mapPath("host.map")+" c.test")
-		worker(t, a, "add map "+a.mapPath("host.map")+" z.test be_a")
+		worker(t, a, "add map "+a.mapPath("host.map")+" d.test be_a")
 		map5 := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "b.test be_a\nc.test be_b\nd.test be_dyn\n"}
 		code, res := post([]bundle.File{map5}, &runtime.AddMap{Map: "host.map", Key: "d.test", Value: "be_dyn"})
 		if code != http.StatusOK || res.Result != agentapi.ResultRuntimeFallback || !res.Reloaded || res.MapDivergence != 1 || res.ServerDivergence != 0 ||
-			!strings.Contains(res.Error, "1 missing (c.test be_b), 1 extra (z.test be_a)") {
+			!strings.Contains(res.Error, "1 missing (c.test be_b), 1 extra (d.test be_a)") {
 			t.Fatalf("map divergence: %d %+v", code, res)
 		}
 		assertMapIsDisk(t, a)
@@ -200,6 +202,24 @@ func TestRuntimeReadBack(t *testing.T) {
 		st := getState(t, srv)
 		if st.MapDivergence != st0.MapDivergence+1 || st.Reloads != st0.Reloads+1 || st.TreeHash != st.Hash || st.Hash != bundle.New(cur).Hash {
 			t.Fatalf("state: %+v", st)
+		}
+	})
+
+	t.Run("an entry no operation touched is the runtime verification's", func(t *testing.T) {
+		st0 := getState(t, srv)
+		worker(t, a, "del map "+a.mapPath("host.map")+" b.test")
+		map6 := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "b.test be_a\nc.test be_b\nd.test be_dyn\ne.test be_b\n"}
+		code, res := post([]bundle.File{map6}, &runtime.AddMap{Map: "host.map", Key: "e.test", Value: "be_b"})
+		if code != http.StatusOK || res.Result != agentapi.ResultApplied || res.Reloaded || res.MapDivergence != 0 {
+			t.Fatalf("apply touching e.test only: %d %+v", code, res)
+		}
+		v := verifyState(t, srv)
+		if v.LastVerify == nil || v.LastVerify.MapDivergence != 1 || v.MapDivergence != st0.MapDivergence+1 {
+			t.Fatalf("verification after b.test went missing: %+v", v.LastVerify)
+		}
+		assertMapIsDisk(t, a)
+		if got := fetch(t, port, "b.test"); got != "A" {
+			t.Fatalf("b.test after the verification: %q", got)
 		}
 	})
 }

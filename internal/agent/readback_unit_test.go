@@ -95,8 +95,10 @@ func TestTouchedBy(t *testing.T) {
 	}
 	got := touchedBy(ops)
 	want := touched{
-		servers: map[string]map[string]bool{"b": {"s1": true}, "c": {"s2": false}},
-		maps:    map[string]bool{"m1.map": true, "m2.map": true},
+		servers:  map[string]map[string]bool{"b": {"s1": true}, "c": {"s2": false}},
+		maps:     map[string]bool{"m1.map": true, "m2.map": true},
+		keys:     map[string]map[string]bool{"m1.map": {"k": true}},
+		replaced: map[string]bool{"m2.map": true},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%+v", got)
