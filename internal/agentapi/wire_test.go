@@ -27,6 +27,10 @@ func TestWireFormat(t *testing.T) {
 		}},
 		"runtime-request-aliases": RuntimeRequest{BaseHash: "h0", Hash: "h1", Files: files, Operations: []runtime.Op{},
 			Aliases: map[string]string{"be_new": "pool_1"}, ReloadVerificationTimeoutMs: 5000},
+		"runtime-request-edits": RuntimeRequest{BaseHash: "h0", Hash: "h1", Operations: []runtime.Op{
+			{Operation: &runtime.AddMap{Map: "host.map", Key: "b.test", Value: "be_b"}},
+		}, Edits: []FileEdit{{Kind: bundle.KindMap, Name: "host.map", BaseHash: "m0", Hash: "m1",
+			Splices: []Splice{{Offset: 12, Insert: "b.test be_b\n"}, {Offset: 40, Delete: 12}}}}},
 		"result": Result{Hash: "h1", Result: ResultRuntimeFallback, Reloaded: true, ReloadID: 7, DurationMs: 12,
 			Error: "e", Alerts: []string{"a"}, ServerDivergence: 1, MapDivergence: 2},
 		"state": State{
