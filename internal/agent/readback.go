@@ -226,10 +226,7 @@ func (a *Agent) keysReadBack(ctx context.Context, name, content string, keys map
 		return false
 	}
 	want := make(map[string]string, len(keys))
-	for _, e := range runtime.ParseMapFile(content) {
-		if !keys[e.Key] {
-			continue
-		}
+	for _, e := range runtime.MapFileEntriesFor(content, keys) {
 		if _, dup := want[e.Key]; dup {
 			return false
 		}

@@ -59,6 +59,32 @@ func ParseMapFile(content string) []MapEntry {
 	return entries
 }
 
+// MapFileEntriesFor is ParseMapFile's entries whose key is in keys, without
+// splitting the lines that cannot hold one (a line's key starts it, after blanks):
+// a few keys of a large map cost a scan, not a parse.
+func MapFileEntriesFor(content string, keys map[string]bool) []MapEntry {
+	var entries []MapEntry
+	for rest := content; rest != ""; {
+		var line string
+		line, rest = nextFileLine(rest)
+		trimmed := strings.TrimLeft(line, " \t")
+		candidate := false
+		for k := range keys {
+			if strings.HasPrefix(trimmed, k) {
+				candidate = true
+				break
+			}
+		}
+		if !candidate {
+			continue
+		}
+		if key, value, ok := config.SplitMapLine(line); ok && keys[key] {
+			entries = append(entries, MapEntry{Key: key, Value: value})
+		}
+	}
+	return entries
+}
+
 // nextFileLine returns what one fgets(buf, config.MapFileBufSize) reads from s: up
 // to and including the first LF, at most config.MapFileBufSize-1 bytes.
 func nextFileLine(s string) (line, rest string) {

@@ -132,3 +132,19 @@ func TestMapOpsRefuseUnsendable(t *testing.T) {
 		}
 	}
 }
+
+// TestMapFileEntriesFor: the entries of some keys are ParseMapFile's entries of
+// those keys, whatever the blanks, comments and prefixes around them.
+func TestMapFileEntriesFor(t *testing.T) {
+	content := "a.test be_a\n  ab.test\tbe_ab\n# a.test be_comment\nb.test be_b\r\na.test be_dup\nabc\n\n   \nc.test  v w\n"
+	keys := map[string]bool{"a.test": true, "c.test": true, "abc": true, "zz": true}
+	var want []MapEntry
+	for _, e := range ParseMapFile(content) {
+		if keys[e.Key] {
+			want = append(want, e)
+		}
+	}
+	if got := MapFileEntriesFor(content, keys); !reflect.DeepEqual(got, want) || len(want) != 4 {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
