@@ -57,8 +57,17 @@ func NeedsFullCheck(prev, next *bundle.Bundle, layout bundle.Layout) (bool, stri
 		return false, ""
 	}
 	uses := map[string][]string{}
-	for _, m := range mapUse.FindAllStringSubmatch(next.Config().Content, -1) {
-		uses[m[2]] = append(uses[m[2]], m[1])
+	text := next.Config().Content
+	for _, path := range changedMaps {
+		// A converter call is on one line: only the lines naming the map are
+		// matched, not the whole configuration (it grows with every route).
+		for _, line := range linesWith(text, path) {
+			for _, m := range mapUse.FindAllStringSubmatch(line, -1) {
+				if m[2] == path {
+					uses[path] = append(uses[path], m[1])
+				}
+			}
+		}
 	}
 	for _, path := range changedMaps {
 		if len(uses[path]) == 0 && strings.Contains(next.Config().Content, path) {
@@ -71,4 +80,22 @@ func NeedsFullCheck(prev, next *bundle.Bundle, layout bundle.Layout) (bool, stri
 		}
 	}
 	return false, ""
+}
+
+// linesWith returns the lines of text that contain s.
+func linesWith(text, s string) []string {
+	var out []string
+	for rest := text; ; {
+		i := strings.Index(rest, s)
+		if i < 0 {
+			return out
+		}
+		start := strings.LastIndexByte(rest[:i], '\n') + 1
+		end := len(rest)
+		if j := strings.IndexByte(rest[i:], '\n'); j >= 0 {
+			end = i + j
+		}
+		out = append(out, rest[start:end])
+		rest = rest[end:]
+	}
 }
