@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
@@ -105,5 +106,29 @@ backend be_a
 	}
 	if cur.Bundle.Hash != bundle.New([]bundle.File{cfg, hostMap(want)}).Hash {
 		t.Fatal("the pod's file set is not the desired one")
+	}
+}
+
+// TestRefusesEdits: the answer of an agent that predates edits (its strict decoder's
+// 400) is told apart from other refusals.
+func TestRefusesEdits(t *testing.T) {
+	old := &agentapi.StatusError{Code: http.StatusBadRequest, Body: `{
+  "hash": "",
+  "result": "error",
+  "reloaded": false,
+  "durationMs": 0,
+  "error": "decode request: json: unknown field \"edits\""
+}`}
+	if !refusesEdits(fmt.Errorf("pod x: %w", old)) {
+		t.Error("an old agent's refusal not recognised")
+	}
+	for _, err := range []error{
+		&agentapi.StatusError{Code: http.StatusBadRequest, Body: `{"error": "edit of map:host.map: the result's hash is a, not b"}`},
+		&agentapi.StatusError{Code: http.StatusConflict, Body: `{"error": "unknown field \"edits\""}`},
+		fmt.Errorf("dial: refused"),
+	} {
+		if refusesEdits(err) {
+			t.Errorf("%v taken for an old agent", err)
+		}
 	}
 }
