@@ -62,7 +62,7 @@ func startRealAgent(t *testing.T) (opts agent.Options, host string, port int) {
 
 // TestOutcomeCarriesAgentDivergence: a deployer driving a real haptic-agent and
 // HAProxy reports, in the runtime apply's Outcome, the map divergence the agent's
-// read-back found after a map entry was deleted behind its back.
+// read-back found after the key an operation adds was added behind its back.
 func TestOutcomeCarriesAgentDivergence(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -100,9 +100,10 @@ backend be_a
 		t.Fatalf("clean runtime outcome %+v", o)
 	}
 
-	// Behind the agent's back.
+	// Behind the agent's back: the key the next operation adds, with another value
+	// (the read-back looks up the keys operations touch).
 	admin := &runtime.Client{Path: filepath.Join(opts.StateDir, "admin.sock")}
-	if out, err := admin.Do(ctx, "del map "+mapPath+" a.test"); err != nil {
+	if out, err := admin.Do(ctx, "add map "+mapPath+" d.test be_x"); err != nil {
 		t.Fatalf("%q %v", out, err)
 	}
 	d.SetDesired(bundle.New([]bundle.File{cfg, mapFile("a.test be_a\nb.test be_a\nc.test be_a\nd.test be_a\n")}))
