@@ -45,6 +45,9 @@ func (m *Manager) plan() ([]job, error) {
 	if in.TLSRoutes, err = objects[gwv1.TLSRoute](m, TLSRoutes, seen, raw); err != nil {
 		return nil, err
 	}
+	if in.ListenerSets, err = objects[gwv1.ListenerSet](m, ListenerSets, seen, raw); err != nil {
+		return nil, err
+	}
 	if in.ReferenceGrants, err = objects[gwv1beta1.ReferenceGrant](m, ReferenceGrants, seen, nil); err != nil {
 		return nil, err
 	}
@@ -132,6 +135,13 @@ func (m *Manager) plan() ([]job, error) {
 		if want, ok := res.TLSRoutes[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}]; ok {
 			if want = status.MergeRoute(want, r.Status.RouteStatus, now); !status.Equal(want, r.Status.RouteStatus) {
 				jobs = append(jobs, job{gvr: TLSRoutes, kind: "TLSRoute", obj: raw[r.UID], status: &gwv1.TLSRouteStatus{RouteStatus: want}})
+			}
+		}
+	}
+	for _, ls := range in.ListenerSets {
+		if want, ok := res.ListenerSets[types.NamespacedName{Namespace: ls.Namespace, Name: ls.Name}]; ok {
+			if want = status.MergeListenerSet(want, ls.Status, now); !status.Equal(want, ls.Status) {
+				jobs = append(jobs, job{gvr: ListenerSets, kind: "ListenerSet", obj: raw[ls.UID], status: &want})
 			}
 		}
 	}
