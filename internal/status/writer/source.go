@@ -275,6 +275,9 @@ func (s *Source) synced() bool {
 }
 
 func (s *Source) list(gvr schema.GroupVersionResource) []any {
+	if s == nil {
+		return nil
+	}
 	c, ok := s.consumers[gvr]
 	if !ok {
 		return nil

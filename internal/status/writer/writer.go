@@ -517,9 +517,11 @@ func (m *Manager) current(o any) *unstructured.Unstructured {
 	return u
 }
 
-func objects[T any](m *Manager, gvr schema.GroupVersionResource, seen map[types.UID]bool, raw map[types.UID]*unstructured.Unstructured) ([]*T, error) {
+// objects are src's objects of gvr, typed. A pass reads one source throughout: the
+// Manager's may be replaced (or forgotten, at shutdown) during it.
+func objects[T any](m *Manager, src *Source, gvr schema.GroupVersionResource, seen map[types.UID]bool, raw map[types.UID]*unstructured.Unstructured) ([]*T, error) {
 	var out []*T
-	for _, o := range m.src.Load().list(gvr) {
+	for _, o := range src.list(gvr) {
 		u := m.current(o)
 		if u == nil {
 			continue
