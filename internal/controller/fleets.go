@@ -121,7 +121,7 @@ func (fs *fleetSet) sync(ctx context.Context, gws map[types.NamespacedName]int64
 		if !ok {
 			continue
 		}
-		infra := provision.InfraOf(obj, fs.podSelector)
+		infra := provision.InfraOf(obj, fs.status.ListenerSetsOf(obj), fs.podSelector)
 		fs.mu.Lock()
 		f, exists := fs.byKey[gw]
 		same := exists && f.infra.Fingerprint() == infra.Fingerprint()

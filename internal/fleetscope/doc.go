@@ -6,7 +6,8 @@
 //
 // Diff compares the snapshot a fleet last rendered with the current one and names
 // what changed: objects of Gateway-scoped kinds (Gateways, routes, ListenerSets)
-// touch the Gateways they reference before and after the change; any other object
+// touch the Gateways they reference before and after the change (a route attached
+// to a ListenerSet: the Gateway that set names); any other object
 // (GatewayClasses, ReferenceGrants, Services, EndpointSlices, Secrets, Ingresses, …)
 // touches every fleet, and so does a Gateway-scoped object whose Gateway cannot be
 // named (a parentRef to another kind). A fleet whose Gateway no changed object

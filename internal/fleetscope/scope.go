@@ -60,6 +60,8 @@ type Change struct {
 	Everyone bool
 	// Gateways are the Gateways a changed object is (or was) attached to.
 	Gateways map[types.NamespacedName]bool
+
+	sets map[string][]types.NamespacedName // during Diff: ListenerSet → its Gateways
 }
 
 // Touches reports whether a fleet must render. gw is the fleet's Gateway (zero for
@@ -84,7 +86,7 @@ func (s Scope) Diff(prev, next *snapshot.Snapshot) Change {
 	if prev == nil {
 		return Change{Everyone: true}
 	}
-	c := Change{Gateways: map[types.NamespacedName]bool{}}
+	c := Change{Gateways: map[types.NamespacedName]bool{}, sets: s.setParents(prev, next)}
 	seen := map[string]bool{}
 	for name, st := range next.Stores {
 		seen[name] = true
@@ -95,7 +97,28 @@ func (s Scope) Diff(prev, next *snapshot.Snapshot) Change {
 			s.diffStore(&c, name, st, nil)
 		}
 	}
+	c.sets = nil
 	return c
+}
+
+// setParents maps each ListenerSet ("<ns>/<name>", in either snapshot) to the
+// Gateways its parentRef names there, so that a route attached to a set touches
+// the set's Gateway's fleet.
+func (s Scope) setParents(prev, next *snapshot.Snapshot) map[string][]types.NamespacedName {
+	out := map[string][]types.NamespacedName{}
+	for _, snap := range []*snapshot.Snapshot{prev, next} {
+		for name, st := range snap.Stores {
+			if s.kinds[name] != ListenerSet {
+				continue
+			}
+			for _, o := range all(st) {
+				if gw, ok := gatewayRef(dig(o.Raw, "spec", "parentRef"), o.Namespace); ok {
+					out[o.Key()] = append(out[o.Key()], gw)
+				}
+			}
+		}
+	}
+	return out
 }
 
 func (s Scope) diffStore(c *Change, name string, old, cur *snapshot.Store) {
@@ -139,6 +162,11 @@ func (c *Change) add(kind Kind, raw map[string]any, ns string) {
 	case Route:
 		refs, _ := dig(raw, "spec", "parentRefs").([]any)
 		for _, r := range refs {
+			if set, ok := listenerSetRef(r, ns); ok {
+				// (a set in neither snapshot serves nothing: no fleet)
+				gws = append(gws, c.sets[set]...)
+				continue
+			}
 			gw, ok := gatewayRef(r, ns)
 			if !ok {
 				known = false
@@ -177,6 +205,23 @@ func gatewayRef(ref any, ns string) (types.NamespacedName, bool) {
 		ns = str(n)
 	}
 	return types.NamespacedName{Namespace: ns, Name: str(m["name"])}, true
+}
+
+// listenerSetRef is the "<ns>/<name>" of the ListenerSet a parent reference names;
+// false for a reference to another kind.
+func listenerSetRef(ref any, ns string) (string, bool) {
+	m, ok := ref.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	group, hasGroup := m["group"]
+	if (hasGroup && str(group) != gatewayGroup) || str(m["kind"]) != "ListenerSet" {
+		return "", false
+	}
+	if n, ok := m["namespace"]; ok {
+		ns = str(n)
+	}
+	return ns + "/" + str(m["name"]), true
 }
 
 // all is a store's objects, held and refused (nil store: none).

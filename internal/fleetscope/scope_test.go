@@ -18,6 +18,7 @@ var scope = New(map[string]Kind{
 	"gateways":      KindOf("gateway.networking.k8s.io", "gateways"),
 	"http-routes":   KindOf("gateway.networking.k8s.io", "httproutes"),
 	"listener-sets": KindOf("gateway.networking.x-k8s.io", "xlistenersets"),
+	"sets":          KindOf("gateway.networking.k8s.io", "listenersets"),
 	"services":      KindOf("", "services"),
 })
 
@@ -95,6 +96,41 @@ func TestDiff(t *testing.T) {
 			map[string]bool{"a": true, "b": true, "default": true}},
 		{"a ListenerSet on b", with(base, "listener-sets", obj("infra", "ls", map[string]any{"parentRef": map[string]any{"name": "b"}})),
 			map[string]bool{"a": false, "b": true, "default": false}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := touched(scope.Diff(base, tc.next))
+			for fleet, want := range tc.want {
+				if got[fleet] != want {
+					t.Errorf("fleet %s renders: %v, want %v", fleet, got[fleet], want)
+				}
+			}
+		})
+	}
+}
+
+// A route attached to a ListenerSet touches the fleet of the set's Gateway (as the
+// set names it in either snapshot), not every fleet.
+func TestDiffRouteOnListenerSet(t *testing.T) {
+	onSet := func(name, set string) snapshot.Object {
+		return route("team", name, map[string]any{"group": "gateway.networking.k8s.io", "kind": "ListenerSet", "name": set})
+	}
+	setOn := func(gw string) snapshot.Object {
+		return obj("team", "ls", map[string]any{"parentRef": map[string]any{"name": gw, "namespace": "infra"}})
+	}
+	base := snap(map[string][]snapshot.Object{
+		"gateways": {obj("infra", "a", nil), obj("infra", "b", nil)},
+		"sets":     {setOn("b")},
+	})
+	cases := []struct {
+		name string
+		next *snapshot.Snapshot
+		want map[string]bool
+	}{
+		{"a route on the set", with(base, "http-routes", onSet("r", "ls")), map[string]bool{"a": false, "b": true, "default": false}},
+		{"a route on a set that does not exist", with(base, "http-routes", onSet("r", "nope")), map[string]bool{"a": false, "b": false, "default": false}},
+		{"a route on the set as it moves to a", with(with(base, "sets", setOn("a")), "http-routes", onSet("r", "ls")),
+			map[string]bool{"a": true, "b": true, "default": false}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

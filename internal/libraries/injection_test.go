@@ -27,7 +27,7 @@ import (
 //
 // Every string field of every fixture object of a set of validation tests that
 // covers every watched kind (Ingress with all annotations and TLS, IngressClass,
-// Service, EndpointSlice, Secret, Gateway with TLS listeners, HTTPRoute with every
+// Service, EndpointSlice, Secret, Gateway with TLS listeners, ListenerSet, HTTPRoute with every
 // match and filter, GRPCRoute, ReferenceGrant, Namespace) gets each hostile value.
 // Each value carries the token "inj3ct" so that, if the value were split anywhere,
 // the token would stand alone: as a word of a configuration line, a map key or a
@@ -45,7 +45,7 @@ func TestInjectionProof(t *testing.T) {
 		"gateway-header-query-method-matches", "gateway-filters-header-modifiers", "gateway-filter-redirect",
 		"gateway-filter-url-rewrite", "gateway-weighted-backends", "gateway-backendref-header-modifiers",
 		"gateway-cross-namespace-with-grant", "gateway-tls-terminate", "gateway-grpc-route", "gateway-cors",
-		"gateway-timeouts", "gateway-listener-isolation", "gateway-allowed-routes",
+		"gateway-timeouts", "gateway-listener-isolation", "gateway-allowed-routes", "gateway-listenerset",
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()

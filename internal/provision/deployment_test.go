@@ -32,7 +32,7 @@ func TestEnsureCopiesTheTemplateWithoutThePodSelector(t *testing.T) {
 	p := &Provisioner{Kube: kube, Namespace: "haptic", PodSelector: map[string]string{"app": "haproxy"}}
 	gw := gatewayWith(map[string]string{"team": "a", "app": "stolen"}, map[string]string{"note": "n"}, 80)
 	gw.UID = "gw-uid"
-	res, err := p.Ensure(ctx, gw, InfraOf(gw, p.PodSelector))
+	res, err := p.Ensure(ctx, gw, InfraOf(gw, nil, p.PodSelector))
 	if err != nil || res.ServiceErr != nil {
 		t.Fatalf("ensure: %v / service: %v", err, res.ServiceErr)
 	}
@@ -59,7 +59,7 @@ func TestEnsureCopiesTheTemplateWithoutThePodSelector(t *testing.T) {
 
 	// A changed infrastructure updates the pod template; the same one writes nothing.
 	gw2 := gatewayWith(map[string]string{"team": "b"}, nil, 80)
-	if _, err := p.Ensure(ctx, gw2, InfraOf(gw2, p.PodSelector)); err != nil {
+	if _, err := p.Ensure(ctx, gw2, InfraOf(gw2, nil, p.PodSelector)); err != nil {
 		t.Fatal(err)
 	}
 	d, _ = kube.AppsV1().Deployments("haptic").Get(ctx, "haproxy-gw-"+id, metav1.GetOptions{})
@@ -70,7 +70,7 @@ func TestEnsureCopiesTheTemplateWithoutThePodSelector(t *testing.T) {
 		t.Fatalf("a removed infrastructure annotation stayed: %v", d.Spec.Template.Annotations)
 	}
 	writes := len(kube.Actions())
-	if _, err := p.Ensure(ctx, gw2, InfraOf(gw2, p.PodSelector)); err != nil {
+	if _, err := p.Ensure(ctx, gw2, InfraOf(gw2, nil, p.PodSelector)); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range kube.Actions()[writes:] {
@@ -83,7 +83,7 @@ func TestEnsureCopiesTheTemplateWithoutThePodSelector(t *testing.T) {
 func TestEnsureWithoutTemplateFails(t *testing.T) {
 	p := &Provisioner{Kube: fake.NewSimpleClientset(), Namespace: "haptic", Template: "missing"}
 	gw := gatewayWith(nil, nil, 80)
-	if _, err := p.Ensure(context.Background(), gw, InfraOf(gw, nil)); err == nil {
+	if _, err := p.Ensure(context.Background(), gw, InfraOf(gw, nil, nil)); err == nil {
 		t.Fatal("a Gateway was provisioned without the template Deployment")
 	}
 }
@@ -92,7 +92,7 @@ func TestServiceFailureDoesNotHoldThePodsBack(t *testing.T) {
 	foreign := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web-haproxy", Namespace: "apps"}}
 	p := &Provisioner{Kube: fake.NewSimpleClientset(template(), foreign), Namespace: "haptic"}
 	gw := gatewayWith(nil, nil, 80)
-	res, err := p.Ensure(context.Background(), gw, InfraOf(gw, nil))
+	res, err := p.Ensure(context.Background(), gw, InfraOf(gw, nil, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestDeleteStaleKeepsLiveGateways(t *testing.T) {
 	for _, name := range []string{"a", "b"} {
 		gw := gatewayWith(nil, nil, 80)
 		gw.Name = name
-		if _, err := p.Ensure(ctx, gw, InfraOf(gw, nil)); err != nil {
+		if _, err := p.Ensure(ctx, gw, InfraOf(gw, nil, nil)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -25,9 +25,10 @@ type Infra struct {
 	ports               []int32
 }
 
-// InfraOf reads a Gateway. Infrastructure labels that would change which pods a
-// selector matches (ours, or the podSelector's) are not propagated.
-func InfraOf(gw *gwv1.Gateway, podSelector map[string]string) Infra {
+// InfraOf reads a Gateway and the ListenerSets attached to it (their listeners'
+// ports are the Gateway's too). Infrastructure labels that would change which pods
+// a selector matches (ours, or the podSelector's) are not propagated.
+func InfraOf(gw *gwv1.Gateway, sets []*gwv1.ListenerSet, podSelector map[string]string) Infra {
 	in := Infra{name: gw.Name, labels: map[string]string{}, annotations: map[string]string{}}
 	if i := gw.Spec.Infrastructure; i != nil {
 		for k, v := range i.Labels {
@@ -44,6 +45,13 @@ func InfraOf(gw *gwv1.Gateway, podSelector map[string]string) Infra {
 	for _, l := range gw.Spec.Listeners {
 		if !slices.Contains(in.ports, int32(l.Port)) {
 			in.ports = append(in.ports, int32(l.Port))
+		}
+	}
+	for _, ls := range sets {
+		for _, l := range ls.Spec.Listeners {
+			if !slices.Contains(in.ports, int32(l.Port)) {
+				in.ports = append(in.ports, int32(l.Port))
+			}
 		}
 	}
 	slices.Sort(in.ports)

@@ -2,6 +2,7 @@ package provision
 
 import (
 	"maps"
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,7 +28,7 @@ func gatewayWith(labels, annotations map[string]string, ports ...int) *gwv1.Gate
 
 func TestInfraOfDropsSelectorLabels(t *testing.T) {
 	in := InfraOf(gatewayWith(map[string]string{"team": "a", "app": "haproxy", GatewayLabel: "x", gatewayNameLabel: "other"},
-		map[string]string{"note": "n", infraKeysAnnotation: "label:app"}, 443, 80, 80), map[string]string{"app": "haproxy"})
+		map[string]string{"note": "n", infraKeysAnnotation: "label:app"}, 443, 80, 80), nil, map[string]string{"app": "haproxy"})
 	if !maps.Equal(in.labels, map[string]string{"team": "a"}) || !maps.Equal(in.annotations, map[string]string{"note": "n"}) {
 		t.Fatalf("labels %v annotations %v: selector and reserved keys must not propagate", in.labels, in.annotations)
 	}
@@ -36,16 +37,24 @@ func TestInfraOfDropsSelectorLabels(t *testing.T) {
 	}
 }
 
+func TestInfraOfAddsListenerSetPorts(t *testing.T) {
+	set := &gwv1.ListenerSet{Spec: gwv1.ListenerSetSpec{Listeners: []gwv1.ListenerEntry{{Name: "a", Port: 8443}, {Name: "b", Port: 80}}}}
+	in := InfraOf(gatewayWith(nil, nil, 80), []*gwv1.ListenerSet{set}, nil)
+	if !slices.Equal(in.ports, []int32{80, 8443}) {
+		t.Fatalf("ports = %v, want [80 8443]: an attached ListenerSet's ports are the Gateway's", in.ports)
+	}
+}
+
 func TestInfraApplyToReplacesEarlierKeys(t *testing.T) {
 	meta := metav1.ObjectMeta{Labels: map[string]string{GatewayLabel: "id", "keep": "1"}, Annotations: map[string]string{"own": "x"}}
-	v1 := InfraOf(gatewayWith(map[string]string{"team": "a", "tier": "edge"}, map[string]string{"note": "n"}, 80), nil)
+	v1 := InfraOf(gatewayWith(map[string]string{"team": "a", "tier": "edge"}, map[string]string{"note": "n"}, 80), nil, nil)
 	if !v1.applyTo(&meta, "") {
 		t.Fatal("first apply reported no change")
 	}
 	if v1.applyTo(&meta, v1.keys()) {
 		t.Fatal("applying the same metadata again reported a change")
 	}
-	v2 := InfraOf(gatewayWith(map[string]string{"team": "b"}, nil, 80), nil)
+	v2 := InfraOf(gatewayWith(map[string]string{"team": "b"}, nil, 80), nil, nil)
 	if !v2.applyTo(&meta, v1.keys()) {
 		t.Fatal("a changed infrastructure reported no change")
 	}

@@ -15,7 +15,7 @@ func TestGatewayService(t *testing.T) {
 	p := &Provisioner{Kube: kube, Namespace: "haptic"}
 	gw := gatewayWith(map[string]string{"team": "a"}, map[string]string{"note": "n"}, 80, 443)
 	gw.UID = "gw-uid"
-	infra := InfraOf(gw, nil)
+	infra := InfraOf(gw, nil, nil)
 	if err := p.EnsureService(ctx, gw, infra); err != nil {
 		t.Fatal(err)
 	}

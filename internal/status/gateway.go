@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -40,6 +41,8 @@ const (
 	KindGRPCRoute = "GRPCRoute"
 	KindTLSRoute  = "TLSRoute"
 	KindGateway   = "Gateway"
+	// KindListenerSet: listeners attached to a Gateway from another object.
+	KindListenerSet = "ListenerSet"
 )
 
 // Input is the cluster state the Gateway API status is computed from.
@@ -53,6 +56,7 @@ type Input struct {
 	HTTPRoutes        []*gwv1.HTTPRoute
 	GRPCRoutes        []*gwv1.GRPCRoute
 	TLSRoutes         []*gwv1.TLSRoute
+	ListenerSets      []*gwv1.ListenerSet
 	ReferenceGrants   []*gwv1beta1.ReferenceGrant
 	// Services holds the existing Services and their ports.
 	Services map[types.NamespacedName][]int32
@@ -88,18 +92,18 @@ type Input struct {
 	// the installed CRDs; empty: unknown (no SupportedVersion condition).
 	BundleVersion string
 
-	portTaken map[types.NamespacedName]map[string]string // from Notes, by Compute
+	portTaken map[string]map[string]string // from Notes, by Compute
 }
 
-// portTaken indexes the PortUnavailable notes on Gateway listeners: Gateway →
-// listener → message.
-func portTaken(notes []note.Note) map[types.NamespacedName]map[string]string {
-	out := map[types.NamespacedName]map[string]string{}
+// portTaken indexes the PortUnavailable notes on Gateway and ListenerSet
+// listeners: "<kind> <namespace>/<name>" → listener → message.
+func portTaken(notes []note.Note) map[string]map[string]string {
+	out := map[string]map[string]string{}
 	for _, n := range notes {
-		if n.Kind != "Gateway" || n.Section == "" || n.Reason != string(gwv1.ListenerReasonPortUnavailable) {
+		if (n.Kind != KindGateway && n.Kind != KindListenerSet) || n.Section == "" || n.Reason != string(gwv1.ListenerReasonPortUnavailable) {
 			continue
 		}
-		gw := key(n.Namespace, n.Name)
+		gw := n.Kind + " " + n.Namespace + "/" + n.Name
 		if out[gw] == nil {
 			out[gw] = map[string]string{}
 		}
@@ -116,13 +120,17 @@ type Result struct {
 	HTTPRoutes     map[types.NamespacedName]gwv1.RouteStatus
 	GRPCRoutes     map[types.NamespacedName]gwv1.RouteStatus
 	TLSRoutes      map[types.NamespacedName]gwv1.RouteStatus
+	// ListenerSets whose parentRef names one of our Gateways.
+	ListenerSets map[types.NamespacedName]gwv1.ListenerSetStatus
 }
 
 // listener is a Gateway listener with what the computation found out about it.
 type listener struct {
 	spec     gwv1.Listener
+	ns       string                // the namespace of the object declaring it (allowedRoutes Same)
 	kinds    []gwv1.RouteGroupKind // supported kinds
 	valid    bool                  // routes may attach
+	refsOK   bool                  // ResolvedRefs
 	attached map[string]bool       // kind/namespace/name of attached routes
 	status   gwv1.ListenerStatus
 }
@@ -130,6 +138,7 @@ type listener struct {
 type gateway struct {
 	gw        *gwv1.Gateway
 	listeners []*listener
+	sets      []*listenerSet // admitted ListenerSets, in order of precedence
 }
 
 // Compute returns the desired status of the input's objects owned by in.ControllerName.
@@ -146,6 +155,7 @@ func Compute(in Input) Result {
 		HTTPRoutes:     map[types.NamespacedName]gwv1.RouteStatus{},
 		GRPCRoutes:     map[types.NamespacedName]gwv1.RouteStatus{},
 		TLSRoutes:      map[types.NamespacedName]gwv1.RouteStatus{},
+		ListenerSets:   map[types.NamespacedName]gwv1.ListenerSetStatus{},
 	}
 	classes := map[string]bool{}
 	for _, gc := range in.GatewayClasses {
@@ -165,29 +175,35 @@ func Compute(in Input) Result {
 		}
 		gateways[key(gw.Namespace, gw.Name)] = newGateway(gw, in, grants)
 	}
+	sets := attachListenerSets(in, gateways, grants)
+	parents := parents{gateways: gateways, sets: sets}
 	for _, rt := range in.HTTPRoutes {
 		if st, ok := routeStatus(route{kind: KindHTTPRoute, meta: rt.ObjectMeta, spec: rt.Spec.CommonRouteSpec,
 			hostnames: rt.Spec.Hostnames, status: rt.Status.RouteStatus, refs: httpBackendRefs(rt), unsupported: httpUnsupported(rt)},
-			in, gateways, grants); ok {
+			in, parents, grants); ok {
 			r.HTTPRoutes[key(rt.Namespace, rt.Name)] = st
 		}
 	}
 	for _, rt := range in.GRPCRoutes {
 		if st, ok := routeStatus(route{kind: KindGRPCRoute, meta: rt.ObjectMeta, spec: rt.Spec.CommonRouteSpec,
 			hostnames: rt.Spec.Hostnames, status: rt.Status.RouteStatus, refs: grpcBackendRefs(rt), unsupported: grpcUnsupported(rt)},
-			in, gateways, grants); ok {
+			in, parents, grants); ok {
 			r.GRPCRoutes[key(rt.Namespace, rt.Name)] = st
 		}
 	}
 	for _, rt := range in.TLSRoutes {
 		if st, ok := routeStatus(route{kind: KindTLSRoute, meta: rt.ObjectMeta, spec: rt.Spec.CommonRouteSpec,
 			hostnames: rt.Spec.Hostnames, status: rt.Status.RouteStatus, refs: tlsBackendRefs(rt)},
-			in, gateways, grants); ok {
+			in, parents, grants); ok {
 			r.TLSRoutes[key(rt.Namespace, rt.Name)] = st
 		}
 	}
 	for k, g := range gateways {
 		r.Gateways[k] = gatewayStatus(g, in)
+	}
+	for k, s := range sets {
+		gwAccepted := meta.IsStatusConditionTrue(r.Gateways[key(s.gw.gw.Namespace, s.gw.gw.Name)].Conditions, string(gwv1.GatewayConditionAccepted))
+		r.ListenerSets[k] = listenerSetStatus(s, gwAccepted, in)
 	}
 	return r
 }

@@ -21,18 +21,30 @@ func routeKindsFor(p gwv1.ProtocolType) []string {
 	return nil
 }
 
+// owner is the object that declares a listener: its Gateway, or a ListenerSet
+// attached to it (gw is then the parent).
+type owner struct {
+	kind, namespace, name string
+	generation            int64
+	gw                    *gwv1.Gateway
+}
+
+func gatewayOwner(gw *gwv1.Gateway) owner {
+	return owner{kind: KindGateway, namespace: gw.Namespace, name: gw.Name, generation: gw.Generation, gw: gw}
+}
+
 func newGateway(gw *gwv1.Gateway, in Input, grants grants) *gateway {
 	g := &gateway{gw: gw}
 	for _, l := range gw.Spec.Listeners {
-		g.listeners = append(g.listeners, newListener(gw, l, in, grants))
+		g.listeners = append(g.listeners, newListener(gatewayOwner(gw), l, in, grants))
 	}
 	conflicts(g)
 	return g
 }
 
-func newListener(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants) *listener {
-	gen := gw.Generation
-	li := &listener{spec: l, attached: map[string]bool{}}
+func newListener(o owner, l gwv1.Listener, in Input, grants grants) *listener {
+	gw, gen := o.gw, o.generation
+	li := &listener{spec: l, ns: o.namespace, attached: map[string]bool{}}
 	li.status.Name = l.Name
 	li.kinds = []gwv1.RouteGroupKind{}
 	possible := routeKindsFor(l.Protocol)
@@ -74,9 +86,9 @@ func newListener(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants) *li
 	li.status.SupportedKinds = li.kinds
 	switch {
 	case refsOK && l.Protocol == gwv1.HTTPSProtocolType:
-		refsOK, refsReason, refsMsg = certificateRefs(gw, l, in, grants)
+		refsOK, refsReason, refsMsg = certificateRefs(o, l, in, grants)
 	case refsOK && l.Protocol == gwv1.TLSProtocolType:
-		refsOK, refsReason, refsMsg = tlsListenerRefs(gw, l, in, grants)
+		refsOK, refsReason, refsMsg = tlsListenerRefs(o, l, in, grants)
 	}
 	if refsOK && l.Protocol == gwv1.HTTPSProtocolType {
 		if reason, msg, usable := clientCARefs(gw, l, in, grants); reason != "" {
@@ -92,7 +104,8 @@ func newListener(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants) *li
 			}
 		}
 	}
-	if why, ok := in.portTaken[key(gw.Namespace, gw.Name)][string(l.Name)]; ok {
+	li.refsOK = refsOK
+	if why, ok := in.portTaken[o.kind+" "+o.namespace+"/"+o.name][string(l.Name)]; ok {
 		// The configuration has no frontend for it: nothing can attach.
 		li.valid = false
 		li.status.Conditions = []metav1.Condition{
@@ -118,8 +131,9 @@ func newListener(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants) *li
 	return li
 }
 
-// certificateRefs checks an HTTPS listener's TLS configuration.
-func certificateRefs(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants) (bool, string, string) {
+// certificateRefs checks an HTTPS listener's TLS configuration (references from
+// the object that declares it: a Gateway's grants are not a ListenerSet's).
+func certificateRefs(o owner, l gwv1.Listener, in Input, grants grants) (bool, string, string) {
 	invalid := string(gwv1.ListenerReasonInvalidCertificateRef)
 	if l.TLS == nil || len(l.TLS.CertificateRefs) == 0 {
 		return false, invalid, "an HTTPS listener needs tls.certificateRefs"
@@ -135,7 +149,7 @@ func certificateRefs(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants)
 		if ref.Kind != nil {
 			kind = string(*ref.Kind)
 		}
-		ns := gw.Namespace
+		ns := o.namespace
 		if ref.Namespace != nil {
 			ns = string(*ref.Namespace)
 		}
@@ -143,7 +157,7 @@ func certificateRefs(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants)
 		if grp != "" || kind != "Secret" {
 			return false, invalid, fmt.Sprintf("certificateRef %s: kind %s/%s is not supported (core Secret is)", name, grp, kind)
 		}
-		if ns != gw.Namespace && !grants.allows(Group, KindGateway, gw.Namespace, "", "Secret", ns, string(ref.Name)) {
+		if ns != o.namespace && !grants.allows(Group, o.kind, o.namespace, "", "Secret", ns, string(ref.Name)) {
 			return false, string(gwv1.ListenerReasonRefNotPermitted), fmt.Sprintf("certificateRef %s: no ReferenceGrant allows it", name)
 		}
 		if !in.Secrets[key(ns, string(ref.Name))] {
@@ -261,6 +275,9 @@ func gatewayStatus(g *gateway, in Input) gwv1.GatewayStatus {
 			"waiting for the configuration to be live on an HAProxy pod", gen)
 	}
 	st.Conditions = []metav1.Condition{accepted, programmed}
+	if n := attachedSets(g); gw.Spec.AllowedListeners != nil || n > 0 {
+		st.AttachedListenerSets = &n
+	}
 	if c := insecureFallback(gw); c != nil {
 		st.Conditions = append(st.Conditions, *c)
 	}

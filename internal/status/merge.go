@@ -76,3 +76,22 @@ func MergeRoute(desired, current gwv1.RouteStatus, now metav1.Time) gwv1.RouteSt
 // Equal reports whether two statuses are semantically equal (nil and empty lists
 // are equal; times compare as instants).
 func Equal(a, b any) bool { return equality.Semantic.DeepEqual(a, b) }
+
+// MergeListenerSet returns desired with transition times taken from current.
+func MergeListenerSet(desired, current gwv1.ListenerSetStatus, now metav1.Time) gwv1.ListenerSetStatus {
+	desired.Conditions = MergeConditions(desired.Conditions, current.Conditions, now)
+	ls := make([]gwv1.ListenerEntryStatus, len(desired.Listeners))
+	for i, l := range desired.Listeners {
+		var cur []metav1.Condition
+		for _, c := range current.Listeners {
+			if c.Name == l.Name {
+				cur = c.Conditions
+				break
+			}
+		}
+		l.Conditions = MergeConditions(l.Conditions, cur, now)
+		ls[i] = l
+	}
+	desired.Listeners = ls
+	return desired
+}

@@ -7,7 +7,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -74,7 +73,7 @@ func grpcUnsupported(rt *gwv1.GRPCRoute) []string {
 
 // routeStatus computes a route's parents; ok is false when the route concerns
 // neither our Gateways nor our earlier status entries.
-func routeStatus(r route, in Input, gateways map[types.NamespacedName]*gateway, grants grants) (gwv1.RouteStatus, bool) {
+func routeStatus(r route, in Input, ps parents, grants grants) (gwv1.RouteStatus, bool) {
 	var st gwv1.RouteStatus
 	had := false
 	for _, p := range r.status.Parents {
@@ -88,18 +87,35 @@ func routeStatus(r route, in Input, gateways map[types.NamespacedName]*gateway, 
 	var resolved *metav1.Condition
 	seen := map[string]bool{}
 	for _, ref := range r.spec.ParentRefs {
-		if ref.Group != nil && string(*ref.Group) != Group || ref.Kind != nil && string(*ref.Kind) != KindGateway {
+		kind := KindGateway
+		if ref.Kind != nil {
+			kind = string(*ref.Kind)
+		}
+		if ref.Group != nil && string(*ref.Group) != Group || kind != KindGateway && kind != KindListenerSet {
 			continue
 		}
 		ns := r.meta.Namespace
 		if ref.Namespace != nil {
 			ns = string(*ref.Namespace)
 		}
-		g := gateways[key(ns, string(ref.Name))]
-		if g == nil {
-			continue
+		// The parent's listeners: a Gateway's own, or a ListenerSet's (none when
+		// its Gateway does not admit it).
+		var listeners []*listener
+		var what string
+		if kind == KindGateway {
+			g := ps.gateways[key(ns, string(ref.Name))]
+			if g == nil {
+				continue
+			}
+			listeners, what = g.listeners, "Gateway "+g.gw.Namespace+"/"+g.gw.Name
+		} else {
+			s := ps.sets[key(ns, string(ref.Name))]
+			if s == nil {
+				continue
+			}
+			listeners, what = s.listeners, "ListenerSet "+s.ls.Namespace+"/"+s.ls.Name
 		}
-		id := parentID(ref, r.meta.Namespace)
+		id := kind + " " + parentID(ref, r.meta.Namespace)
 		if seen[id] {
 			continue
 		}
@@ -108,7 +124,7 @@ func routeStatus(r route, in Input, gateways map[types.NamespacedName]*gateway, 
 			c := resolvedRefs(r, in, grants)
 			resolved = &c
 		}
-		accepted := attach(r, ref, g, in, gen)
+		accepted := attach(r, ref, listeners, what, gen, in.Namespaces)
 		st.Parents = append(st.Parents, gwv1.RouteParentStatus{
 			ParentRef:      *ref.DeepCopy(),
 			ControllerName: in.ControllerName,
@@ -141,13 +157,13 @@ func parentID(ref gwv1.ParentReference, routeNS string) string {
 
 // attach matches a parentRef against the Gateway's listeners and records the
 // attachment; it returns the Accepted condition.
-func attach(r route, ref gwv1.ParentReference, g *gateway, in Input, gen int64) metav1.Condition {
+func attach(r route, ref gwv1.ParentReference, listeners []*listener, what string, gen int64, namespaces map[string]map[string]string) metav1.Condition {
 	typ := string(gwv1.RouteConditionAccepted)
 	if len(r.unsupported) > 0 {
 		return cond(typ, false, string(gwv1.RouteReasonUnsupportedValue), strings.Join(r.unsupported, "; "), gen)
 	}
 	var candidates []*listener
-	for _, l := range g.listeners {
+	for _, l := range listeners {
 		if ref.SectionName != nil && *ref.SectionName != l.spec.Name {
 			continue
 		}
@@ -157,17 +173,17 @@ func attach(r route, ref gwv1.ParentReference, g *gateway, in Input, gen int64) 
 		candidates = append(candidates, l)
 	}
 	if len(candidates) == 0 {
-		return cond(typ, false, string(gwv1.RouteReasonNoMatchingParent), noMatchMsg(ref), gen)
+		return cond(typ, false, string(gwv1.RouteReasonNoMatchingParent), noMatchMsg(ref, what), gen)
 	}
 	var allowed []*listener
 	for _, l := range candidates {
-		if l.valid && kindAllowed(l, r.kind) && namespaceAllowed(l, g.gw.Namespace, r.meta.Namespace, in.Namespaces) {
+		if l.valid && kindAllowed(l, r.kind) && namespaceAllowed(l, r.meta.Namespace, namespaces) {
 			allowed = append(allowed, l)
 		}
 	}
 	if len(allowed) == 0 {
 		return cond(typ, false, string(gwv1.RouteReasonNotAllowedByListeners),
-			fmt.Sprintf("no listener of Gateway %s/%s allows this %s from namespace %s", g.gw.Namespace, g.gw.Name, r.kind, r.meta.Namespace), gen)
+			fmt.Sprintf("no listener of %s allows this %s from namespace %s", what, r.kind, r.meta.Namespace), gen)
 	}
 	matched := 0
 	for _, l := range allowed {
@@ -183,7 +199,7 @@ func attach(r route, ref gwv1.ParentReference, g *gateway, in Input, gen int64) 
 	return cond(typ, true, string(gwv1.RouteReasonAccepted), "", gen)
 }
 
-func noMatchMsg(ref gwv1.ParentReference) string {
+func noMatchMsg(ref gwv1.ParentReference, what string) string {
 	var parts []string
 	if ref.SectionName != nil {
 		parts = append(parts, "sectionName "+string(*ref.SectionName))
@@ -192,7 +208,7 @@ func noMatchMsg(ref gwv1.ParentReference) string {
 		parts = append(parts, fmt.Sprintf("port %d", *ref.Port))
 	}
 	if len(parts) == 0 {
-		return "the Gateway has no listeners"
+		return what + " has no listeners"
 	}
 	return "no listener matches " + strings.Join(parts, " and ")
 }
@@ -206,7 +222,7 @@ func kindAllowed(l *listener, kind string) bool {
 	return false
 }
 
-func namespaceAllowed(l *listener, gwNS, routeNS string, namespaces map[string]map[string]string) bool {
+func namespaceAllowed(l *listener, routeNS string, namespaces map[string]map[string]string) bool {
 	from := gwv1.NamespacesFromSame
 	var ar *gwv1.RouteNamespaces
 	if l.spec.AllowedRoutes != nil && l.spec.AllowedRoutes.Namespaces != nil {
@@ -219,7 +235,7 @@ func namespaceAllowed(l *listener, gwNS, routeNS string, namespaces map[string]m
 	case gwv1.NamespacesFromAll:
 		return true
 	case gwv1.NamespacesFromSame:
-		return gwNS == routeNS
+		return l.ns == routeNS
 	case gwv1.NamespacesFromSelector:
 		if ar.Selector == nil {
 			return false

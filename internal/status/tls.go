@@ -27,14 +27,14 @@ func tlsPassthrough(l gwv1.Listener) bool {
 
 // tlsListenerRefs checks a TLS listener's tls block: Passthrough needs nothing,
 // Terminate the certificateRefs an HTTPS listener needs.
-func tlsListenerRefs(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants) (bool, string, string) {
+func tlsListenerRefs(o owner, l gwv1.Listener, in Input, grants grants) (bool, string, string) {
 	if tlsPassthrough(l) {
 		return true, string(gwv1.ListenerReasonResolvedRefs), ""
 	}
 	if l.TLS == nil || len(l.TLS.CertificateRefs) == 0 {
 		return false, string(gwv1.ListenerReasonInvalidCertificateRef), "a TLS listener in mode Terminate needs tls.certificateRefs"
 	}
-	return certificateRefs(gw, l, in, grants)
+	return certificateRefs(o, l, in, grants)
 }
 
 // tlsModesDiffer: a Passthrough and a Terminate TLS listener cannot share a port

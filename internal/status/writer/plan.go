@@ -30,22 +30,25 @@ func (m *Manager) plan() ([]job, error) {
 		Secrets: map[types.NamespacedName]bool{}, Namespaces: map[string]map[string]string{},
 		Programmed: map[types.NamespacedName]bool{}}
 	var err error
-	if in.GatewayClasses, err = objects[gwv1.GatewayClass](m, GatewayClasses, seen, raw); err != nil {
+	if in.GatewayClasses, err = objects[gwv1.GatewayClass](m, src, GatewayClasses, seen, raw); err != nil {
 		return nil, err
 	}
-	if in.Gateways, err = objects[gwv1.Gateway](m, Gateways, seen, raw); err != nil {
+	if in.Gateways, err = objects[gwv1.Gateway](m, src, Gateways, seen, raw); err != nil {
 		return nil, err
 	}
-	if in.HTTPRoutes, err = objects[gwv1.HTTPRoute](m, HTTPRoutes, seen, raw); err != nil {
+	if in.HTTPRoutes, err = objects[gwv1.HTTPRoute](m, src, HTTPRoutes, seen, raw); err != nil {
 		return nil, err
 	}
-	if in.GRPCRoutes, err = objects[gwv1.GRPCRoute](m, GRPCRoutes, seen, raw); err != nil {
+	if in.GRPCRoutes, err = objects[gwv1.GRPCRoute](m, src, GRPCRoutes, seen, raw); err != nil {
 		return nil, err
 	}
-	if in.TLSRoutes, err = objects[gwv1.TLSRoute](m, TLSRoutes, seen, raw); err != nil {
+	if in.TLSRoutes, err = objects[gwv1.TLSRoute](m, src, TLSRoutes, seen, raw); err != nil {
 		return nil, err
 	}
-	if in.ReferenceGrants, err = objects[gwv1beta1.ReferenceGrant](m, ReferenceGrants, seen, nil); err != nil {
+	if in.ListenerSets, err = objects[gwv1.ListenerSet](m, src, ListenerSets, seen, raw); err != nil {
+		return nil, err
+	}
+	if in.ReferenceGrants, err = objects[gwv1beta1.ReferenceGrant](m, src, ReferenceGrants, seen, nil); err != nil {
 		return nil, err
 	}
 	for _, o := range src.list(Services) {
@@ -135,6 +138,13 @@ func (m *Manager) plan() ([]job, error) {
 			}
 		}
 	}
+	for _, ls := range in.ListenerSets {
+		if want, ok := res.ListenerSets[types.NamespacedName{Namespace: ls.Namespace, Name: ls.Name}]; ok {
+			if want = status.MergeListenerSet(want, ls.Status, now); !status.Equal(want, ls.Status) {
+				jobs = append(jobs, job{gvr: ListenerSets, kind: "ListenerSet", obj: raw[ls.UID], status: &want})
+			}
+		}
+	}
 	ingJobs, err := m.planIngresses(src, class, in.Addresses, seen)
 	if err != nil {
 		return nil, err
@@ -160,7 +170,7 @@ func (m *Manager) planIngresses(src *Source, class string, addresses []string, s
 		}
 	}
 	raw := map[types.UID]*unstructured.Unstructured{}
-	ings, err := objects[networkingv1.Ingress](m, Ingresses, seen, raw)
+	ings, err := objects[networkingv1.Ingress](m, src, Ingresses, seen, raw)
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ var (
 	HTTPRoutes      = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}
 	GRPCRoutes      = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "grpcroutes"}
 	TLSRoutes       = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "tlsroutes"}
+	ListenerSets    = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "listenersets"}
 	ReferenceGrants = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1beta1", Resource: "referencegrants"}
 	Services        = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 	Secrets         = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
@@ -40,7 +41,7 @@ var (
 // them when d is nil).
 func served(d discovery.DiscoveryInterface) map[schema.GroupVersionResource]bool {
 	out := map[schema.GroupVersionResource]bool{}
-	for _, gvr := range []schema.GroupVersionResource{GatewayClasses, Gateways, HTTPRoutes, GRPCRoutes, TLSRoutes, ReferenceGrants} {
+	for _, gvr := range []schema.GroupVersionResource{GatewayClasses, Gateways, HTTPRoutes, GRPCRoutes, TLSRoutes, ListenerSets, ReferenceGrants} {
 		if d == nil {
 			out[gvr] = true
 			continue
@@ -274,6 +275,9 @@ func (s *Source) synced() bool {
 }
 
 func (s *Source) list(gvr schema.GroupVersionResource) []any {
+	if s == nil {
+		return nil
+	}
 	c, ok := s.consumers[gvr]
 	if !ok {
 		return nil

@@ -306,6 +306,53 @@ func (m *Manager) Gateway(nn types.NamespacedName) (*gwv1.Gateway, bool) {
 	return &gw, true
 }
 
+// ListenerSetsOf returns the ListenerSets attached to a Gateway (admitted by its
+// spec.allowedListeners), in order of precedence, as the Manager's cache has them.
+func (m *Manager) ListenerSetsOf(gw *gwv1.Gateway) []*gwv1.ListenerSet {
+	src := m.src.Load()
+	if src == nil {
+		return nil
+	}
+	var sets []*gwv1.ListenerSet
+	for _, o := range src.list(ListenerSets) {
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		var ls gwv1.ListenerSet
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &ls); err == nil {
+			sets = append(sets, &ls)
+		}
+	}
+	if len(sets) == 0 {
+		return nil
+	}
+	namespaces := map[string]map[string]string{}
+	for _, o := range src.list(Namespaces) {
+		if a, ok := o.(metav1.Object); ok {
+			namespaces[a.GetName()] = a.GetLabels()
+		}
+	}
+	return status.AttachedListenerSets(gw, sets, namespaces)
+}
+
+// listenerSetPorts lists, per Gateway, the ports of its attached ListenerSets.
+func (m *Manager) listenerSetPorts(gws map[types.NamespacedName]int64) map[types.NamespacedName][]int32 {
+	out := map[types.NamespacedName][]int32{}
+	for nn := range gws {
+		gw, ok := m.Gateway(nn)
+		if !ok {
+			continue
+		}
+		for _, ls := range m.ListenerSetsOf(gw) {
+			for _, l := range ls.Spec.Listeners {
+				out[nn] = append(out[nn], int32(l.Port))
+			}
+		}
+	}
+	return out
+}
+
 // Writes is the number of successful status writes so far.
 func (m *Manager) Writes() int64 { return m.writes.Load() }
 
@@ -354,8 +401,11 @@ func (m *Manager) Run(ctx context.Context) error {
 			m.opts.AfterPass()
 		}
 		if m.opts.OnGateways != nil {
-			if gws := m.Gateways(); fmt.Sprint(gws) != lastGateways {
-				lastGateways = fmt.Sprint(gws)
+			// The ListenerSets attached to them are part of what is provisioned
+			// (their ports): a change there syncs the fleets too.
+			gws := m.Gateways()
+			if seen := fmt.Sprint(gws, m.listenerSetPorts(gws)); seen != lastGateways {
+				lastGateways = seen
 				m.opts.OnGateways(gws)
 			}
 		}
@@ -467,9 +517,11 @@ func (m *Manager) current(o any) *unstructured.Unstructured {
 	return u
 }
 
-func objects[T any](m *Manager, gvr schema.GroupVersionResource, seen map[types.UID]bool, raw map[types.UID]*unstructured.Unstructured) ([]*T, error) {
+// objects are src's objects of gvr, typed. A pass reads one source throughout: the
+// Manager's may be replaced (or forgotten, at shutdown) during it.
+func objects[T any](m *Manager, src *Source, gvr schema.GroupVersionResource, seen map[types.UID]bool, raw map[types.UID]*unstructured.Unstructured) ([]*T, error) {
 	var out []*T
-	for _, o := range m.src.Load().list(gvr) {
+	for _, o := range src.list(gvr) {
 		u := m.current(o)
 		if u == nil {
 			continue
