@@ -54,13 +54,16 @@ type Input struct {
 	GRPCRoutes        []*gwv1.GRPCRoute
 	TLSRoutes         []*gwv1.TLSRoute
 	ReferenceGrants   []*gwv1beta1.ReferenceGrant
+	// BackendTLSPolicies: their status per ancestor Gateway (backendtls.go).
+	BackendTLSPolicies []*gwv1.BackendTLSPolicy
 	// Services holds the existing Services and their ports.
 	Services map[types.NamespacedName][]int32
 	// Secrets holds the existing TLS Secrets (type kubernetes.io/tls): true when
 	// tls.crt and tls.key hold a certificate and its key.
 	Secrets map[types.NamespacedName]bool
 	// CABundles holds the existing ConfigMaps: true when ca.crt holds PEM
-	// certificates (client certificate validation's caCertificateRefs).
+	// certificates (caCertificateRefs of client certificate validation and of
+	// BackendTLSPolicies).
 	CABundles map[types.NamespacedName]bool
 	// Namespaces holds every namespace's labels (allowedRoutes selectors).
 	Namespaces map[string]map[string]string
@@ -116,6 +119,8 @@ type Result struct {
 	HTTPRoutes     map[types.NamespacedName]gwv1.RouteStatus
 	GRPCRoutes     map[types.NamespacedName]gwv1.RouteStatus
 	TLSRoutes      map[types.NamespacedName]gwv1.RouteStatus
+	// BackendTLSPolicies holds the whole status: other controllers' ancestors kept.
+	BackendTLSPolicies map[types.NamespacedName]gwv1.PolicyStatus
 }
 
 // listener is a Gateway listener with what the computation found out about it.
@@ -189,6 +194,7 @@ func Compute(in Input) Result {
 	for k, g := range gateways {
 		r.Gateways[k] = gatewayStatus(g, in)
 	}
+	r.BackendTLSPolicies = backendTLSPolicyStatus(in, gateways)
 	return r
 }
 

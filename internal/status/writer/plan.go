@@ -48,6 +48,9 @@ func (m *Manager) plan() ([]job, error) {
 	if in.ReferenceGrants, err = objects[gwv1beta1.ReferenceGrant](m, ReferenceGrants, seen, nil); err != nil {
 		return nil, err
 	}
+	if in.BackendTLSPolicies, err = objects[gwv1.BackendTLSPolicy](m, BackendTLSPolicies, seen, raw); err != nil {
+		return nil, err
+	}
 	for _, o := range src.list(Services) {
 		u := o.(*unstructured.Unstructured)
 		var ports []int32
@@ -132,6 +135,13 @@ func (m *Manager) plan() ([]job, error) {
 		if want, ok := res.TLSRoutes[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}]; ok {
 			if want = status.MergeRoute(want, r.Status.RouteStatus, now); !status.Equal(want, r.Status.RouteStatus) {
 				jobs = append(jobs, job{gvr: TLSRoutes, kind: "TLSRoute", obj: raw[r.UID], status: &gwv1.TLSRouteStatus{RouteStatus: want}})
+			}
+		}
+	}
+	for _, p := range in.BackendTLSPolicies {
+		if want, ok := res.BackendTLSPolicies[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]; ok {
+			if want = status.MergePolicy(want, p.Status, now); !status.Equal(want, p.Status) {
+				jobs = append(jobs, job{gvr: BackendTLSPolicies, kind: "BackendTLSPolicy", obj: raw[p.UID], status: &want})
 			}
 		}
 	}
