@@ -74,7 +74,18 @@ func newFakeAPI(t *testing.T, kubeObjs ...runtime.Object) *fakeAPI {
 	dyn.PrependReactor("update", "*", bump)
 	ms := metadatafake.NewTestScheme()
 	_ = metav1.AddMetaToScheme(ms)
-	return &fakeAPI{kube: fake.NewSimpleClientset(kubeObjs...), dyn: dyn, meta: metadatafake.NewSimpleMetadataClient(ms)}
+	kube := fake.NewSimpleClientset(kubeObjs...)
+	// Discovery serves what the dynamic fake lists: the watch skips anything else.
+	byGV := map[string]*metav1.APIResourceList{}
+	for gvr := range lists {
+		gv := gvr.GroupVersion().String()
+		if byGV[gv] == nil {
+			byGV[gv] = &metav1.APIResourceList{GroupVersion: gv}
+			kube.Resources = append(kube.Resources, byGV[gv])
+		}
+		byGV[gv].APIResources = append(byGV[gv].APIResources, metav1.APIResource{Name: gvr.Resource})
+	}
+	return &fakeAPI{kube: kube, dyn: dyn, meta: metadatafake.NewSimpleMetadataClient(ms)}
 }
 
 func (f *fakeAPI) clients() clients {
