@@ -56,7 +56,7 @@ func newFakeAPI(t *testing.T, kubeObjs ...runtime.Object) *fakeAPI {
 		{Group: "haproxy-haptic.org", Version: "v1alpha1", Resource: "haproxycfgs"}:           "HAProxyCfgList",
 		{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}: "CustomResourceDefinitionList",
 	}
-	for _, r := range []string{"gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes"} {
+	for _, r := range []string{"gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "backendtlspolicies"} {
 		lists[schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: r}] = r + "List"
 	}
 	lists[schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1beta1", Resource: "referencegrants"}] = "ReferenceGrantList"
