@@ -27,12 +27,24 @@ import (
 
 // TestUpgradeFromPrevious (make test-upgrade): a cluster with Gateway API v1.4.1
 // CRDs and the previous release's controller (HAPTIC_PREVIOUS_DIR: its worktree with
-// bin/haptic, its libraries) serving an Ingress and three HTTPRoutes is upgraded as
-// docs/upgrades.md says — v1.6.3 CRDs server-side with the safe-upgrades policy,
-// then this tree's libraries and controller — while a request loop inside the
-// cluster's network namespace asks every route all along: every answer must be 200.
-// The new controller must then serve a route created after the upgrade.
+// bin/haptic, its libraries) serving an Ingress and three HTTPRoutes is upgraded
+// while a request loop inside the cluster's network namespace asks every route all
+// along: every answer must be 200. The new controller must then serve a route
+// created after the upgrade.
+//
+//   - crds-first, as docs/upgrades.md advises: v1.6.3 CRDs server-side with the
+//     safe-upgrades policy, then this tree's libraries and controller;
+//   - controller-first: this tree's controller on the v1.4.1 CRDs first. It must
+//     skip what they do not serve (tlsroutes v1: haptic_watch_resource_unserved),
+//     serve the rest (a route created then answers), and watch TLSRoutes once the
+//     CRD upgrade serves them (the metric goes away, without a restart).
 func TestUpgradeFromPrevious(t *testing.T) {
+	for _, order := range []string{"crds-first", "controller-first"} {
+		t.Run(order, func(t *testing.T) { upgradeFromPrevious(t, order == "controller-first") })
+	}
+}
+
+func upgradeFromPrevious(t *testing.T, controllerFirst bool) {
 	prev := os.Getenv("HAPTIC_PREVIOUS_DIR")
 	if prev == "" {
 		t.Fatal("HAPTIC_PREVIOUS_DIR is not set: run make test-upgrade (it builds the previous release)")
@@ -137,11 +149,15 @@ func TestUpgradeFromPrevious(t *testing.T) {
 	step := func(what string) { t.Logf("%s: %s", time.Now().Format("15:04:05.000"), what) }
 	time.Sleep(3 * time.Second)
 
-	step("CRDs to v1.6.3 (server-side, with the safe-upgrades policy) under the previous controller")
-	e.kubectl("apply", "--server-side", "--force-conflicts", "-f", crds)
-	e.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
-	time.Sleep(5 * time.Second)
-
+	upgradeCRDs := func() {
+		step("CRDs to v1.6.3 (server-side, with the safe-upgrades policy)")
+		e.kubectl("apply", "--server-side", "--force-conflicts", "-f", crds)
+		e.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+		time.Sleep(5 * time.Second)
+	}
+	if !controllerFirst {
+		upgradeCRDs()
+	}
 	step("this tree's libraries")
 	librariesConfig(t, "", "base", "ingress", "gateway")(e)
 	e.kubectl("patch", "haproxytemplateconfig", "haptic-config", "--type=merge",
@@ -151,6 +167,25 @@ func TestUpgradeFromPrevious(t *testing.T) {
 	step("the previous controller stops, this tree's starts")
 	stopOld()
 	e.startController(nil)
+	if controllerFirst {
+		step("a route created under the new controller on v1.4.1 CRDs")
+		if _, err := gw.GatewayV1().HTTPRoutes(e.ns).Create(e.ctx, httpRoute("mid", "edge", "mid.example.com", "/"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("the new controller serves on v1.4.1 CRDs", 120*time.Second, func() (bool, string) {
+			code, err := get(target{addr, "80", "mid.example.com"})
+			return code == 200, fmt.Sprintf("code %d err %v", code, err)
+		})
+		if v := e.metric("haptic_watch_resource_unserved", `resource="tls-routes"`); v != 1 {
+			t.Errorf("haptic_watch_resource_unserved{resource=tls-routes} = %v on v1.4.1 CRDs, want 1", v)
+		}
+		upgradeCRDs()
+		e.eventually("the controller watches tlsroutes once they are served", 90*time.Second, func() (bool, string) {
+			v, err := e.tryMetric("haptic_watch_resource_unserved", `resource="tls-routes"`)
+			return err == nil && v == 0, fmt.Sprintf("unserved %v err %v", v, err)
+		})
+		step("tlsroutes watched")
+	}
 
 	step("a route created after the upgrade")
 	if _, err := gw.GatewayV1().HTTPRoutes(e.ns).Create(e.ctx, httpRoute("after", "edge", "after.example.com", "/"), metav1.CreateOptions{}); err != nil {
