@@ -206,6 +206,8 @@ func (it *iteration) run(ctx context.Context) error {
 			return nil
 		case err := <-errs:
 			if err != nil {
+				// The other runners end with ctx: cancel before the deferred Wait.
+				cancel()
 				return err
 			}
 		case <-sub.Lost():
