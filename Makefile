@@ -66,6 +66,15 @@ run: deps build cluster-binaries
 	$(BIN)/haptic validate -f examples/ingress/haptic-config.yaml
 	$(CURDIR)/scripts/run-local.sh
 
+## test-upgrade: upgrade from the previous release on Gateway API v1.4.1 CRDs (PREVIOUS_COMMIT, built into out/upgrade)
+## to v1.6.3 CRDs and this tree's controller while every route is asked: all answers 200 (docs/upgrades.md)
+PREVIOUS_COMMIT ?= d69d56d
+.PHONY: test-upgrade
+test-upgrade: haproxy cluster-binaries cluster-tool
+	@prev=$$(GO=$(GO) scripts/build-previous.sh $(PREVIOUS_COMMIT) $(CURDIR)/out/upgrade) && \
+	HAPTIC_PREVIOUS_DIR=$$prev $(GO) test -tags upgrade -count=1 -timeout 20m -run '^TestUpgradeFromPrevious$$' -v ./test/e2e/ 2>&1 \
+	  | grep -E '^(=== RUN|--- |\s+upgrade_test|\s+env_test|PASS|FAIL|ok)'; exit $${PIPESTATUS[0]}
+
 ## bench-render: render cost of the default libraries at 100, 1,000 and 5,000 Ingresses and HTTPRoutes (docs/rendering.md)
 bench-render:
 	$(CURDIR)/scripts/test-benchmark.sh --steps 100,1000,5000 --iterations 3

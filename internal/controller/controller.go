@@ -177,8 +177,15 @@ func (c *Controller) runConfig(ctx context.Context) error {
 			}
 			return nil
 		case err := <-done:
-			// An iteration ended on its own (a lost critical event or a failure):
-			// start it again from the authoritative state.
+			// An iteration ended on its own (a lost critical event or a failure, or
+			// resources it skipped are served now): start it again from the
+			// authoritative state.
+			if errors.Is(err, errResourcesServed) {
+				c.d.log.Info("watched resources appeared; restarting the watch", "error", err)
+				cfg := current.cfg
+				current, done = c.start(ctx, cfg, current.generation)
+				continue
+			}
 			c.d.log.Warn("iteration ended; restarting", "error", err)
 			if err != nil {
 				c.d.config.iterationFailed(ctx, err)

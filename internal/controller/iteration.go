@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -171,7 +172,14 @@ func (it *iteration) run(ctx context.Context) error {
 		OnEvent:   func(resource, kind string) { d.metrics.ResourceEvents.WithLabelValues(resource, kind).Inc() },
 		OnChange:  func(string) { d.deliveries.changeSeen(time.Now()) },
 		OnDropped: func(resource, reason string) { d.metrics.WatchEventsDropped.WithLabelValues(resource, reason).Inc() },
+		// A resource the API server does not serve (older CRDs) is skipped, not
+		// waited for; watchServed restarts the iteration once it is served.
+		Served: watch.ServedBy(d.kube.Discovery(), true),
+		OnUnserved: func(resource string, _ schema.GroupVersionResource) {
+			d.metrics.WatchUnserved.WithLabelValues(resource).Set(1)
+		},
 	}
+	d.metrics.WatchUnserved.Reset()
 	set, src, err := it.informerSet(w)
 	if err != nil {
 		return err
@@ -186,9 +194,10 @@ func (it *iteration) run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 3)
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); errs <- w.Run(ctx) }()
 	go func() { defer wg.Done(); errs <- it.discoverPods(ctx, def) }()
+	go func() { defer wg.Done(); errs <- it.watchServed(ctx, w.Unserved()) }()
 	defer wg.Wait()
 
 	for {
@@ -197,6 +206,8 @@ func (it *iteration) run(ctx context.Context) error {
 			return nil
 		case err := <-errs:
 			if err != nil {
+				// The other runners end with ctx: cancel before the deferred Wait.
+				cancel()
 				return err
 			}
 		case <-sub.Lost():

@@ -56,7 +56,7 @@ func newFakeAPI(t *testing.T, kubeObjs ...runtime.Object) *fakeAPI {
 		{Group: "haproxy-haptic.org", Version: "v1alpha1", Resource: "haproxycfgs"}:           "HAProxyCfgList",
 		{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}: "CustomResourceDefinitionList",
 	}
-	for _, r := range []string{"gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "listenersets"} {
+	for _, r := range []string{"gatewayclasses", "gateways", "httproutes", "grpcroutes", "tlsroutes", "listenersets", "backendtlspolicies"} {
 		lists[schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: r}] = r + "List"
 	}
 	lists[schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1beta1", Resource: "referencegrants"}] = "ReferenceGrantList"
@@ -74,7 +74,18 @@ func newFakeAPI(t *testing.T, kubeObjs ...runtime.Object) *fakeAPI {
 	dyn.PrependReactor("update", "*", bump)
 	ms := metadatafake.NewTestScheme()
 	_ = metav1.AddMetaToScheme(ms)
-	return &fakeAPI{kube: fake.NewSimpleClientset(kubeObjs...), dyn: dyn, meta: metadatafake.NewSimpleMetadataClient(ms)}
+	kube := fake.NewSimpleClientset(kubeObjs...)
+	// Discovery serves what the dynamic fake lists: the watch skips anything else.
+	byGV := map[string]*metav1.APIResourceList{}
+	for gvr := range lists {
+		gv := gvr.GroupVersion().String()
+		if byGV[gv] == nil {
+			byGV[gv] = &metav1.APIResourceList{GroupVersion: gv}
+			kube.Resources = append(kube.Resources, byGV[gv])
+		}
+		byGV[gv].APIResources = append(byGV[gv].APIResources, metav1.APIResource{Name: gvr.Resource})
+	}
+	return &fakeAPI{kube: kube, dyn: dyn, meta: metadatafake.NewSimpleMetadataClient(ms)}
 }
 
 func (f *fakeAPI) clients() clients {

@@ -56,6 +56,7 @@ func (c *Controller) runStandby(ctx context.Context) error {
 func (it *iteration) watchOnly(ctx context.Context) {
 	d := it.d
 	w := &watch.Watcher{Dynamic: d.dyn, Metadata: d.meta, Live: it.live, Log: d.log, Ignore: it.ignore,
+		Served: watch.ServedBy(d.kube.Discovery(), true),
 		Notify: func(resource string) {
 			if resource == "" {
 				it.ready.Store(true)

@@ -18,6 +18,7 @@ func TestEveryMetricIsDocumented(t *testing.T) {
 	m.DebounceFired.WithLabelValues("r")
 	m.ResourceEvents.WithLabelValues("r", KindAdd)
 	m.WatchedObjects.WithLabelValues("r")
+	m.WatchUnserved.WithLabelValues("r")
 	m.WatchEventsDropped.WithLabelValues("r", "unchanged")
 	m.EventsPublished.WithLabelValues("t")
 	m.EventsDroppedBySubscriber.WithLabelValues("s")

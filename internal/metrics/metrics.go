@@ -88,6 +88,9 @@ type Metrics struct {
 	WatchEventsDropped *prometheus.CounterVec // haptic_watch_events_dropped_total{resource,reason}
 	// WatchRestarts counts failed lists and watches (each is listed and watched again).
 	WatchRestarts *prometheus.CounterVec // haptic_watch_restarts_total{resource}
+	// WatchUnserved is 1 for a watched resource the API server does not serve (its
+	// CRD missing or older): no informer, its store stays empty.
+	WatchUnserved *prometheus.GaugeVec // haptic_watch_resource_unserved{resource}
 
 	// Event bus (fed through the Hooks methods).
 	EventsPublished           *prometheus.CounterVec // haptic_events_published_total{type}
@@ -168,6 +171,8 @@ func New() *Metrics {
 		WatchEventsDropped: f.counterVec("haptic_watch_events_dropped_total",
 			"Watch events dropped before the debouncer, triggering no render, by watched resource and reason (unchanged: only status or server-kept metadata changed).", "resource", "reason"),
 
+		WatchUnserved: f.gaugeVec("haptic_watch_resource_unserved",
+			"1 for a watched resource the API server does not serve (its CRD is missing or of a release without that version): it is not watched and its store stays empty; the watch restarts when it appears.", "resource"),
 		WatchRestarts: f.counterVec("haptic_watch_restarts_total",
 			"Lists and watches that failed and were started again (the watch was reset, its resourceVersion expired, the API server was away), by watched resource.", "resource"),
 

@@ -58,13 +58,16 @@ type Input struct {
 	TLSRoutes         []*gwv1.TLSRoute
 	ListenerSets      []*gwv1.ListenerSet
 	ReferenceGrants   []*gwv1beta1.ReferenceGrant
+	// BackendTLSPolicies: their status per ancestor Gateway (backendtls.go).
+	BackendTLSPolicies []*gwv1.BackendTLSPolicy
 	// Services holds the existing Services and their ports.
 	Services map[types.NamespacedName][]int32
 	// Secrets holds the existing TLS Secrets (type kubernetes.io/tls): true when
 	// tls.crt and tls.key hold a certificate and its key.
 	Secrets map[types.NamespacedName]bool
 	// CABundles holds the existing ConfigMaps: true when ca.crt holds PEM
-	// certificates (client certificate validation's caCertificateRefs).
+	// certificates (caCertificateRefs of client certificate validation and of
+	// BackendTLSPolicies).
 	CABundles map[types.NamespacedName]bool
 	// Namespaces holds every namespace's labels (allowedRoutes selectors).
 	Namespaces map[string]map[string]string
@@ -122,6 +125,8 @@ type Result struct {
 	TLSRoutes      map[types.NamespacedName]gwv1.RouteStatus
 	// ListenerSets whose parentRef names one of our Gateways.
 	ListenerSets map[types.NamespacedName]gwv1.ListenerSetStatus
+	// BackendTLSPolicies holds the whole status: other controllers' ancestors kept.
+	BackendTLSPolicies map[types.NamespacedName]gwv1.PolicyStatus
 }
 
 // listener is a Gateway listener with what the computation found out about it.
@@ -205,6 +210,7 @@ func Compute(in Input) Result {
 		gwAccepted := meta.IsStatusConditionTrue(r.Gateways[key(s.gw.gw.Namespace, s.gw.gw.Name)].Conditions, string(gwv1.GatewayConditionAccepted))
 		r.ListenerSets[k] = listenerSetStatus(s, gwAccepted, in)
 	}
+	r.BackendTLSPolicies = backendTLSPolicyStatus(in, gateways)
 	return r
 }
 

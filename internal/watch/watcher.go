@@ -48,12 +48,22 @@ type Watcher struct {
 	// OnChange, if set, sees every change that reaches the debouncer, when it
 	// arrives (a change's trace starts here).
 	OnChange func(resource string)
+	// Served, if set, says whether the API server serves a resource. One it does
+	// not (its CRD missing, or of an older release without that version: Gateway
+	// API v1.4 has no tlsroutes v1) gets no informer and its store stays empty,
+	// so that the others sync and serve; an informer on it would never sync.
+	// Unserved lists the skipped ones (the controller restarts the config's watch
+	// when one appears).
+	Served func(schema.GroupVersionResource) bool
+	// OnUnserved, if set, is told about each skipped resource once, at Register.
+	OnUnserved func(resource string, gvr schema.GroupVersionResource)
 
 	mu         sync.Mutex
 	synced     bool
 	debounc    map[string]*Debouncer
 	forget     map[string]func(key string) // on-demand caches, by resource
 	consumers  []*Consumer
+	unserved   map[string]schema.GroupVersionResource
 	registered bool
 }
 
@@ -73,6 +83,7 @@ func (w *Watcher) Register(set *Informers) error {
 	w.debounc = map[string]*Debouncer{}
 	w.forget = map[string]func(string){}
 	w.consumers = nil
+	w.unserved = map[string]schema.GroupVersionResource{}
 	keepMF := true
 	for _, p := range w.Ignore {
 		if p.Source == "metadata.managedFields" {
@@ -90,6 +101,15 @@ func (w *Watcher) Register(set *Informers) error {
 			return fmt.Errorf("watchedResources[%s].labelSelector: %w", name, err)
 		}
 		name := name
+		if w.Served != nil && !w.Served(gvr) {
+			w.unserved[name] = gvr
+			w.Log.Warn("watched resource not served by the API server: its store stays empty until it is",
+				"resource", name, "gvr", gvr.String())
+			if w.OnUnserved != nil {
+				w.OnUnserved(name, gvr)
+			}
+			continue
+		}
 		w.debounc[name] = NewDebouncer(r.Watch.DebounceDuration(), func() { w.Notify(name) })
 		onDemand := r.Watch.Store == v1alpha1.StoreOnDemand
 		if onDemand {
@@ -107,6 +127,16 @@ func (w *Watcher) Register(set *Informers) error {
 	}
 	w.registered = true
 	return nil
+}
+
+// Unserved returns the watched resources Register skipped because the API server
+// does not serve them, by name.
+func (w *Watcher) Unserved() map[string]schema.GroupVersionResource {
+	out := make(map[string]schema.GroupVersionResource, len(w.unserved))
+	for k, v := range w.unserved {
+		out[k] = v
+	}
+	return out
 }
 
 // Run waits until every informer has synced, sends the first notification and then

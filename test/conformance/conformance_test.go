@@ -226,7 +226,8 @@ func controllerConfig(t *testing.T, ns string) string {
 	// ingressClass: the namespace, so that the base library ignores other Ingresses.
 	// A Gateway's own pods bind no Ingress frontend, so its listeners may use any
 	// port but the status port (GatewayPort8080 listens on 8080, the Ingress http
-	// port of the default fleet).
+	// port of the default fleet). experimentalChannel: the cluster runs the
+	// experimental CRDs, so the library reads their fields (HTTPRoute retry).
 	overlay := fmt.Sprintf(`apiVersion: haproxy-haptic.org/v1alpha1
 kind: HAProxyTemplateConfig
 spec:
@@ -235,6 +236,7 @@ spec:
   templatingSettings:
     extraContext:
       ingressClass: %s
+      experimentalChannel: true
 `, v1alpha1.GatewaysPerGateway, ns)
 	f := filepath.Join(t.TempDir(), "overlay.yaml")
 	if err := os.WriteFile(f, []byte(overlay), 0o644); err != nil {

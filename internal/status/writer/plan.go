@@ -51,6 +51,9 @@ func (m *Manager) plan() ([]job, error) {
 	if in.ReferenceGrants, err = objects[gwv1beta1.ReferenceGrant](m, src, ReferenceGrants, seen, nil); err != nil {
 		return nil, err
 	}
+	if in.BackendTLSPolicies, err = objects[gwv1.BackendTLSPolicy](m, src, BackendTLSPolicies, seen, raw); err != nil {
+		return nil, err
+	}
 	for _, o := range src.list(Services) {
 		u := o.(*unstructured.Unstructured)
 		var ports []int32
@@ -142,6 +145,13 @@ func (m *Manager) plan() ([]job, error) {
 		if want, ok := res.ListenerSets[types.NamespacedName{Namespace: ls.Namespace, Name: ls.Name}]; ok {
 			if want = status.MergeListenerSet(want, ls.Status, now); !status.Equal(want, ls.Status) {
 				jobs = append(jobs, job{gvr: ListenerSets, kind: "ListenerSet", obj: raw[ls.UID], status: &want})
+			}
+		}
+	}
+	for _, p := range in.BackendTLSPolicies {
+		if want, ok := res.BackendTLSPolicies[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]; ok {
+			if want = status.MergePolicy(want, p.Status, now); !status.Equal(want, p.Status) {
+				jobs = append(jobs, job{gvr: BackendTLSPolicies, kind: "BackendTLSPolicy", obj: raw[p.UID], status: &want})
 			}
 		}
 	}

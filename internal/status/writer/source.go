@@ -22,26 +22,27 @@ import (
 
 // Watched resources.
 var (
-	GatewayClasses  = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gatewayclasses"}
-	Gateways        = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
-	HTTPRoutes      = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}
-	GRPCRoutes      = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "grpcroutes"}
-	TLSRoutes       = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "tlsroutes"}
-	ListenerSets    = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "listenersets"}
-	ReferenceGrants = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1beta1", Resource: "referencegrants"}
-	Services        = schema.GroupVersionResource{Version: "v1", Resource: "services"}
-	Secrets         = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
-	Namespaces      = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	ConfigMaps      = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	Ingresses       = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}
-	IngressClasses  = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingressclasses"}
+	GatewayClasses     = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gatewayclasses"}
+	Gateways           = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
+	HTTPRoutes         = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}
+	GRPCRoutes         = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "grpcroutes"}
+	TLSRoutes          = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "tlsroutes"}
+	ListenerSets       = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "listenersets"}
+	ReferenceGrants    = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1beta1", Resource: "referencegrants"}
+	BackendTLSPolicies = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "backendtlspolicies"}
+	Services           = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	Secrets            = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	Namespaces         = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	ConfigMaps         = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	Ingresses          = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}
+	IngressClasses     = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingressclasses"}
 )
 
 // served returns which of the Gateway API resources the API server serves (all of
 // them when d is nil).
 func served(d discovery.DiscoveryInterface) map[schema.GroupVersionResource]bool {
 	out := map[schema.GroupVersionResource]bool{}
-	for _, gvr := range []schema.GroupVersionResource{GatewayClasses, Gateways, HTTPRoutes, GRPCRoutes, TLSRoutes, ListenerSets, ReferenceGrants} {
+	for _, gvr := range []schema.GroupVersionResource{GatewayClasses, Gateways, HTTPRoutes, GRPCRoutes, TLSRoutes, ListenerSets, ReferenceGrants, BackendTLSPolicies} {
 		if d == nil {
 			out[gvr] = true
 			continue

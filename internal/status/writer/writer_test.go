@@ -111,7 +111,7 @@ func fakeManagerWith(t *testing.T, objs []runtime.Object, opts Options) (*Manage
 	scheme := runtime.NewScheme()
 	lists := map[schema.GroupVersionResource]string{}
 	for gvr, kind := range map[schema.GroupVersionResource]string{GatewayClasses: "GatewayClass", Gateways: "Gateway",
-		HTTPRoutes: "HTTPRoute", GRPCRoutes: "GRPCRoute", TLSRoutes: "TLSRoute", ListenerSets: "ListenerSet", ReferenceGrants: "ReferenceGrant", Services: "Service", ConfigMaps: "ConfigMap",
+		HTTPRoutes: "HTTPRoute", GRPCRoutes: "GRPCRoute", TLSRoutes: "TLSRoute", ListenerSets: "ListenerSet", ReferenceGrants: "ReferenceGrant", BackendTLSPolicies: "BackendTLSPolicy", Services: "Service", ConfigMaps: "ConfigMap",
 		Ingresses: "Ingress", IngressClasses: "IngressClass", CRDs: "CustomResourceDefinition", Secrets: "Secret"} {
 		lists[gvr] = kind + "List"
 	}
