@@ -237,6 +237,7 @@ func (e *Engine) declarations() (native.Declarations, error) {
 	}
 	decls["first_seen"] = e.firstSeen
 	decls["ingress_routes"] = e.ingressRoutes
+	decls["ingress_annotations"] = e.ingressAnnotations
 	decls["service_servers"] = e.serviceServers
 	decls["ingresses_of_class"] = e.ingressesOfClass
 	decls["note"] = e.note

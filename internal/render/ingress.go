@@ -9,38 +9,84 @@ import (
 	"github.com/open2b/scriggo/native"
 )
 
-// ingress_routes is the per-Ingress work of the ingress library in Go: validating an
-// Ingress's rules and writing its routes, backends and map lines into the library's
-// fragment (a map[string][]any of key, value pairs per list, see merge.go). In the
-// template it cost tens of reflect calls per Ingress, most of a full render; the
-// library keeps the layout (annotations are parsed by its IngressSettings, TLS by its
-// own loop) and calls this once per Ingress:
+// ingress_annotations and ingress_routes are the per-Ingress work of the ingress
+// library in Go: validating an Ingress and writing its routes, backends and map lines
+// into the library's fragment (a map[string][]any of key, value pairs per list, see
+// merge.go). In the template it cost tens of reflect calls per Ingress, most of a
+// full render; the library keeps the layout, the annotation settings (its
+// IngressSettings) and the TLS bundles:
 //
-//	{% if ingress_routes(f, "ingresses", ns, name, takeDefault, st, c.DefaultSig, c.HeaderMap, prefix) %}
+//	{% var st = c.Defaults %}
+//	{% if vals := ingress_annotations(f, "ingresses", ns, name, prefix); vals != nil %}...settings...{% end %}
+//	{% for _, t := range ingress_routes(f, "ingresses", ns, name, takeDefault, st, c.DefaultSig, c.HeaderMap, prefix) %}...{% end %}
 //
-// It reads the Ingress by key from the named store (recorded like GetSingle) and
-// returns false after adding an "error" pair when the Ingress is invalid. Object
-// strings reach the lines through the same writers and checks the templates use.
+// Both read the Ingress by key from the named store (recorded like GetSingle). A
+// problem is an "error" pair in the fragment, after which nothing more is added.
+// Object strings reach the lines through the same writers and checks the templates
+// use.
+
+// ingressAnnotations is ingress_annotations(f, store, ns, name, prefix): the
+// Ingress's annotations whose name starts with prefix (annotation_values), nil when
+// it has none; an invalid namespace is the fragment's error.
+func (e *Engine) ingressAnnotations(f map[string][]any, store, ns, name, prefix string) map[string]string {
+	if !isDNSLabel(ns) {
+		f["error"] = append(f["error"], "", "Ingress "+ns+"/"+name+": metadata.namespace: "+toJSON(ns)+" is not a DNS label")
+		return nil
+	}
+	objs := e.st.getSingle(store, []string{ns, name})
+	if len(objs) == 0 {
+		return nil
+	}
+	meta, _ := objs[0].Raw["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	var out map[string]string
+	for k, v := range ann {
+		if strings.HasPrefix(k, prefix) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k[len(prefix):]] = strings.TrimSpace(rawString(v))
+		}
+	}
+	return out
+}
 
 // ingressRoute is a path of an Ingress: exact, prefix or the default backend.
 type ingressRoute struct {
 	kind, hostKey, path, svc, port, field string
 }
 
-// ingressRoutes is a method: it reads the store through the render state.
+// ingressRoutes is ingress_routes(f, store, ns, name, takeDefault, settings,
+// defaultSig, headerMap, prefix): with settings (what the library's IngressSettings
+// made of the annotations) it adds the settings' notes and config-global lines, then
+// the Ingress's routes, backends and map lines to f. takeDefault: no Ingress before
+// it took spec.defaultBackend. It returns the Ingress's TLS entries with a Secret
+// name, as {secretName, host...} with the hosts lowercased and checked; nil when f
+// holds an error.
 func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, name string, takeDefault bool,
-	settings map[string]any, defaultSig, headerMap, annPrefix string) bool {
+	settings map[string]any, defaultSig, headerMap, annPrefix string) [][]string {
 	kid := "Ingress " + ns + "/" + name
-	fail := func(msg string) bool {
+	fail := func(msg string) [][]string {
 		f["error"] = append(f["error"], "", msg)
-		return false
+		return nil
 	}
-	if !isDNSLabel(ns) {
-		return fail(kid + ": metadata.namespace: " + toJSON(ns) + " is not a DNS label")
+	if len(f["error"]) > 0 {
+		return nil
+	}
+	if msg, _ := settings["problem"].(string); msg != "" {
+		return fail(msg)
 	}
 	objs := e.st.getSingle(store, []string{ns, name})
 	if len(objs) == 0 {
-		return true
+		return nil
+	}
+	notes, _ := settings["notes"].([]string)
+	for _, n := range notes {
+		f["notes"] = append(f["notes"], "", n)
+	}
+	globals, _ := settings["globals"].([]string)
+	for _, g := range globals {
+		f["globals"] = append(f["globals"], "", g)
 	}
 	spec, _ := objs[0].Raw["spec"].(map[string]any)
 
@@ -133,7 +179,28 @@ func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 		// sort key: longest prefix first (map_beg takes the first match)
 		f["prefix"] = append(f["prefix"], key, strconv.Itoa(199999-len(key))+" "+mapKey(env, key, r.field)+" "+be)
 	}
-	return true
+
+	// TLS entries: the library makes the PEM bundles and crt-list lines.
+	var tls [][]string
+	entries, _ := spec["tls"].([]any)
+	for ti, tv := range entries {
+		t, _ := tv.(map[string]any)
+		secret := rawString(t["secretName"])
+		if secret == "" {
+			continue
+		}
+		entry := []string{secret}
+		hosts, _ := t["hosts"].([]any)
+		for hi, hv := range hosts {
+			h := strings.ToLower(rawString(hv))
+			if !isDNSHost(h) {
+				return fail(kid + ": spec.tls[" + strconv.Itoa(ti) + "].hosts[" + strconv.Itoa(hi) + "]: " + toJSON(h) + " is not a DNS name")
+			}
+			entry = append(entry, h)
+		}
+		tls = append(tls, entry)
+	}
+	return tls
 }
 
 // ingressBackends names the backends of one Ingress, one per service port, and adds
