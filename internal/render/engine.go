@@ -236,6 +236,10 @@ func (e *Engine) declarations() (native.Declarations, error) {
 		decls[k] = v
 	}
 	decls["first_seen"] = e.firstSeen
+	decls["ingress_routes"] = e.ingressRoutes
+	decls["ingress_annotations"] = e.ingressAnnotations
+	decls["service_servers"] = e.serviceServers
+	decls["ingresses_of_class"] = e.ingressesOfClass
 	decls["note"] = e.note
 	for k, v := range e.unitDeclarations() {
 		decls[k] = v

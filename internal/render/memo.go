@@ -46,7 +46,10 @@ type mark struct {
 // store reads, the fragments it used (children, for their reads), and, flattened in
 // call order, the first_seen answers, registered files and notes of all of them.
 type deps struct {
-	reads    map[string]*read
+	reads []*read
+	// readAt indexes reads once there are many (a top-level template's); most
+	// fragments read one to three keys, found by a scan without building keys.
+	readAt   map[readKey]bool
 	children []*deps
 	marks    []mark
 	files    []bundle.File
@@ -58,16 +61,44 @@ type deps struct {
 	currentThen bool
 }
 
-func (d *deps) addRead(r *read) {
-	if d.reads == nil {
-		d.reads = map[string]*read{}
-	}
-	k := r.store + "\x00F" + r.ikey
+// readKey is what makes two reads the same query: a store's List, or one index key.
+type readKey struct {
+	store string
+	list  bool
+	ikey  string
+}
+
+func (r *read) key() readKey {
 	if r.list {
-		k = r.store + "\x00L"
+		return readKey{store: r.store, list: true}
 	}
-	if _, ok := d.reads[k]; !ok {
-		d.reads[k] = r
+	return readKey{store: r.store, ikey: r.ikey}
+}
+
+// manyReads is when a fragment's reads get an index.
+const manyReads = 16
+
+func (d *deps) addRead(r *read) {
+	k := r.key()
+	if d.readAt != nil {
+		if d.readAt[k] {
+			return
+		}
+		d.readAt[k] = true
+		d.reads = append(d.reads, r)
+		return
+	}
+	for _, o := range d.reads {
+		if o.key() == k {
+			return
+		}
+	}
+	d.reads = append(d.reads, r)
+	if len(d.reads) > manyReads {
+		d.readAt = make(map[readKey]bool, 2*len(d.reads))
+		for _, o := range d.reads {
+			d.readAt[o.key()] = true
+		}
 	}
 }
 

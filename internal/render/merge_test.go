@@ -28,3 +28,17 @@ func TestMergeFragmentsFirstKeyWins(t *testing.T) {
 		t.Fatalf("strings_of(nil) = %#v, want an empty list", got)
 	}
 }
+
+func TestSortedAfterAndMapsOf(t *testing.T) {
+	lines := []string{"199990 a/x be1", "199995 b/ be2", "no-separator", "199990 a/w be3"}
+	if got, want := sortedAfter(lines, " "), []string{"a/w be3", "a/x be1", "b/ be2"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("sorted_after: %q, want %q", got, want)
+	}
+	if lines[0] != "199990 a/x be1" {
+		t.Errorf("sorted_after changed its argument: %q", lines)
+	}
+	m := map[string]any{"name": "b"}
+	if got := mapsOf([]any{"b", m, "s", "not a map"}); len(got) != 1 || got[0]["name"] != "b" {
+		t.Errorf("maps_of: %v", got)
+	}
+}

@@ -1,0 +1,79 @@
+package render
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
+)
+
+func endpointObject(ns, name string, raw map[string]any) snapshot.Object {
+	raw["metadata"] = map[string]any{"namespace": ns, "name": name, "labels": map[string]any{"kubernetes.io/service-name": "web"}}
+	return snapshot.Object{Namespace: ns, Name: name, Raw: raw}
+}
+
+// service_servers writes a server per ready IP address of the Service port (by name
+// or number), once each, and a comment for an address that is not an IP address.
+func TestServiceServers(t *testing.T) {
+	svc := endpointObject("ns", "web", map[string]any{"spec": map[string]any{"ports": []any{
+		map[string]any{"name": "http", "port": int64(80)}, map[string]any{"name": "admin", "port": float64(9000)}}}})
+	slice := func(name string, port int64, eps ...any) snapshot.Object {
+		return endpointObject("ns", name, map[string]any{"ports": []any{map[string]any{"name": "http", "port": port},
+			map[string]any{"name": "admin", "port": int64(9001)}}, "endpoints": eps})
+	}
+	ep := func(ready any, addrs ...any) map[string]any {
+		e := map[string]any{"addresses": addrs}
+		if ready != nil {
+			e["conditions"] = map[string]any{"ready": ready}
+		}
+		return e
+	}
+	snap := &snapshot.Snapshot{Stores: map[string]*snapshot.Store{
+		"services": snapshot.NewStore("services", indexPaths("metadata.namespace", "metadata.name"), nil, []snapshot.Object{svc}),
+		"endpoints": snapshot.NewStore("endpoints", indexPaths("metadata.namespace", "metadata.labels['kubernetes.io/service-name']"), nil, []snapshot.Object{
+			slice("web-a", 8080, ep(true, "10.0.0.1", "10.0.0.1"), ep(false, "10.0.0.2"), ep(nil, "10.0.0.3"), ep(true, "db.example", "fd00::1")),
+			slice("web-b", 8080, ep(true, "10.0.0.1", "10.0.0.4")),
+		}),
+	}}
+	spec := testSpec(`backend a
+{{ service_servers("services", "endpoints", "ns", "web", "http", " check") }}
+backend b
+{{ service_servers("services", "endpoints", "ns", "web", "9000", "") }}
+backend c
+{{ service_servers("services", "endpoints", "ns", "web", "81", "") }}
+backend d
+{{ service_servers("services", "endpoints", "ns", "nothing", "http", "") }}
+`)
+	e, err := Compile(spec, Options{Types: map[string]reflect.Type{"ingresses": ingressType}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Render(context.Background(), Input{Snapshot: snap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Bundle.Config().Content
+	want := `backend a
+    server srv_10_0_0_1_8080 10.0.0.1:8080 check
+    server srv_10_0_0_3_8080 10.0.0.3:8080 check
+    # haptic: "EndpointSlice ns/web-a: address \"db.example\" is not an IP address; skipped"
+    server srv_fd00__1_8080 fd00::1:8080 check
+    server srv_10_0_0_4_8080 10.0.0.4:8080 check
+
+backend b
+    server srv_10_0_0_1_9001 10.0.0.1:9001
+    server srv_10_0_0_3_9001 10.0.0.3:9001
+    # haptic: "EndpointSlice ns/web-a: address \"db.example\" is not an IP address; skipped"
+    server srv_fd00__1_9001 fd00::1:9001
+    server srv_10_0_0_4_9001 10.0.0.4:9001
+
+backend c
+
+backend d
+`
+	if !strings.Contains(got, want) {
+		t.Errorf("got\n%s\nwant it to hold\n%s", got, want)
+	}
+}
