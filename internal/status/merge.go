@@ -35,20 +35,29 @@ func MergeGatewayClass(desired, current gwv1.GatewayClassStatus, now metav1.Time
 // MergeGateway returns desired with transition times taken from current.
 func MergeGateway(desired, current gwv1.GatewayStatus, now metav1.Time) gwv1.GatewayStatus {
 	desired.Conditions = MergeConditions(desired.Conditions, current.Conditions, now)
-	ls := make([]gwv1.ListenerStatus, len(desired.Listeners))
-	for i, l := range desired.Listeners {
+	desired.Listeners = mergeListeners(desired.Listeners, current.Listeners, now,
+		func(l *gwv1.ListenerStatus) (gwv1.SectionName, *[]metav1.Condition) { return l.Name, &l.Conditions })
+	return desired
+}
+
+// mergeListeners returns desired's listeners, each with transition times taken from
+// current's listener of the same name; fields names a listener status's name and
+// conditions (Gateways and ListenerSets have listener status types of their own).
+func mergeListeners[L any](desired, current []L, now metav1.Time, fields func(*L) (gwv1.SectionName, *[]metav1.Condition)) []L {
+	out := make([]L, len(desired))
+	for i := range desired {
+		out[i] = desired[i]
+		name, conds := fields(&out[i])
 		var cur []metav1.Condition
-		for _, c := range current.Listeners {
-			if c.Name == l.Name {
-				cur = c.Conditions
+		for j := range current {
+			if n, c := fields(&current[j]); n == name {
+				cur = *c
 				break
 			}
 		}
-		l.Conditions = MergeConditions(l.Conditions, cur, now)
-		ls[i] = l
+		*conds = MergeConditions(*conds, cur, now)
 	}
-	desired.Listeners = ls
-	return desired
+	return out
 }
 
 // MergeRoute returns desired with transition times of our parents' conditions taken
@@ -80,18 +89,9 @@ func Equal(a, b any) bool { return equality.Semantic.DeepEqual(a, b) }
 // MergeListenerSet returns desired with transition times taken from current.
 func MergeListenerSet(desired, current gwv1.ListenerSetStatus, now metav1.Time) gwv1.ListenerSetStatus {
 	desired.Conditions = MergeConditions(desired.Conditions, current.Conditions, now)
-	ls := make([]gwv1.ListenerEntryStatus, len(desired.Listeners))
-	for i, l := range desired.Listeners {
-		var cur []metav1.Condition
-		for _, c := range current.Listeners {
-			if c.Name == l.Name {
-				cur = c.Conditions
-				break
-			}
-		}
-		l.Conditions = MergeConditions(l.Conditions, cur, now)
-		ls[i] = l
-	}
-	desired.Listeners = ls
+	desired.Listeners = mergeListeners(desired.Listeners, current.Listeners, now,
+		func(l *gwv1.ListenerEntryStatus) (gwv1.SectionName, *[]metav1.Condition) {
+			return l.Name, &l.Conditions
+		})
 	return desired
 }
