@@ -71,7 +71,16 @@ func (r *run) probe(res *ScenarioResult) error {
 		return err
 	}
 	// Upstream's cleanup: the routes go; the namespace goes at the end of the run.
-	return r.gw.GatewayV1().HTTPRoutes(probeNS).DeleteCollection(r.ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	routes := r.gw.GatewayV1().HTTPRoutes(probeNS)
+	return r.deleteAll("HTTPRoutes", func() error {
+		return routes.DeleteCollection(r.ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	}, func() (int, error) {
+		l, err := routes.List(r.ctx, metav1.ListOptions{})
+		if err != nil {
+			return 0, err
+		}
+		return len(l.Items), nil
+	})
 }
 
 const probeIngressNS = "bench-probe-ingress"
@@ -100,7 +109,42 @@ func (r *run) probeIngress(res *ScenarioResult) error {
 	if err := r.probeLoop(res, w); err != nil {
 		return err
 	}
-	return r.kube.NetworkingV1().Ingresses(probeIngressNS).DeleteCollection(r.ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	ings := r.kube.NetworkingV1().Ingresses(probeIngressNS)
+	return r.deleteAll("Ingresses", func() error {
+		return ings.DeleteCollection(r.ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	}, func() (int, error) {
+		l, err := ings.List(r.ctx, metav1.ListOptions{})
+		if err != nil {
+			return 0, err
+		}
+		return len(l.Items), nil
+	})
+}
+
+// deleteAll deletes a probe's objects. One DeleteCollection of 3,000 objects can
+// outlast the API server's request timeout under load (the stream is reset while
+// the deletes go on), so a failed call is retried until nothing is left, for up to
+// 5 minutes; what it deleted before failing stays deleted.
+func (r *run) deleteAll(what string, deleteCollection func() error, remaining func() (int, error)) error {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		err := deleteCollection()
+		if err == nil {
+			return nil
+		}
+		if n, lerr := remaining(); lerr == nil && n == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("deleting the probe's %s: %w", what, err)
+		}
+		r.logf("deleting the probe's %s: %v; retrying", what, err)
+		select {
+		case <-r.ctx.Done():
+			return r.ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
 }
 
 func probeIngressObject(i int) *networkingv1.Ingress {
