@@ -46,7 +46,7 @@ func TestInjectionProof(t *testing.T) {
 		"gateway-filter-url-rewrite", "gateway-weighted-backends", "gateway-backendref-header-modifiers",
 		"gateway-cross-namespace-with-grant", "gateway-tls-terminate", "gateway-grpc-route", "gateway-cors",
 		"gateway-timeouts", "gateway-listener-isolation", "gateway-allowed-routes", "gateway-listenerset",
-		"gateway-backend-tls-policy",
+		"gateway-backend-tls-policy", "gateway-tlsroute-mixed",
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()

@@ -181,13 +181,6 @@ func conflicts(g *gateway) {
 				reason = string(gwv1.ListenerReasonProtocolConflict)
 				break
 			}
-			if tlsModesDiffer(a.spec, b.spec) {
-				// Neither listener serves: no kind of route can attach to it.
-				reason = string(gwv1.ListenerReasonProtocolConflict)
-				a.kinds = []gwv1.RouteGroupKind{}
-				a.status.SupportedKinds = a.kinds
-				break
-			}
 			if hostOf(a.spec.Hostname) == hostOf(b.spec.Hostname) {
 				reason = string(gwv1.ListenerReasonHostnameConflict)
 			}

@@ -153,7 +153,7 @@ func conflicted(l *listener) bool {
 // its port ("" when it does not).
 func conflictWith(l *listener, before []*listener) string {
 	for _, b := range before {
-		if l.spec.Protocol != b.spec.Protocol || tlsModesDiffer(l.spec, b.spec) {
+		if l.spec.Protocol != b.spec.Protocol {
 			return string(gwv1.ListenerReasonProtocolConflict)
 		}
 	}

@@ -8,7 +8,8 @@ import (
 // stream to the backend chosen by its SNI, without decrypting it: the listener
 // needs no certificate. Terminate (the mode's default) decrypts with the
 // listener's certificateRefs, checked as an HTTPS listener's are, and forwards the
-// plain stream.
+// plain stream. Both modes may share a port (TLSRouteModeMixed): the library
+// sends the Terminate listeners' SNIs on to an inner decrypting frontend.
 
 func tlsBackendRefs(rt *gwv1.TLSRoute) []gwv1.BackendObjectReference {
 	var out []gwv1.BackendObjectReference
@@ -35,10 +36,4 @@ func tlsListenerRefs(o owner, l gwv1.Listener, in Input, grants grants) (bool, s
 		return false, string(gwv1.ListenerReasonInvalidCertificateRef), "a TLS listener in mode Terminate needs tls.certificateRefs"
 	}
 	return certificateRefs(o, l, in, grants)
-}
-
-// tlsModesDiffer: a Passthrough and a Terminate TLS listener cannot share a port
-// (one frontend either decrypts or does not).
-func tlsModesDiffer(a, b gwv1.Listener) bool {
-	return a.Protocol == gwv1.TLSProtocolType && b.Protocol == gwv1.TLSProtocolType && tlsPassthrough(a) != tlsPassthrough(b)
 }

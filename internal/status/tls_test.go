@@ -77,18 +77,26 @@ func TestTLSListenersAndRoutes(t *testing.T) {
 	wantCond(t, r.HTTPRoutes[key("gw", "web")].Parents[0].Conditions, "Accepted", metav1.ConditionFalse, "NotAllowedByListeners")
 }
 
-// Passthrough and Terminate listeners on one port conflict: neither is accepted.
-func TestTLSMixedModesConflict(t *testing.T) {
+// Passthrough and Terminate listeners on one port (TLSRouteModeMixed) are both
+// accepted, with TLSRoute as their kind; the same hostname in both modes conflicts.
+func TestTLSMixedModesAccepted(t *testing.T) {
 	in := base()
 	in.Gateways = []*gwv1.Gateway{gw("gw", "gw", "haptic",
 		tlsListener("term", 8443, "a.example.com", gwv1.TLSModeTerminate, "tls"),
-		tlsListener("pass", 8443, "b.example.com", gwv1.TLSModePassthrough))}
+		tlsListener("pass", 8443, "b.example.com", gwv1.TLSModePassthrough),
+		tlsListener("pass-same-host", 8443, "a.example.com", gwv1.TLSModePassthrough))}
 	gst := Compute(in).Gateways[key("gw", "gw")]
 	for _, name := range []string{"term", "pass"} {
 		ls := listenerStatus(t, gst, name)
-		wantCond(t, ls.Conditions, "Accepted", metav1.ConditionFalse, "ProtocolConflict")
-		if len(ls.SupportedKinds) != 0 {
-			t.Errorf("%s: supportedKinds = %+v, want none", name, ls.SupportedKinds)
+		if name == "term" {
+			wantCond(t, ls.Conditions, "Accepted", metav1.ConditionFalse, "HostnameConflict")
+			continue
+		}
+		wantCond(t, ls.Conditions, "Accepted", metav1.ConditionTrue, "Accepted")
+		wantCond(t, ls.Conditions, "Conflicted", metav1.ConditionFalse, "NoConflicts")
+		if len(ls.SupportedKinds) != 1 || ls.SupportedKinds[0].Kind != "TLSRoute" {
+			t.Errorf("%s: supportedKinds = %+v, want TLSRoute", name, ls.SupportedKinds)
 		}
 	}
+	wantCond(t, listenerStatus(t, gst, "pass-same-host").Conditions, "Accepted", metav1.ConditionFalse, "HostnameConflict")
 }
