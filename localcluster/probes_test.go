@@ -256,10 +256,14 @@ func TestLivenessProbeRestartsContainer(t *testing.T) {
 		t.Fatalf("create pod: %v", err)
 	}
 	waitReadyPods(t, ns, "app=lively", 1, 30*time.Second)
-	pids, err := node.PodProcesses(ns.Name + "/lively")
-	if err != nil || len(pids) != 1 {
-		t.Fatalf("container process of lively: %v %v", pids, err)
-	}
+	// A liveness probe's exec (or the shell's touch) can be counted for a moment
+	// beside the container's process: wait for the container's one process.
+	var pids []int
+	waitFor(t, 10*time.Second, "lively's one container process", func() (bool, string, error) {
+		var err error
+		pids, err = node.PodProcesses(ns.Name + "/lively")
+		return err == nil && len(pids) == 1, fmt.Sprint(pids, err), nil
+	})
 	// The emptyDir outlives the container: remove the file the restart recreates.
 	out, err := exec.Command("nsenter", "--target", strconv.Itoa(pids[0]), "--mount", "--", "rm", stateDir+"/alive").CombinedOutput()
 	if err != nil {
