@@ -69,19 +69,7 @@ func TestOutcomeCarriesAgentDivergence(t *testing.T) {
 	opts, host, port := startRealAgent(t)
 
 	mapPath := filepath.Join(opts.Layout.MapsDir, "host.map")
-	cfg := bundle.File{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: fmt.Sprintf(`global
-    hard-stop-after 5s
-defaults
-    mode http
-    timeout connect 1s
-    timeout client 5s
-    timeout server 5s
-frontend fe
-    bind 127.0.0.1:%d
-    use_backend %%[req.hdr(host),lower,map(%s)]
-backend be_a
-    http-request return status 200 content-type text/plain string "A"
-`, freeTCPPort(t), mapPath)}
+	cfg := hostMapConfig(t, mapPath)
 	mapFile := func(content string) bundle.File {
 		return bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: content}
 	}
@@ -139,4 +127,22 @@ func outcomes(t *testing.T) (func(Outcome), func(what string) Outcome) {
 		return Outcome{}
 	}
 	return func(o Outcome) { ch <- o }, next
+}
+
+// hostMapConfig is a haproxy.cfg on a free port that picks the backend from the
+// host map at mapPath; be_a answers "A".
+func hostMapConfig(t *testing.T, mapPath string) bundle.File {
+	return bundle.File{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: fmt.Sprintf(`global
+    hard-stop-after 5s
+defaults
+    mode http
+    timeout connect 1s
+    timeout client 5s
+    timeout server 5s
+frontend fe
+    bind 127.0.0.1:%d
+    use_backend %%[req.hdr(host),lower,map(%s)]
+backend be_a
+    http-request return status 200 content-type text/plain string "A"
+`, freeTCPPort(t), mapPath)}
 }

@@ -52,19 +52,7 @@ func TestRuntimeAppliesSendEdits(t *testing.T) {
 	defer cancel()
 	opts, host, port := startRealAgent(t)
 	mapPath := filepath.Join(opts.Layout.MapsDir, "host.map")
-	cfg := bundle.File{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: fmt.Sprintf(`global
-    hard-stop-after 5s
-defaults
-    mode http
-    timeout connect 1s
-    timeout client 5s
-    timeout server 5s
-frontend fe
-    bind 127.0.0.1:%d
-    use_backend %%[req.hdr(host),lower,map(%s)]
-backend be_a
-    http-request return status 200 content-type text/plain string "A"
-`, freeTCPPort(t), mapPath)}
+	cfg := hostMapConfig(t, mapPath)
 	var sb strings.Builder
 	for i := range 2000 {
 		fmt.Fprintf(&sb, "%04d-route.example.com be_a\n", i)
