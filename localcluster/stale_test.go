@@ -125,6 +125,10 @@ func killEverything(t *testing.T, cfg cluster.Config) int {
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
+	// A killed session's processes have ended by the time the next one starts.
+	for _, pid := range pids {
+		waitGone(t, pid, strconv.Itoa(pid))
+	}
 	return len(pids)
 }
 
@@ -185,7 +189,13 @@ func killComponent(t *testing.T, cfg cluster.Config, name string) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatalf("kill %s: %v", name, err)
 	}
-	waitFor(t, 5*time.Second, name+" gone", func() (bool, string, error) {
+	waitGone(t, pid, name)
+}
+
+// waitGone waits until a SIGKILLed process has exited (or is a zombie).
+func waitGone(t *testing.T, pid int, name string) {
+	t.Helper()
+	waitFor(t, 15*time.Second, name+" gone", func() (bool, string, error) {
 		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		gone := err != nil || strings.Contains(string(stat), ") Z ")
 		return gone, "still alive", nil

@@ -75,11 +75,13 @@ func Up(ctx context.Context, cfg Config, out io.Writer) error {
 	return nil
 }
 
+const etcdHealthURL = "http://127.0.0.1:2379/health"
+
 // waitComponent blocks until a just-started component is usable.
 func waitComponent(ctx context.Context, cfg Config, name string) error {
 	switch name {
 	case "etcd":
-		return pollHTTP(ctx, cfg, nil, "http://127.0.0.1:2379/health", 30*time.Second)
+		return pollHTTP(ctx, cfg, nil, etcdHealthURL, 30*time.Second)
 	case "kube-apiserver":
 		return waitAPIServer(ctx, cfg, 60*time.Second)
 	default:
@@ -264,6 +266,11 @@ func repairable(ctx context.Context, cfg Config) ([]component, bool) {
 		if !alive {
 			dead = append(dead, c)
 		}
+	}
+	// A process SIGKILLed a moment ago can still be exiting: only an etcd that
+	// answers holds data worth keeping.
+	if pollHTTP(ctx, cfg, nil, etcdHealthURL, 2*time.Second) != nil {
+		return nil, false
 	}
 	if apiserverAlive && waitAPIServer(ctx, cfg, 2*time.Second) != nil {
 		return nil, false
