@@ -92,3 +92,40 @@ func insecureFallback(gw *gwv1.Gateway) *metav1.Condition {
 	}
 	return nil
 }
+
+// backendClientCert is the Gateway's ResolvedRefs condition when it names a
+// client certificate for TLS backends (spec.tls.backend.clientCertificateRef): a
+// TLS Secret in its namespace or allowed by a ReferenceGrant. Without one the
+// Gateway has no such condition.
+func backendClientCert(gw *gwv1.Gateway, in Input, grants grants) *metav1.Condition {
+	if gw.Spec.TLS == nil || gw.Spec.TLS.Backend == nil || gw.Spec.TLS.Backend.ClientCertificateRef == nil {
+		return nil
+	}
+	ref := gw.Spec.TLS.Backend.ClientCertificateRef
+	ns := gw.Namespace
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	kind := "Secret"
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	var group string
+	if ref.Group != nil {
+		group = string(*ref.Group)
+	}
+	name := ns + "/" + string(ref.Name)
+	reason, msg := string(gwv1.GatewayReasonInvalidClientCertificateRef), ""
+	switch {
+	case group != "" || kind != "Secret":
+		msg = fmt.Sprintf("clientCertificateRef %s: kind %s is not supported (core Secret is)", name, strings.TrimPrefix(group+"/"+kind, "/"))
+	case ns != gw.Namespace && !grants.allows(Group, KindGateway, gw.Namespace, "", "Secret", ns, string(ref.Name)):
+		reason, msg = string(gwv1.GatewayReasonRefNotPermitted), fmt.Sprintf("clientCertificateRef %s: no ReferenceGrant allows it", name)
+	case !in.Secrets[key(ns, string(ref.Name))]:
+		msg = fmt.Sprintf("clientCertificateRef %s: no such TLS Secret with a certificate and its key", name)
+	default:
+		reason = string(gwv1.GatewayReasonResolvedRefs)
+	}
+	c := cond(string(gwv1.GatewayConditionResolvedRefs), msg == "", reason, msg, gw.Generation)
+	return &c
+}

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 )
 
 func caRef(kind, name string) gwv1.ObjectReference {
@@ -50,4 +51,65 @@ func TestClientCertificateValidation(t *testing.T) {
 	wantCond(t, mixed.Conditions, "ResolvedRefs", metav1.ConditionFalse, "InvalidCACertificateRef")
 	wantCond(t, listenerStatus(t, st, "http").Conditions, "Accepted", metav1.ConditionTrue, "Accepted")
 	wantCond(t, st.Conditions, "InsecureFrontendValidationMode", metav1.ConditionTrue, "ConfigurationChanged")
+}
+
+// A Gateway's backend client certificate: a TLS Secret of its namespace, or of
+// another one a ReferenceGrant allows, resolves; anything else makes the
+// Gateway's ResolvedRefs False (and it stays accepted); without one there is no
+// such condition.
+func TestBackendClientCertificate(t *testing.T) {
+	ref := func(group, kind, ns, name string) *gwv1.SecretObjectReference {
+		r := &gwv1.SecretObjectReference{Name: gwv1.ObjectName(name)}
+		if group != "-" {
+			g := gwv1.Group(group)
+			r.Group = &g
+		}
+		if kind != "" {
+			k := gwv1.Kind(kind)
+			r.Kind = &k
+		}
+		if ns != "" {
+			n := gwv1.Namespace(ns)
+			r.Namespace = &n
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name       string
+		ref        *gwv1.SecretObjectReference
+		grant      bool
+		wantStatus metav1.ConditionStatus
+		wantReason string
+	}{
+		{"same namespace", ref("", "Secret", "", "client"), false, metav1.ConditionTrue, "ResolvedRefs"},
+		{"defaults", ref("-", "", "", "client"), false, metav1.ConditionTrue, "ResolvedRefs"},
+		{"missing", ref("", "Secret", "", "nope"), false, metav1.ConditionFalse, "InvalidClientCertificateRef"},
+		{"not a TLS secret", ref("", "Secret", "", "opaque"), false, metav1.ConditionFalse, "InvalidClientCertificateRef"},
+		{"other group", ref("example.com", "Secret", "", "client"), false, metav1.ConditionFalse, "InvalidClientCertificateRef"},
+		{"other kind", ref("", "ConfigMap", "", "client"), false, metav1.ConditionFalse, "InvalidClientCertificateRef"},
+		{"other namespace, no grant", ref("", "Secret", "certs", "client"), false, metav1.ConditionFalse, "RefNotPermitted"},
+		{"other namespace, granted", ref("", "Secret", "certs", "client"), true, metav1.ConditionTrue, "ResolvedRefs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := base()
+			in.Secrets = map[types.NamespacedName]bool{{Namespace: "gw", Name: "client"}: true, {Namespace: "certs", Name: "client"}: true,
+				{Namespace: "gw", Name: "opaque"}: false}
+			if tc.grant {
+				in.ReferenceGrants = []*gwv1beta1.ReferenceGrant{grant("certs", Group, "Gateway", "gw", "", "Secret")}
+			}
+			g := gw("gw", "gw", "haptic", httpListener("http", 80, ""))
+			g.Spec.TLS = &gwv1.GatewayTLSConfig{Backend: &gwv1.GatewayBackendTLS{ClientCertificateRef: tc.ref}}
+			in.Gateways = []*gwv1.Gateway{g}
+			st := Compute(in).Gateways[key("gw", "gw")]
+			wantCond(t, st.Conditions, "ResolvedRefs", tc.wantStatus, tc.wantReason)
+			wantCond(t, st.Conditions, "Accepted", metav1.ConditionTrue, "Accepted")
+		})
+	}
+	in := base()
+	in.Gateways = []*gwv1.Gateway{gw("gw", "gw", "haptic", httpListener("http", 80, ""))}
+	for _, c := range Compute(in).Gateways[key("gw", "gw")].Conditions {
+		if c.Type == "ResolvedRefs" {
+			t.Errorf("a Gateway without a backend client certificate has a ResolvedRefs condition: %+v", c)
+		}
+	}
 }

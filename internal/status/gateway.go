@@ -204,7 +204,7 @@ func Compute(in Input) Result {
 		}
 	}
 	for k, g := range gateways {
-		r.Gateways[k] = gatewayStatus(g, in)
+		r.Gateways[k] = gatewayStatus(g, in, grants)
 	}
 	for k, s := range sets {
 		gwAccepted := meta.IsStatusConditionTrue(r.Gateways[key(s.gw.gw.Namespace, s.gw.gw.Name)].Conditions, string(gwv1.GatewayConditionAccepted))

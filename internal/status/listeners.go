@@ -213,7 +213,7 @@ func hostOf(h *gwv1.Hostname) string {
 	return string(*h)
 }
 
-func gatewayStatus(g *gateway, in Input) gwv1.GatewayStatus {
+func gatewayStatus(g *gateway, in Input, grants grants) gwv1.GatewayStatus {
 	gw := g.gw
 	gen := gw.Generation
 	var st gwv1.GatewayStatus
@@ -272,6 +272,9 @@ func gatewayStatus(g *gateway, in Input) gwv1.GatewayStatus {
 		st.AttachedListenerSets = &n
 	}
 	if c := insecureFallback(gw); c != nil {
+		st.Conditions = append(st.Conditions, *c)
+	}
+	if c := backendClientCert(gw, in, grants); c != nil {
 		st.Conditions = append(st.Conditions, *c)
 	}
 	return st
