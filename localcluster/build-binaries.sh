@@ -56,6 +56,10 @@ wait_with_timeout() {
 }
 
 mkdir -p "$cache"
+# One build at a time per cache (two make targets started together would race
+# on the same .tmp files): the second waits, then finds the binaries cached.
+exec 9>"$cache/.lock"
+flock 9
 # Caches written before per-module stamps had empty markers and one .stamp for k8sbin.
 legacy_stamp="$(cat "$cache/.stamp" 2>/dev/null || true)"
 

@@ -385,13 +385,18 @@ func (w *worker) applyRuntime(b *bundle.Bundle, planned *memoEntry) Outcome {
 		req.Files, req.Edits = planned.whole, planned.edits
 	}
 	resp, err := w.client.Runtime(ctx, req)
-	if len(req.Edits) > 0 && refusesEdits(err) {
+	if len(req.Edits) > 0 && refusesField(err, "edits") {
 		// An agent older than file edits: send the files whole from now on.
 		w.mu.Lock()
 		w.noEdits = true
 		w.mu.Unlock()
 		req.Files, req.Edits = res.Files, nil
 		resp, err = w.client.Runtime(ctx, req)
+	}
+	if refusesField(err, "options") {
+		// An agent older than add-server options: the change goes as a reload.
+		cancel()
+		return w.apply(b)
 	}
 	out := Outcome{Pod: w.pod.Name, Hash: b.Hash, Mode: ModeRuntime, Duration: time.Since(start), Reloaded: resp.Reloaded,
 		FastPathFailed: resp.Reloaded, FastPathError: resp.Error, ServerDivergence: resp.ServerDivergence, MapDivergence: resp.MapDivergence,

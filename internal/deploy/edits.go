@@ -40,9 +40,9 @@ func asEdits(base *bundle.Bundle, files []bundle.File) (whole []bundle.File, edi
 	return whole, edits
 }
 
-// refusesEdits reports an agent that does not know the edits field (400 from its
-// strict decoder).
-func refusesEdits(err error) bool {
+// refusesField reports an agent older than a request field (400 from its strict
+// decoder): file edits, add-server options.
+func refusesField(err error, field string) bool {
 	var se *agentapi.StatusError
-	return errors.As(err, &se) && se.Code == http.StatusBadRequest && strings.Contains(se.Body, `unknown field \"edits\"`)
+	return errors.As(err, &se) && se.Code == http.StatusBadRequest && strings.Contains(se.Body, `unknown field \"`+field+`\"`)
 }

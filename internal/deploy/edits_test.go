@@ -97,9 +97,9 @@ func TestRuntimeAppliesSendEdits(t *testing.T) {
 	}
 }
 
-// TestRefusesEdits: the answer of an agent that predates edits (its strict decoder's
-// 400) is told apart from other refusals.
-func TestRefusesEdits(t *testing.T) {
+// TestRefusesField: the answer of an agent that predates a field (its strict
+// decoder's 400) is told apart from other refusals.
+func TestRefusesField(t *testing.T) {
 	old := &agentapi.StatusError{Code: http.StatusBadRequest, Body: `{
   "hash": "",
   "result": "error",
@@ -107,15 +107,23 @@ func TestRefusesEdits(t *testing.T) {
   "durationMs": 0,
   "error": "decode request: json: unknown field \"edits\""
 }`}
-	if !refusesEdits(fmt.Errorf("pod x: %w", old)) {
+	if !refusesField(fmt.Errorf("pod x: %w", old), "edits") {
 		t.Error("an old agent's refusal not recognised")
+	}
+	if refusesField(old, "options") {
+		t.Error("a refused edits field taken for refused options")
+	}
+	oldOps := &agentapi.StatusError{Code: http.StatusBadRequest,
+		Body: `{"error": "decode request: operation 0 (add-server): json: unknown field \"options\""}`}
+	if !refusesField(oldOps, "options") {
+		t.Error("an old agent's refusal of add-server options not recognised")
 	}
 	for _, err := range []error{
 		&agentapi.StatusError{Code: http.StatusBadRequest, Body: `{"error": "edit of map:host.map: the result's hash is a, not b"}`},
 		&agentapi.StatusError{Code: http.StatusConflict, Body: `{"error": "unknown field \"edits\""}`},
 		fmt.Errorf("dial: refused"),
 	} {
-		if refusesEdits(err) {
+		if refusesField(err, "edits") {
 			t.Errorf("%v taken for an old agent", err)
 		}
 	}

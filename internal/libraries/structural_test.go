@@ -25,7 +25,8 @@ func headerSet(raw map[string][]map[string]any, value string) map[string][]map[s
 // TestPlainRoutesAreReloadFree renders a running state and a desired state with one
 // more Ingress (to a new Service) and asks plan how to get there: an Ingress without
 // structural annotations must fit a pool slot (no reload), annotations that live in
-// frontend maps must too, and backend-level ones must reload.
+// frontend maps or in server options add server takes must too, and backend-level
+// ones must reload.
 func TestPlainRoutesAreReloadFree(t *testing.T) {
 	p := load(t)
 	caps, err := plan.CapabilitiesFor("2.6.12")
@@ -49,7 +50,8 @@ func TestPlainRoutesAreReloadFree(t *testing.T) {
 		{"header value, known header name", map[string]any{"haproxy-haptic.org/request-set-header": "X-Team b"}, false},
 		{"new header name (one frontend rule)", map[string]any{"haproxy-haptic.org/request-set-header": "X-Other b"}, true},
 		{"backend directive", map[string]any{"haproxy-haptic.org/timeout-server": "2m"}, true},
-		{"server option", map[string]any{"haproxy-haptic.org/backend-protocol": "h2"}, true},
+		{"server options add server takes (proto h2)", map[string]any{"haproxy-haptic.org/backend-protocol": "h2"}, false},
+		{"server options add server takes (TLS, ALPN)", map[string]any{"haproxy-haptic.org/backend-protocol": "h2s"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			desired := renderFixture(t, p, withAnnotations(headerSet(ingresses(6), "X-Team a"), tc.ann)).Bundle

@@ -25,10 +25,12 @@
 //     enabled → set-server-state maint|ready. These reload instead, with a reason:
 //     a balance algorithm other than roundrobin/leastconn (for add, del and weight;
 //     2.6 refuses dynamic servers on static and hash algorithms), a server option
-//     outside a small allowlist (cookie, track, ssl on a new server, …: anything
-//     `add server` cannot express), a name or hostname address, a default-server
-//     option that dynamic servers would not inherit, and 2.6's lack of dynamic
-//     servers on older versions.
+//     outside an allowlist (cookie, track, …: anything `add server` cannot express;
+//     TLS, proto and check timing go along as runtime.AddServerOptions), a new
+//     server's ca-file or crt that the running configuration names nowhere (2.6's
+//     add server finds them only in HAProxy's store, never on disk), a name or
+//     hostname address, a default-server option that dynamic servers would not
+//     inherit, and 2.6's lack of dynamic servers on older versions.
 //   - A new backend: HAProxy before 3.4 has no `add backend` (and the runtime
 //     package has none for 3.4 yet), so a new backend takes a spare one that runs:
 //     a pool backend (name starts with PoolPrefix, declared empty by the template)

@@ -102,7 +102,8 @@ type planner struct {
 	ops     []plannedOp
 	reasons []Reason
 	files   []bundle.File
-	ssl     func() sslPaths // certificate and crt-list paths, collected on first use
+	ssl     func() sslPaths        // certificate and crt-list paths, collected on first use
+	stored  func() map[string]bool // files in HAProxy's store (storedFiles), on first use
 }
 
 func (p *planner) reload(section, directive, detail string) {
@@ -195,6 +196,10 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 			}
 		}
 		return collectSSLPaths([]*config.Config{want, runCfg}, lists)
+	})
+	p.stored = sync.OnceValue(func() map[string]bool {
+		runCfg, _ := config.Parse(runFiles["haproxy.cfg"].Content)
+		return storedFiles(runCfg)
 	})
 	var kept []bundle.File // removed certificates stay in HAProxy's store until a reload
 	for _, t := range targets {

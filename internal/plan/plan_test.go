@@ -35,6 +35,8 @@ backend be_hash
 backend be_cookie
     cookie SRV insert
     server c1 10.0.2.1:80 cookie c1
+backend be_tls
+    server t1 10.0.3.1:443 check ssl verify required ca-file /etc/haproxy/ssl/ca.pem sni str(a.test) crt /etc/haproxy/ssl/client.pem proto h2
 `
 
 // bundleOf builds a bundle from haproxy.cfg and "kind:name" → content pairs.
@@ -154,7 +156,20 @@ func TestPlan(t *testing.T) {
 			reasons: []string{`backend be_cookie: server c1 10.0.2.9:80 cookie c1: changed from server c1 10.0.2.1:80 cookie c1; server option "cookie" is not supported at runtime`}},
 		{name: "new server with inter", caps: caps26,
 			desired: with(edit(baseCfg, "    server s3", "    server s5 10.0.0.5:80 check inter 3s\n    server s3")),
-			reasons: []string{"backend be_a: server s5 10.0.0.5:80 check inter 3s: added; option not expressible by add server (only check, weight, disabled)"}},
+			ops:     []string{`{"op":"add-server","backend":"be_a","server":"s5","address":"10.0.0.5","port":80,"check":true,"options":["inter","3s"]}`},
+			files:   []string{"haproxy.cfg"}},
+		{name: "TLS server added", caps: caps26,
+			desired: with(edit(baseCfg, "    server t1 10.0.3.1:443", "    server t2 10.0.3.2:443 check ssl verify required ca-file /etc/haproxy/ssl/ca.pem sni str(a.test) crt /etc/haproxy/ssl/client.pem proto h2\n    server t1 10.0.3.1:443")),
+			ops: []string{`{"op":"add-server","backend":"be_tls","server":"t2","address":"10.0.3.2","port":443,"check":true,` +
+				`"options":["ssl","verify","required","ca-file","/etc/haproxy/ssl/ca.pem","sni","str(a.test)","crt","/etc/haproxy/ssl/client.pem","proto","h2"]}`},
+			files: []string{"haproxy.cfg"}},
+		{name: "TLS server with a CA HAProxy has not loaded", caps: caps26,
+			desired: with(edit(baseCfg, "    server t1 10.0.3.1:443", "    server t2 10.0.3.2:443 ssl verify required ca-file /etc/haproxy/ssl/new.pem\n    server t1 10.0.3.1:443")),
+			reasons: []string{"backend be_tls: server t2 10.0.3.2:443 ssl verify required ca-file /etc/haproxy/ssl/new.pem: added; /etc/haproxy/ssl/new.pem is not in the running HAProxy's store (add server does not load files)"}},
+		{name: "TLS server with the system CAs", caps: caps26,
+			desired: with(edit(baseCfg, "    server t1 10.0.3.1:443", "    server t2 10.0.3.2:443 ssl verify required ca-file @system-ca\n    server t1 10.0.3.1:443")),
+			ops:     []string{`{"op":"add-server","backend":"be_tls","server":"t2","address":"10.0.3.2","port":443,"options":["ssl","verify","required","ca-file","@system-ca"]}`},
+			files:   []string{"haproxy.cfg"}},
 		{name: "server hostname", caps: caps26,
 			desired: with(edit(baseCfg, "    server s3", "    server s5 app.svc:80\n    server s3")),
 			reasons: []string{`backend be_a: server s5 app.svc:80: added; server address "app.svc:80" is not an IP address and port`}},
@@ -239,7 +254,7 @@ func TestPlan(t *testing.T) {
 			reasons: []string{"file:503.http: file content changed"}},
 		{name: "desired config does not parse", caps: caps26,
 			desired: with(baseCfg + "    log \"x\n"),
-			reasons: []string{"haproxy.cfg: desired: parse haproxy.cfg line 21: unterminated double quote at column 9"}},
+			reasons: []string{"haproxy.cfg: desired: parse haproxy.cfg line 23: unterminated double quote at column 9"}},
 		{name: "servers and maps in safe order", caps: caps26,
 			desired: with(edit(baseCfg,
 				"    server s1 10.0.0.1:8080 check\n", "    server s0 10.0.0.10:8080\n",

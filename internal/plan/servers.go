@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
@@ -18,12 +19,19 @@ type backendContext struct {
 var runtimeServerOptions = map[string]bool{
 	"check": true, "no-check": true, "weight": true, "disabled": true, "enabled": true,
 	"inter": true, "fastinter": true, "downinter": true, "fall": true, "rise": true, "maxconn": true,
-	"ssl": true, "verify": true,
+	"ssl": true, "verify": true, "ca-file": true, "crt": true, "sni": true, "verifyhost": true,
+	"check-sni": true, "alpn": true, "check-alpn": true, "proto": true,
 }
 
-// addableOptions are the options runtime.AddServer can express; a new server with any
-// other option would run differently from what the next reload builds.
-var addableOptions = map[string]bool{"check": true, "no-check": true, "weight": true, "disabled": true, "enabled": true}
+// stateOptions are the options runtime.AddServer has fields for; the others it
+// can express (runtime.AddServerOptions) go as they are in its Options. A new
+// server with any other option would run differently from what the next reload
+// builds.
+var stateOptions = map[string]bool{"check": true, "no-check": true, "weight": true, "disabled": true, "enabled": true}
+
+// storedFileOptions name files a dynamic server finds only in HAProxy's store:
+// HAProxy 2.6's add server does not read them from disk ("unable to load").
+var storedFileOptions = map[string]bool{"ca-file": true, "crt": true}
 
 // harmlessDefaultServer are default-server options a dynamic server does not miss:
 // dynamic servers do not inherit default-server, so anything else would differ.
@@ -43,9 +51,11 @@ type server struct {
 	weighted bool
 	check    bool
 	disabled bool
-	fixed    string // the options the runtime cannot change, canonical
-	addable  bool   // every option is one AddServer expresses
-	problem  string // why the line cannot be handled at runtime, if it cannot
+	fixed    string   // the options the runtime cannot change, canonical
+	addable  bool     // every option is one AddServer expresses
+	options  []string // the words of the options AddServer takes as they are
+	stored   []string // files the options name that must be in HAProxy's store
+	problem  string   // why the line cannot be handled at runtime, if it cannot
 	line     config.Directive
 }
 
@@ -71,7 +81,13 @@ func parseServer(d config.Directive) server {
 		case o.Incomplete:
 			s.problem = fmt.Sprintf("server option %q needs a value", o.Keyword)
 			return s
-		case !addableOptions[o.Keyword]:
+		case stateOptions[o.Keyword]:
+		case runtime.AddServerOptions[o.Keyword] == len(o.Values):
+			s.options = append(append(s.options, o.Keyword), o.Values...)
+			if storedFileOptions[o.Keyword] && !strings.HasPrefix(o.Values[0], "@") {
+				s.stored = append(s.stored, o.Values[0])
+			}
+		default:
 			s.addable = false
 		}
 		switch o.Keyword {
@@ -204,7 +220,9 @@ func (p *planner) addServer(b backendContext, n server, balanceProblem string) {
 	case balanceProblem != "":
 		problem = balanceProblem
 	case !n.addable:
-		problem = "option not expressible by add server (only check, weight, disabled)"
+		problem = "option not expressible by add server"
+	case p.unstored(n.stored) != "":
+		problem = p.unstored(n.stored) + " is not in the running HAProxy's store (add server does not load files)"
 	case n.weighted && n.weight == 0:
 		problem = "weight 0 not expressible by add server"
 	default:
@@ -215,7 +233,7 @@ func (p *planner) addServer(b backendContext, n server, balanceProblem string) {
 		return
 	}
 	op := &runtime.AddServer{Backend: b.section.Name, Server: n.name, Address: n.address, Port: n.port,
-		Check: n.check, Disabled: n.disabled}
+		Check: n.check, Disabled: n.disabled, Options: n.options}
 	if n.weighted {
 		op.Weight = n.weight
 	}
@@ -259,4 +277,34 @@ func (p *planner) changeServer(b backendContext, o, n server, balanceProblem str
 		}
 		p.validated(phase, key, title, line, &runtime.SetServerState{Backend: be, Server: n.name, State: state})
 	}
+}
+
+// unstored is the first of files the running configuration names nowhere as a
+// ca-file or crt (so HAProxy has not loaded it), or "".
+func (p *planner) unstored(files []string) string {
+	for _, f := range files {
+		if !p.stored()[f] {
+			return f
+		}
+	}
+	return ""
+}
+
+// storedFiles are the ca-file and crt arguments of a configuration's directives:
+// HAProxy loaded them into its store when it parsed it.
+func storedFiles(c *config.Config) map[string]bool {
+	out := map[string]bool{}
+	if c == nil {
+		return out
+	}
+	for _, s := range c.Sections {
+		for _, d := range s.Directives {
+			for i := 0; i+1 < len(d.Args); i++ {
+				if storedFileOptions[d.Args[i]] {
+					out[d.Args[i+1]] = true
+				}
+			}
+		}
+	}
+	return out
 }

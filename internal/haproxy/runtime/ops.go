@@ -129,6 +129,44 @@ type AddServer struct {
 	Weight   int    `json:"weight,omitempty"`
 	Check    bool   `json:"check,omitempty"`
 	Disabled bool   `json:"disabled,omitempty"`
+	// Options are further words of the server line, keyword then values, each
+	// keyword one of AddServerOptions (TLS to the server, HTTP/2, health-check
+	// timing). An agent older than this field refuses it (unknown field).
+	Options []string `json:"options,omitempty"`
+}
+
+// AddServerOptions are the server keywords AddServer.Options may carry, with their
+// number of values: what HAProxy 2.6's `add server` accepts of TLS (ssl,
+// certificates, SNI, ALPN), the HTTP/2 proto and health-check timing.
+var AddServerOptions = map[string]int{
+	"ssl": 0, "verify": 1, "ca-file": 1, "crt": 1, "sni": 1, "verifyhost": 1, "check-sni": 1,
+	"alpn": 1, "check-alpn": 1, "proto": 1,
+	"inter": 1, "fastinter": 1, "downinter": 1, "fall": 1, "rise": 1, "maxconn": 1,
+}
+
+// optionWordRe is what one word of AddServer.Options may hold: printable ASCII
+// without blanks, the CLI's command separator, comment and quoting characters.
+var optionWordRe = regexp.MustCompile(`^[!$%&()*+,\-./0-9:<=>?@A-Z\[\]^_a-z{|}~]+$`)
+
+// checkServerOptions refuses options that are not keyword-then-values of
+// AddServerOptions, or whose words could end or extend the command.
+func checkServerOptions(kind, be, srv string, words []string) error {
+	for i := 0; i < len(words); {
+		n, ok := AddServerOptions[words[i]]
+		if !ok {
+			return fmt.Errorf("%s %s/%s: server option %q is not supported by add server", kind, be, srv, words[i])
+		}
+		if i+n >= len(words) {
+			return fmt.Errorf("%s %s/%s: server option %q needs %d value(s)", kind, be, srv, words[i], n)
+		}
+		for _, w := range words[i+1 : i+1+n] {
+			if !optionWordRe.MatchString(w) {
+				return fmt.Errorf("%s %s/%s: server option %q: value %s is not a plain word", kind, be, srv, words[i], quoteShort(w))
+			}
+		}
+		i += 1 + n
+	}
+	return nil
 }
 
 // DelServer puts a server in maintenance and deletes it.
@@ -260,6 +298,9 @@ func (o *AddServer) Validate() error {
 	}
 	if o.Weight < 0 || o.Weight > 256 {
 		return fmt.Errorf("%s %s/%s: weight %d out of range", o.Kind(), o.Backend, o.Server, o.Weight)
+	}
+	if err := checkServerOptions(o.Kind(), o.Backend, o.Server, o.Options); err != nil {
+		return err
 	}
 	return checkAddr(o.Kind(), o.Address, o.Port)
 }

@@ -143,6 +143,9 @@ func (o *AddServer) Run(ctx context.Context, x Execer, _ MapPath) error {
 	if o.Check {
 		cmd += " check"
 	}
+	if len(o.Options) > 0 {
+		cmd += " " + strings.Join(o.Options, " ")
+	}
 	if _, err := expect(ctx, x, cmd, func(r string) bool { return r == "New server registered." }); err != nil {
 		return wrap(o, name, err)
 	}
