@@ -25,6 +25,10 @@ func TestWireFormat(t *testing.T) {
 			{Operation: &runtime.SetMap{Map: "host.map", Key: "a.test", Value: "be_a"}},
 			{Operation: &runtime.SetServerWeight{Backend: "be", Server: "s1", Weight: 3}},
 		}},
+		"runtime-request-add-server": RuntimeRequest{BaseHash: "h0", Hash: "h1", Files: files, Operations: []runtime.Op{
+			{Operation: &runtime.AddServer{Backend: "be", Server: "s2", Address: "10.0.0.2", Port: 8443, Check: true,
+				Options: []string{"ssl", "verify", "required", "ca-file", "/etc/haproxy/ssl/ca.pem", "sni", "str(a.test)"}}},
+		}},
 		"runtime-request-aliases": RuntimeRequest{BaseHash: "h0", Hash: "h1", Files: files, Operations: []runtime.Op{},
 			Aliases: map[string]string{"be_new": "pool_1"}, ReloadVerificationTimeoutMs: 5000},
 		"runtime-request-edits": RuntimeRequest{BaseHash: "h0", Hash: "h1", Operations: []runtime.Op{

@@ -19,7 +19,8 @@ import (
 // targets and verifies its certificate. With the CA that issued the backend's
 // certificate the route answers 200 and the backend saw the policy's hostname as
 // SNI; with another CA HAProxy refuses the backend (503); with a CA reference that
-// does not resolve the backend answers 500 and the policy's status says why.
+// does not resolve the backend answers 500 and the policy's status says why. A
+// second endpoint of the TLS backend joins without a reload.
 func TestGatewayBackendTLSPolicy(t *testing.T) {
 	g := setupGateways(t, "")
 	ca, rogue := newTestCA(t, "haptic backend CA"), newTestCA(t, "rogue CA")
@@ -181,4 +182,20 @@ spec:
 	} else {
 		t.Logf("missing: ResolvedRefs says %q", m)
 	}
+
+	// A new endpoint of a TLS backend is a runtime change: add server takes its
+	// TLS options, and the CA file is in HAProxy's store already.
+	g.settle(addr)
+	before := g.reloadCounts(addr)
+	g.kubectl("scale", "deployment/tls-web", "--replicas=2")
+	g.eventually("both TLS endpoints serve", 120*time.Second, func() (bool, string) {
+		seen := map[string]bool{}
+		for range 12 {
+			if code, body := get("tls-good.example.com"); code == 200 {
+				seen[echoPod(body)] = true
+			}
+		}
+		return len(seen) == 2, fmt.Sprint(seen)
+	})
+	g.requireNoReload(addr, before, "a second endpoint of a TLS backend")
 }
