@@ -10,8 +10,8 @@ import (
 
 // Frontend client certificate validation (Gateway spec.tls.frontend): an HTTPS
 // listener's port takes its perPort entry, else the default. Each caCertificateRef
-// must be a ConfigMap (core group) whose ca.crt holds PEM certificates, in the
-// Gateway's namespace or allowed by a ReferenceGrant. One bad reference makes the
+// must be a ConfigMap or a TLS Secret (core group) whose ca.crt holds PEM
+// certificates, in the Gateway's namespace or allowed by a ReferenceGrant. One bad reference makes the
 // listener's ResolvedRefs False (InvalidCACertificateKind, RefNotPermitted or
 // InvalidCACertificateRef, the first problem's); with
 // none usable the listener is not accepted either (NoValidCACertificate).
@@ -44,20 +44,24 @@ func clientCARefs(gw *gwv1.Gateway, l gwv1.Listener, in Input, grants grants) (r
 			ns = string(*ref.Namespace)
 		}
 		name := ns + "/" + string(ref.Name)
+		bundles := in.CABundles
+		if ref.Kind == "Secret" {
+			bundles = in.SecretCABundles
+		}
 		switch {
-		case ref.Group != "" || ref.Kind != "ConfigMap":
+		case ref.Group != "" || (ref.Kind != "ConfigMap" && ref.Kind != "Secret"):
 			if reason == "" {
 				reason = string(gwv1.ListenerReasonInvalidCACertificateKind)
 			}
-			problems = append(problems, fmt.Sprintf("caCertificateRef %s: kind %s is not supported (core ConfigMap is)",
+			problems = append(problems, fmt.Sprintf("caCertificateRef %s: kind %s is not supported (core ConfigMap and Secret are)",
 				name, strings.TrimPrefix(string(ref.Group)+"/"+string(ref.Kind), "/")))
-		case ns != gw.Namespace && !grants.allows(Group, KindGateway, gw.Namespace, "", "ConfigMap", ns, string(ref.Name)):
+		case ns != gw.Namespace && !grants.allows(Group, KindGateway, gw.Namespace, "", string(ref.Kind), ns, string(ref.Name)):
 			if reason == "" {
 				reason = string(gwv1.ListenerReasonRefNotPermitted)
 			}
 			problems = append(problems, fmt.Sprintf("caCertificateRef %s: no ReferenceGrant allows it", name))
-		case !in.CABundles[key(ns, string(ref.Name))]:
-			problems = append(problems, fmt.Sprintf("caCertificateRef %s: no such ConfigMap with PEM certificates in ca.crt", name))
+		case !bundles[key(ns, string(ref.Name))]:
+			problems = append(problems, fmt.Sprintf("caCertificateRef %s: no such %s with PEM certificates in ca.crt", name, ref.Kind))
 		default:
 			usable = true
 		}

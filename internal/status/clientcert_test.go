@@ -13,8 +13,9 @@ func caRef(kind, name string) gwv1.ObjectReference {
 	return gwv1.ObjectReference{Kind: gwv1.Kind(kind), Name: gwv1.ObjectName(name)}
 }
 
-// Client certificate validation per HTTPS port: a port whose CA references all
-// fail is not accepted (NoValidCACertificate); one with a bad and a good reference
+// Client certificate validation per HTTPS port: a ConfigMap's or a TLS Secret's
+// ca.crt resolves (a ConfigMap's name does not resolve a Secret reference); a
+// port whose CA references all fail is not accepted (NoValidCACertificate); one with a bad and a good reference
 // is accepted with ResolvedRefs False; AllowInsecureFallback shows on the Gateway.
 func TestClientCertificateValidation(t *testing.T) {
 	https := func(name string, port int32) gwv1.Listener {
@@ -25,7 +26,9 @@ func TestClientCertificateValidation(t *testing.T) {
 	}
 	in := base()
 	in.CABundles = map[types.NamespacedName]bool{{Namespace: "gw", Name: "ca"}: true, {Namespace: "gw", Name: "junk"}: false}
-	g := gw("gw", "gw", "haptic", https("default", 443), https("missing", 7443), https("mixed", 8443), https("svc", 9443), httpListener("http", 80, ""))
+	in.SecretCABundles = map[types.NamespacedName]bool{{Namespace: "gw", Name: "ca-secret"}: true}
+	g := gw("gw", "gw", "haptic", https("default", 443), https("missing", 7443), https("mixed", 8443), https("svc", 9443),
+		https("secret", 10443), https("secret-missing", 10444), httpListener("http", 80, ""))
 	g.Spec.TLS = &gwv1.GatewayTLSConfig{Frontend: &gwv1.FrontendTLSConfig{
 		Default: gwv1.TLSConfig{Validation: &gwv1.FrontendTLSValidation{CACertificateRefs: []gwv1.ObjectReference{caRef("ConfigMap", "ca")}}},
 		PerPort: []gwv1.TLSPortConfig{
@@ -33,14 +36,19 @@ func TestClientCertificateValidation(t *testing.T) {
 			{Port: 8443, TLS: gwv1.TLSConfig{Validation: &gwv1.FrontendTLSValidation{Mode: gwv1.AllowInsecureFallback,
 				CACertificateRefs: []gwv1.ObjectReference{caRef("ConfigMap", "nope"), caRef("ConfigMap", "ca")}}}},
 			{Port: 9443, TLS: gwv1.TLSConfig{Validation: &gwv1.FrontendTLSValidation{CACertificateRefs: []gwv1.ObjectReference{caRef("Service", "echo")}}}},
+			{Port: 10443, TLS: gwv1.TLSConfig{Validation: &gwv1.FrontendTLSValidation{CACertificateRefs: []gwv1.ObjectReference{caRef("Secret", "ca-secret")}}}},
+			{Port: 10444, TLS: gwv1.TLSConfig{Validation: &gwv1.FrontendTLSValidation{CACertificateRefs: []gwv1.ObjectReference{caRef("Secret", "ca")}}}},
 		}}}
 	in.Gateways = []*gwv1.Gateway{g}
 	st := Compute(in).Gateways[key("gw", "gw")]
 
-	ok := listenerStatus(t, st, "default")
-	wantCond(t, ok.Conditions, "Accepted", metav1.ConditionTrue, "Accepted")
-	wantCond(t, ok.Conditions, "ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs")
-	for name, reason := range map[string]string{"missing": "InvalidCACertificateRef", "svc": "InvalidCACertificateKind"} {
+	for _, name := range []string{"default", "secret"} {
+		ok := listenerStatus(t, st, name)
+		wantCond(t, ok.Conditions, "Accepted", metav1.ConditionTrue, "Accepted")
+		wantCond(t, ok.Conditions, "ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs")
+	}
+	for name, reason := range map[string]string{"missing": "InvalidCACertificateRef", "svc": "InvalidCACertificateKind",
+		"secret-missing": "InvalidCACertificateRef"} {
 		ls := listenerStatus(t, st, name)
 		wantCond(t, ls.Conditions, "Accepted", metav1.ConditionFalse, "NoValidCACertificate")
 		wantCond(t, ls.Conditions, "ResolvedRefs", metav1.ConditionFalse, reason)

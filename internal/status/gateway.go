@@ -69,6 +69,9 @@ type Input struct {
 	// certificates (caCertificateRefs of client certificate validation and of
 	// BackendTLSPolicies).
 	CABundles map[types.NamespacedName]bool
+	// SecretCABundles holds the TLS Secrets whose ca.crt holds PEM certificates
+	// (caCertificateRefs of client certificate validation may name them).
+	SecretCABundles map[types.NamespacedName]bool
 	// Namespaces holds every namespace's labels (allowedRoutes selectors).
 	Namespaces map[string]map[string]string
 	// Addresses are the data plane's addresses (the podSelector's HAProxy pod IPs):

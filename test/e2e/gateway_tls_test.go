@@ -80,7 +80,8 @@ func (ca *testCA) issue(t *testing.T, name string, usage x509.ExtKeyUsage) (stri
 // terminates it itself (the client sees the backend's certificate and the backend
 // the client's SNI); an HTTPS listener whose port validates client certificates
 // (Gateway spec.tls.frontend, CA from a ConfigMap) refuses a client without a
-// certificate or with one of another CA, and serves one with a valid certificate.
+// certificate or with one of another CA, and serves one with a valid certificate;
+// with the CA from a TLS Secret's ca.crt the other CA's client is served.
 func TestGatewayTLSPassthroughAndClientCertificates(t *testing.T) {
 	g := setupGateways(t, "")
 	ca, rogue := newTestCA(t, "haptic test CA"), newTestCA(t, "rogue CA")
@@ -214,6 +215,29 @@ spec:
 		if code, err := get(cert); err == nil {
 			t.Errorf("a client with %s got %d, want a refused handshake", name, code)
 		}
+	}
+
+	// The CA from a TLS Secret's ca.crt instead (cert-manager's layout): now the
+	// other CA's client is served and the first CA's refused.
+	if _, err := core.Secrets(g.ns).Create(g.ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "rogue-ca"}, Type: corev1.SecretTypeTLS,
+		StringData: map[string]string{"tls.crt": rogueCrt, "tls.key": rogueKey, "ca.crt": rogue.pem}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	g.eventually("the Gateway's CA reference names the Secret", 30*time.Second, func() (bool, string) {
+		cur, err := g.gw.GatewayV1().Gateways(g.ns).Get(g.ctx, "edge", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		cur.Spec.TLS.Frontend.Default.Validation.CACertificateRefs = []gwv1.ObjectReference{{Kind: "Secret", Name: "rogue-ca"}}
+		_, err = g.gw.GatewayV1().Gateways(g.ns).Update(g.ctx, cur, metav1.UpdateOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	g.eventually("a client with a certificate of the Secret's CA is served", 90*time.Second, func() (bool, string) {
+		code, err := get(&other)
+		return code == 200, fmt.Sprintf("code %d err %v", code, err)
+	})
+	if code, err := get(&valid); err == nil {
+		t.Errorf("a client of the CA no longer referenced got %d, want a refused handshake", code)
 	}
 }
 

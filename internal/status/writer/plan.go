@@ -27,7 +27,7 @@ func (m *Manager) plan() ([]job, error) {
 	seen := map[types.UID]bool{}
 	raw := map[types.UID]*unstructured.Unstructured{}
 	in := status.Input{ControllerName: m.controllerName(), Services: map[types.NamespacedName][]int32{},
-		Secrets: map[types.NamespacedName]bool{}, Namespaces: map[string]map[string]string{},
+		Secrets: map[types.NamespacedName]bool{}, SecretCABundles: map[types.NamespacedName]bool{}, Namespaces: map[string]map[string]string{},
 		Programmed: map[types.NamespacedName]bool{}}
 	var err error
 	if in.GatewayClasses, err = objects[gwv1.GatewayClass](m, src, GatewayClasses, seen, raw); err != nil {
@@ -71,6 +71,9 @@ func (m *Manager) plan() ([]job, error) {
 		if u, ok := o.(*unstructured.Unstructured); ok {
 			valid, _, _ := unstructured.NestedBool(u.Object, "validCertificate")
 			in.Secrets[types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}] = valid
+			if ca, _, _ := unstructured.NestedBool(u.Object, "validCABundle"); ca {
+				in.SecretCABundles[types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}] = true
+			}
 		}
 	}
 	in.CABundles = map[types.NamespacedName]bool{}

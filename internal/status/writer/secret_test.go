@@ -52,4 +52,29 @@ func TestKeepCertificateValidity(t *testing.T) {
 			t.Errorf("%s: key material kept in the cache: %s", tc.name, s)
 		}
 	}
+
+	// ca.crt: a CA bundle beside the certificate (cert-manager's layout).
+	for _, tc := range []struct {
+		name string
+		ca   string
+		want bool
+	}{
+		{"CA bundle", base64.StdEncoding.EncodeToString(crt), true},
+		{"no ca.crt", "", false},
+		{"a key in ca.crt", base64.StdEncoding.EncodeToString(k), false},
+		{"not base64", "***", false},
+	} {
+		in := secret(crt, k)
+		if tc.ca != "" {
+			in.Object["data"].(map[string]any)["ca.crt"] = tc.ca
+		}
+		out, _ := keepCertificateValidity(in)
+		u := out.(*unstructured.Unstructured)
+		if ca, _, _ := unstructured.NestedBool(u.Object, "validCABundle"); ca != tc.want {
+			t.Errorf("%s: validCABundle=%v", tc.name, ca)
+		}
+		if s := fmt.Sprint(u.Object); strings.Contains(s, "CERTIFICATE") || strings.Contains(s, "PRIVATE") {
+			t.Errorf("%s: certificate or key material kept in the cache: %s", tc.name, s)
+		}
+	}
 }

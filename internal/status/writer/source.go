@@ -80,9 +80,10 @@ func withoutManagedFields(obj any) any {
 
 var managedFieldsPath = fieldpath.MustParse("metadata.managedFields")
 
-// keepCertificateValidity reduces a TLS Secret to its name and whether tls.crt and
-// tls.key hold a certificate and its private key: no key material is kept. It
-// accepts its own output.
+// keepCertificateValidity reduces a TLS Secret to its name, whether tls.crt and
+// tls.key hold a certificate and its private key, and whether ca.crt holds PEM
+// certificates (a CA bundle, as cert-manager writes it): no key material is
+// kept. It accepts its own output.
 func keepCertificateValidity(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -99,8 +100,9 @@ func keepCertificateValidity(obj any) (any, error) {
 		_, err := tls.X509KeyPair(crt, key)
 		valid = err == nil
 	}
+	ca, errCA := base64.StdEncoding.DecodeString(data["ca.crt"])
 	out := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Secret", "validCertificate": valid,
+		"apiVersion": "v1", "kind": "Secret", "validCertificate": valid, "validCABundle": errCA == nil && validCABundle(ca),
 		"metadata": map[string]any{"name": u.GetName(), "namespace": u.GetNamespace(),
 			"resourceVersion": u.GetResourceVersion(), "uid": string(u.GetUID())},
 	}}
