@@ -393,8 +393,9 @@ func (w *worker) applyRuntime(b *bundle.Bundle, planned *memoEntry) Outcome {
 		req.Files, req.Edits = res.Files, nil
 		resp, err = w.client.Runtime(ctx, req)
 	}
-	if refusesField(err, "options") {
-		// An agent older than add-server options: the change goes as a reload.
+	if refusesNewOps(err) {
+		// An agent older than add-server options or CA file updates: the change goes
+		// as a reload.
 		cancel()
 		return w.apply(b)
 	}

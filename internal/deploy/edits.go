@@ -43,6 +43,16 @@ func asEdits(base *bundle.Bundle, files []bundle.File) (whole []bundle.File, edi
 // refusesField reports an agent older than a request field (400 from its strict
 // decoder): file edits, add-server options.
 func refusesField(err error, field string) bool {
+	return refuses(err, `unknown field \"`+field+`\"`)
+}
+
+// refusesNewOps reports an agent older than add-server options or the
+// set-ssl-ca-file operation.
+func refusesNewOps(err error) bool {
+	return refusesField(err, "options") || refuses(err, `unknown kind \"set-ssl-ca-file\"`)
+}
+
+func refuses(err error, what string) bool {
 	var se *agentapi.StatusError
-	return errors.As(err, &se) && se.Code == http.StatusBadRequest && strings.Contains(se.Body, `unknown field \"`+field+`\"`)
+	return errors.As(err, &se) && se.Code == http.StatusBadRequest && strings.Contains(se.Body, what)
 }

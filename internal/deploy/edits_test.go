@@ -115,8 +115,15 @@ func TestRefusesField(t *testing.T) {
 	}
 	oldOps := &agentapi.StatusError{Code: http.StatusBadRequest,
 		Body: `{"error": "decode request: operation 0 (add-server): json: unknown field \"options\""}`}
-	if !refusesField(oldOps, "options") {
+	if !refusesNewOps(oldOps) {
 		t.Error("an old agent's refusal of add-server options not recognised")
+	}
+	if !refusesNewOps(&agentapi.StatusError{Code: http.StatusBadRequest,
+		Body: `{"error": "decode request: op: unknown kind \"set-ssl-ca-file\""}`}) {
+		t.Error("an old agent's refusal of set-ssl-ca-file not recognised")
+	}
+	if refusesNewOps(old) {
+		t.Error("a refused edits field taken for refused operations")
 	}
 	for _, err := range []error{
 		&agentapi.StatusError{Code: http.StatusBadRequest, Body: `{"error": "edit of map:host.map: the result's hash is a, not b"}`},

@@ -23,6 +23,8 @@ type Capabilities struct {
 	RuntimeMaps bool
 	// SSLRuntime: new/set/commit ssl cert and crt-list edits.
 	SSLRuntime bool
+	// SSLCAFiles: set/commit ssl ca-file (2.5+).
+	SSLCAFiles bool
 }
 
 // CapabilitiesFor turns a version string into the capabilities the runtime package
@@ -34,7 +36,7 @@ func CapabilitiesFor(version string) (Capabilities, error) {
 	}
 	c := runtime.CapabilitiesOf(v)
 	return Capabilities{Version: version, AddBackend: c.AddBackend, DynamicServers: c.DynamicServers,
-		RuntimeMaps: c.RuntimeMaps, SSLRuntime: c.SSLRuntime}, nil
+		RuntimeMaps: c.RuntimeMaps, SSLRuntime: c.SSLRuntime, SSLCAFiles: v.AtLeast(2, 5)}, nil
 }
 
 // Reason names one difference that needs a reload.
@@ -103,7 +105,7 @@ type planner struct {
 	reasons []Reason
 	files   []bundle.File
 	ssl     func() sslPaths        // certificate and crt-list paths, collected on first use
-	stored  func() map[string]bool // files in HAProxy's store (storedFiles), on first use
+	stored  func() map[string]string // files in HAProxy's store and their keyword (storedFiles), on first use
 }
 
 func (p *planner) reload(section, directive, detail string) {
@@ -197,7 +199,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 		}
 		return collectSSLPaths([]*config.Config{want, runCfg}, lists)
 	})
-	p.stored = sync.OnceValue(func() map[string]bool {
+	p.stored = sync.OnceValue(func() map[string]string {
 		runCfg, _ := config.Parse(runFiles["haproxy.cfg"].Content)
 		return storedFiles(runCfg)
 	})
@@ -260,6 +262,8 @@ func (p *planner) diffFile(old, cur bundle.File, desiredConfig func() (*config.C
 		p.certChanged(cur, false)
 	case bundle.KindCrtList:
 		p.diffCrtList(old, cur)
+	case bundle.KindFile:
+		p.caFileChanged(cur)
 	default:
 		p.reload(cur.Target(), "", "file content changed")
 	}

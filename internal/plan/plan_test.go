@@ -6,6 +6,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
-var caps26 = Capabilities{Version: "2.6.12-1+deb12u4", DynamicServers: true, RuntimeMaps: true, SSLRuntime: true}
+var caps26 = Capabilities{Version: "2.6.12-1+deb12u4", DynamicServers: true, RuntimeMaps: true, SSLRuntime: true, SSLCAFiles: true}
 
 const baseCfg = `global
     stats socket /run/haproxy.sock level admin
@@ -82,17 +83,19 @@ func edit(s string, pairs ...string) string {
 }
 
 const hostMap = "a.test be_a\nb.test be_b\n"
+const caPEM = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"
+const caPEM2 = "-----BEGIN CERTIFICATE-----\nBBBB\n-----END CERTIFICATE-----\n"
 const pathMap = "/api/ be_a\n/static/ be_b\n"
 
 func TestPlan(t *testing.T) {
-	run := bundleOf(baseCfg, "map:host.map", hostMap, "map:path.map", pathMap, "file:503.http", "HTTP/1.0 503\r\n\r\n", "cert:site.pem", "PEM1", "crtlist:crt.list", "/c/site.pem\n")
+	run := bundleOf(baseCfg, "map:host.map", hostMap, "map:path.map", pathMap, "file:503.http", "HTTP/1.0 503\r\n\r\n", "cert:site.pem", "PEM1", "crtlist:crt.list", "/c/site.pem\n", "file:ca.pem", caPEM)
 	with := func(cfg string, files ...string) *bundle.Bundle {
-		base := map[string]string{"map:host.map": hostMap, "map:path.map": pathMap, "file:503.http": "HTTP/1.0 503\r\n\r\n", "cert:site.pem": "PEM1", "crtlist:crt.list": "/c/site.pem\n"}
+		base := map[string]string{"map:host.map": hostMap, "map:path.map": pathMap, "file:503.http": "HTTP/1.0 503\r\n\r\n", "cert:site.pem": "PEM1", "crtlist:crt.list": "/c/site.pem\n", "file:ca.pem": caPEM}
 		for i := 0; i+1 < len(files); i += 2 {
 			base[files[i]] = files[i+1]
 		}
 		var kv []string
-		for _, k := range []string{"map:host.map", "map:path.map", "file:503.http", "cert:site.pem", "crtlist:crt.list", "map:new.map"} {
+		for _, k := range []string{"map:host.map", "map:path.map", "file:503.http", "cert:site.pem", "crtlist:crt.list", "map:new.map", "file:ca.pem"} {
 			if v, ok := base[k]; ok && v != "\x00" {
 				kv = append(kv, k, v)
 			}
@@ -249,6 +252,13 @@ func TestPlan(t *testing.T) {
 		{name: "error page", caps: caps26,
 			desired: with(baseCfg, "file:503.http", "HTTP/1.0 503\r\n\r\nbusy"),
 			reasons: []string{"file:503.http: file content changed"}},
+		{name: "CA file a server uses changed", caps: caps26,
+			desired: with(baseCfg, "file:ca.pem", caPEM2),
+			ops:     []string{`{"op":"set-ssl-ca-file","path":"/etc/haproxy/ssl/ca.pem","pem":` + strconv.Quote(caPEM2) + `}`},
+			files:   []string{"file:ca.pem"}},
+		{name: "CA file changed before 2.5", caps: Capabilities{Version: "2.4.22", RuntimeMaps: true, SSLRuntime: true},
+			desired: with(baseCfg, "file:ca.pem", caPEM2),
+			reasons: []string{"file:ca.pem: file content changed"}},
 		{name: "reload drops ops", caps: caps26,
 			desired: with(edit(baseCfg, "s1 10.0.0.1:8080", "s1 10.0.0.9:8080"), "file:503.http", "x"),
 			reasons: []string{"file:503.http: file content changed"}},
@@ -363,7 +373,7 @@ func TestCapabilitiesFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Capabilities{Version: "2.6.12-1+deb12u4", DynamicServers: true, RuntimeMaps: true, SSLRuntime: true}
+	want := Capabilities{Version: "2.6.12-1+deb12u4", DynamicServers: true, RuntimeMaps: true, SSLRuntime: true, SSLCAFiles: true}
 	if c != want {
 		t.Fatalf("got %+v", c)
 	}

@@ -283,17 +283,17 @@ func (p *planner) changeServer(b backendContext, o, n server, balanceProblem str
 // ca-file or crt (so HAProxy has not loaded it), or "".
 func (p *planner) unstored(files []string) string {
 	for _, f := range files {
-		if !p.stored()[f] {
+		if _, ok := p.stored()[f]; !ok {
 			return f
 		}
 	}
 	return ""
 }
 
-// storedFiles are the ca-file and crt arguments of a configuration's directives:
-// HAProxy loaded them into its store when it parsed it.
-func storedFiles(c *config.Config) map[string]bool {
-	out := map[string]bool{}
+// storedFiles are the ca-file and crt arguments of a configuration's directives,
+// path → keyword: HAProxy loaded them into its store when it parsed it.
+func storedFiles(c *config.Config) map[string]string {
+	out := map[string]string{}
 	if c == nil {
 		return out
 	}
@@ -301,7 +301,7 @@ func storedFiles(c *config.Config) map[string]bool {
 		for _, d := range s.Directives {
 			for i := 0; i+1 < len(d.Args); i++ {
 				if storedFileOptions[d.Args[i]] {
-					out[d.Args[i+1]] = true
+					out[d.Args[i+1]] = d.Args[i]
 				}
 			}
 		}

@@ -134,3 +134,21 @@ func entriesByCert(es []crtListEntry) (map[string]crtListEntry, bool) {
 	}
 	return m, true
 }
+
+// caFileChanged plans a file whose content changed: a CA file the running
+// configuration names as a ca-file (of a bind or a server) is replaced in
+// HAProxy's store (2.5+), which every user of it sees at once; any other file
+// reloads.
+func (p *planner) caFileChanged(f bundle.File) {
+	if p.caps.SSLCAFiles {
+		stored := p.stored()
+		for _, file := range sortedKeys(stored) {
+			if stored[file] == "ca-file" && path.Base(file) == f.Name {
+				p.files = append(p.files, f)
+				p.validated(phaseAddServer, "ca\x00"+file, f.Target(), "", &runtime.SetSSLCAFile{Path: file, PEM: f.Content})
+				return
+			}
+		}
+	}
+	p.reload(f.Target(), "", "file content changed")
+}

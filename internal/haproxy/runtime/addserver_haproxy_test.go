@@ -20,7 +20,7 @@ import (
 // backend: HAProxy verifies the backend's certificate against a CA file, sends
 // the SNI and presents a client certificate, which the backend requires. A
 // request through HAProxy reaches it; a server verified against the wrong CA
-// does not.
+// does not, until that CA file's content is replaced at runtime.
 func TestAddServerTLSRealHAProxy(t *testing.T) {
 	_, admin, mapFile := startHAProxy(t)
 	// (the files exist too, as the agent writes them before a change)
@@ -98,6 +98,18 @@ func TestAddServerTLSRealHAProxy(t *testing.T) {
 	add("tls2", otherCA)
 	if resp := getThrough(t, dir, "b.test"); resp.StatusCode < 500 {
 		t.Fatalf("a backend certificate the CA does not sign was accepted: %d", resp.StatusCode)
+	}
+
+	// The CA file's content replaced at runtime: the same server now verifies.
+	op := &SetSSLCAFile{Path: otherCA, PEM: certOnly(t, serverPEM)}
+	if err := op.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := op.Run(ctx, admin, nil); err != nil {
+		t.Fatal(err)
+	}
+	if resp := getThrough(t, dir, "b.test"); resp.StatusCode != 200 {
+		t.Fatalf("after the CA file was replaced: %d", resp.StatusCode)
 	}
 }
 

@@ -21,6 +21,13 @@ type SetSSLCert struct {
 	New  bool   `json:"new,omitempty"`
 }
 
+// SetSSLCAFile replaces a loaded CA file's content — `set ssl ca-file <path> <<PEM`,
+// then `commit ssl ca-file` (HAProxy 2.5+) — for every bind and server that uses it.
+type SetSSLCAFile struct {
+	Path string `json:"path"`
+	PEM  string `json:"pem"`
+}
+
 // DelSSLCert removes a certificate no crt-list or bind uses any more.
 type DelSSLCert struct {
 	Path string `json:"path"`
@@ -40,12 +47,14 @@ type DelCrtListEntry struct {
 }
 
 func (*SetSSLCert) Kind() string      { return "set-ssl-cert" }
+func (*SetSSLCAFile) Kind() string    { return "set-ssl-ca-file" }
 func (*DelSSLCert) Kind() string      { return "del-ssl-cert" }
 func (*AddCrtListEntry) Kind() string { return "add-crt-list-entry" }
 func (*DelCrtListEntry) Kind() string { return "del-crt-list-entry" }
 
 func init() {
 	kinds["set-ssl-cert"] = func() Operation { return &SetSSLCert{} }
+	kinds["set-ssl-ca-file"] = func() Operation { return &SetSSLCAFile{} }
 	kinds["del-ssl-cert"] = func() Operation { return &DelSSLCert{} }
 	kinds["add-crt-list-entry"] = func() Operation { return &AddCrtListEntry{} }
 	kinds["del-crt-list-entry"] = func() Operation { return &DelCrtListEntry{} }
@@ -76,6 +85,20 @@ func (o *SetSSLCert) Validate() error {
 	}
 	if !strings.Contains(o.PEM, "-----BEGIN ") {
 		return fmt.Errorf("%s %s: content is not PEM", o.Kind(), o.Path)
+	}
+	return nil
+}
+func (o *SetSSLCAFile) Validate() error {
+	if err := checkSSLPath(o.Kind(), "path", o.Path); err != nil {
+		return err
+	}
+	for _, l := range strings.Split(o.PEM, "\n") {
+		if strings.HasPrefix(l, "-----BEGIN ") && strings.TrimSpace(l) != "-----BEGIN CERTIFICATE-----" {
+			return fmt.Errorf("%s %s: content holds %s, not only certificates", o.Kind(), o.Path, strings.Trim(l, "- \r"))
+		}
+	}
+	if !strings.Contains(o.PEM, "-----BEGIN CERTIFICATE-----") {
+		return fmt.Errorf("%s %s: content holds no PEM certificate", o.Kind(), o.Path)
 	}
 	return nil
 }
@@ -148,6 +171,15 @@ func (o *SetSSLCert) Run(ctx context.Context, x Execer, _ MapPath) error {
 		return wrap(o, o.Path, err)
 	}
 	_, err := expect(ctx, x, "commit ssl cert "+o.Path, contains("Success!"))
+	return wrap(o, o.Path, err)
+}
+
+func (o *SetSSLCAFile) Run(ctx context.Context, x Execer, _ MapPath) error {
+	if err := withPayload(ctx, x, "set ssl ca-file "+o.Path, o.PEM, contains("ransaction created")); err != nil {
+		_, _ = x.Do(ctx, "abort ssl ca-file "+o.Path)
+		return wrap(o, o.Path, err)
+	}
+	_, err := expect(ctx, x, "commit ssl ca-file "+o.Path, contains("Success!"))
 	return wrap(o, o.Path, err)
 }
 
