@@ -104,7 +104,7 @@ type planner struct {
 	ops     []plannedOp
 	reasons []Reason
 	files   []bundle.File
-	ssl     func() sslPaths        // certificate and crt-list paths, collected on first use
+	ssl     func() sslPaths          // certificate and crt-list paths, collected on first use
 	stored  func() map[string]string // files in HAProxy's store and their keyword (storedFiles), on first use
 }
 
