@@ -590,3 +590,15 @@ func TestSameWithoutCommentLines(t *testing.T) {
 		}
 	}
 }
+
+// TestBindCAFileReloads: a CA file a bind verifies clients with reloads when it
+// changes (HAProxy 2.6's commit would keep listing the old CA names to clients);
+// one only servers use is replaced at runtime.
+func TestBindCAFileReloads(t *testing.T) {
+	cfg := edit(baseCfg, "    bind :80\n", "    bind :80\n    bind :443 ssl crt /c/site.pem ca-file /etc/haproxy/ssl/ca.pem verify required\n")
+	run := bundleOf(cfg, "file:ca.pem", caPEM)
+	res := Plan(Running{Bundle: run}, bundleOf(cfg, "file:ca.pem", caPEM2), caps26)
+	if got := reasonStrings(res.Reasons); !res.Reload || fmt.Sprint(got) != "[file:ca.pem: file content changed]" {
+		t.Fatalf("reload %v, reasons %q", res.Reload, got)
+	}
+}

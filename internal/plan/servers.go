@@ -291,7 +291,8 @@ func (p *planner) unstored(files []string) string {
 }
 
 // storedFiles are the ca-file and crt arguments of a configuration's directives,
-// path → keyword: HAProxy loaded them into its store when it parsed it.
+// path → keyword ("bind ca-file" when a bind uses it): HAProxy loaded them into
+// its store when it parsed it.
 func storedFiles(c *config.Config) map[string]string {
 	out := map[string]string{}
 	if c == nil {
@@ -300,7 +301,11 @@ func storedFiles(c *config.Config) map[string]string {
 	for _, s := range c.Sections {
 		for _, d := range s.Directives {
 			for i := 0; i+1 < len(d.Args); i++ {
-				if storedFileOptions[d.Args[i]] {
+				switch {
+				case !storedFileOptions[d.Args[i]]:
+				case d.Keyword == "bind":
+					out[d.Args[i+1]] = "bind " + d.Args[i]
+				case !strings.HasPrefix(out[d.Args[i+1]], "bind "):
 					out[d.Args[i+1]] = d.Args[i]
 				}
 			}

@@ -136,9 +136,11 @@ func entriesByCert(es []crtListEntry) (map[string]crtListEntry, bool) {
 }
 
 // caFileChanged plans a file whose content changed: a CA file the running
-// configuration names as a ca-file (of a bind or a server) is replaced in
-// HAProxy's store (2.5+), which every user of it sees at once; any other file
-// reloads.
+// configuration names as the ca-file of servers only is replaced in HAProxy's
+// store (2.5+), which every server using it sees at once. A bind's CA file
+// reloads: 2.6's commit changes what the bind verifies but not the CA names its
+// certificate request lists, by which clients pick the certificate they send.
+// Any other file reloads too.
 func (p *planner) caFileChanged(f bundle.File) {
 	if p.caps.SSLCAFiles {
 		stored := p.stored()
