@@ -56,7 +56,9 @@
 //   - crt-lists: lines are compared per certificate: new lines are added (`add ssl
 //     crt-list`), removed ones deleted after map entries, changed ones replaced.
 //     The first line (the bind's default certificate), a certificate on two lines,
-//     and a crt-list added or removed reload. Other files (error pages, …) reload.
+//     and a crt-list added or removed reload. A CA file only servers use (their
+//     ca-file) is replaced in HAProxy's store (set ssl ca-file, commit; 2.5+); a
+//     bind's CA file and other files (error pages, …) reload.
 //
 // # Result
 //
