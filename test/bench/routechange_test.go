@@ -194,12 +194,18 @@ func (r *run) routeChange(res *ScenarioResult) error {
 	return harness
 }
 
+// settledFor is how long a Gateway's published HAProxyCfg must stay the same to
+// be a baseline: longer than the controller's publication and deployment pacing
+// (a few seconds), so that the tail of an earlier scenario's cleanup (the scale
+// scenario's 5,000 routes) is not taken for the baseline.
+const settledFor = 15 * time.Second
+
 // settledChecksums waits until a Gateway's HAProxyCfg is published and every pod
-// runs it, twice in a row the same: the baseline.
+// runs it, unchanged for settledFor: the baseline.
 func (r *run) settledChecksums(g Gateway) (Checksums, error) {
 	var last Checksums
-	stable := 0
-	err := r.eventually("a settled HAProxyCfg for "+g.String(), 2*time.Minute, time.Second, func() (bool, string) {
+	var since time.Time
+	err := r.eventually("a settled HAProxyCfg for "+g.String(), 5*time.Minute, time.Second, func() (bool, string) {
 		c, err := r.gatewayChecksums(g)
 		if err != nil {
 			return false, err.Error()
@@ -208,13 +214,11 @@ func (r *run) settledChecksums(g Gateway) (Checksums, error) {
 		for _, sum := range c.Pods {
 			allRun = allRun && sum == c.Total
 		}
-		if allRun && c.Total == last.Total {
-			stable++
-		} else {
-			stable = 0
+		if !allRun || c.Total != last.Total {
+			since = time.Now()
 		}
 		last = c
-		return stable >= 2, fmt.Sprintf("%+v", c)
+		return time.Since(since) >= settledFor, fmt.Sprintf("%+v", c)
 	})
 	return last, err
 }
