@@ -106,18 +106,7 @@ func backendClientCert(gw *gwv1.Gateway, in Input, grants grants) *metav1.Condit
 		return nil
 	}
 	ref := gw.Spec.TLS.Backend.ClientCertificateRef
-	ns := gw.Namespace
-	if ref.Namespace != nil {
-		ns = string(*ref.Namespace)
-	}
-	kind := "Secret"
-	if ref.Kind != nil {
-		kind = string(*ref.Kind)
-	}
-	var group string
-	if ref.Group != nil {
-		group = string(*ref.Group)
-	}
+	group, kind, ns := secretRefOf(*ref, gw.Namespace)
 	name := ns + "/" + string(ref.Name)
 	reason, msg := string(gwv1.GatewayReasonInvalidClientCertificateRef), ""
 	switch {

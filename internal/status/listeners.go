@@ -131,6 +131,22 @@ func newListener(o owner, l gwv1.Listener, in Input, grants grants) *listener {
 	return li
 }
 
+// secretRefOf is a Secret reference's group, kind and namespace, defaulted (core
+// group, Secret, the referring object's namespace).
+func secretRefOf(ref gwv1.SecretObjectReference, defaultNS string) (group, kind, ns string) {
+	group, kind, ns = "", "Secret", defaultNS
+	if ref.Group != nil {
+		group = string(*ref.Group)
+	}
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	return group, kind, ns
+}
+
 // certificateRefs checks an HTTPS listener's TLS configuration (references from
 // the object that declares it: a Gateway's grants are not a ListenerSet's).
 func certificateRefs(o owner, l gwv1.Listener, in Input, grants grants) (bool, string, string) {
@@ -142,17 +158,7 @@ func certificateRefs(o owner, l gwv1.Listener, in Input, grants grants) (bool, s
 		return false, invalid, "HTTPS listeners support tls.mode Terminate only"
 	}
 	for _, ref := range l.TLS.CertificateRefs {
-		grp, kind := "", "Secret"
-		if ref.Group != nil {
-			grp = string(*ref.Group)
-		}
-		if ref.Kind != nil {
-			kind = string(*ref.Kind)
-		}
-		ns := o.namespace
-		if ref.Namespace != nil {
-			ns = string(*ref.Namespace)
-		}
+		grp, kind, ns := secretRefOf(ref, o.namespace)
 		name := ns + "/" + string(ref.Name)
 		if grp != "" || kind != "Secret" {
 			return false, invalid, fmt.Sprintf("certificateRef %s: kind %s/%s is not supported (core Secret is)", name, grp, kind)
