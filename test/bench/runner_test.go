@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/haproxy-haptic/haptic/localcluster/cluster"
 	"github.com/haproxy-haptic/haptic/localcluster/clustertest"
 )
 
@@ -212,8 +213,8 @@ func (r *run) kubectl(args ...string) (string, error) {
 
 // metadata records commit, versions and the effective timings.
 func (r *run) metadata(host HostFacts, commit string, dirty bool) Metadata {
-	versions := map[string]string{"go": runtime.Version(), "kubernetes": "v1.37.2 (localcluster)",
-		"gateway_api_crds": "v1.4.1 experimental (localcluster)"}
+	versions := map[string]string{"go": runtime.Version(), "kubernetes": cluster.KubernetesVersion + " (localcluster)",
+		"gateway_api_crds": cluster.GatewayAPIVersion + " experimental (localcluster)"}
 	if out, err := exec.Command("haproxy", "-v").Output(); err == nil {
 		versions["haproxy"] = strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)[0]
 	}
