@@ -135,9 +135,9 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 
 	// Where new backends run (pool) and which removed ones stay: the desired files
 	// become the files that will run on this pod.
-	var wantCfg *config.Config
-	var wantErr error
-	wantParsed := false
+	var wantCfg, runCfg *config.Config
+	var wantErr, runErr error
+	wantParsed, runParsed := false, false
 	aliases := map[string]string{}
 	runCfgFile, hasRunCfg := runFiles["haproxy.cfg"]
 	wantCfgFile, hasWantCfg := wantFiles["haproxy.cfg"]
@@ -145,7 +145,8 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	// nothing to place: parsing it (three times, per pod) was most of a route's plan.
 	sameCfg := hasRunCfg && hasWantCfg && len(running.Aliases) == 0 && sameWithoutCommentLines(runCfgFile.Content, wantCfgFile.Content)
 	if hasRunCfg && hasWantCfg && !sameCfg && (runCfgFile.Content != wantCfgFile.Content || len(running.Aliases) > 0) {
-		runCfg, runErr := config.Parse(runCfgFile.Content)
+		runCfg, runErr = config.Parse(runCfgFile.Content)
+		runParsed = true
 		wantCfg, wantErr = config.Parse(wantCfgFile.Content)
 		if runErr == nil && wantErr == nil {
 			pl := place(runCfg, runCfgFile.Content, wantCfg, wantCfgFile.Content, running.Aliases)
@@ -186,8 +187,17 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 		}
 		return wantCfg, wantErr
 	}
+	// The running config, parsed once: placement, the config diff, certificate
+	// paths and the files in HAProxy's store all read it.
+	runningConfig := func() (*config.Config, error) {
+		if !runParsed {
+			runCfg, runErr = config.Parse(runFiles["haproxy.cfg"].Content)
+			runParsed = true
+		}
+		return runCfg, runErr
+	}
 	p.ssl = sync.OnceValue(func() sslPaths {
-		runCfg, _ := config.Parse(runFiles["haproxy.cfg"].Content)
+		runCfg, _ := runningConfig()
 		want, _ := desiredConfig()
 		var lists []string
 		for _, fs := range []map[string]bundle.File{runFiles, wantFiles} {
@@ -200,7 +210,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 		return collectSSLPaths([]*config.Config{want, runCfg}, lists)
 	})
 	p.stored = sync.OnceValue(func() map[string]string {
-		runCfg, _ := config.Parse(runFiles["haproxy.cfg"].Content)
+		runCfg, _ := runningConfig()
 		return storedFiles(runCfg)
 	})
 	var kept []bundle.File // removed certificates stay in HAProxy's store until a reload
@@ -218,7 +228,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 		case !hadOld:
 			p.reload(t, "", "file added"+fileKindNote(cur.Kind))
 		default:
-			p.diffFile(old, cur, desiredConfig, wantText)
+			p.diffFile(old, cur, runningConfig, desiredConfig, wantText)
 		}
 	}
 	res := p.result()
@@ -237,14 +247,14 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 }
 
 // diffFile plans one file present on both sides with different content.
-func (p *planner) diffFile(old, cur bundle.File, desiredConfig func() (*config.Config, error), wantText string) {
+func (p *planner) diffFile(old, cur bundle.File, runningConfig, desiredConfig func() (*config.Config, error), wantText string) {
 	switch cur.Kind {
 	case bundle.KindConfig:
 		if sameWithoutCommentLines(old.Content, cur.Content) {
 			p.files = append(p.files, cur) // comment lines only: nothing for HAProxy
 			return
 		}
-		runCfg, runErr := config.Parse(old.Content)
+		runCfg, runErr := runningConfig() // old is the running haproxy.cfg
 		desired, desiredErr := desiredConfig()
 		switch {
 		case runErr != nil:
