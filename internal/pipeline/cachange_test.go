@@ -2,14 +2,7 @@ package pipeline
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
-	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -17,28 +10,8 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/benchmix"
 	"github.com/haproxy-haptic/haptic/internal/render"
 	"github.com/haproxy-haptic/haptic/internal/store"
+	"github.com/haproxy-haptic/haptic/internal/webhook"
 )
-
-// selfSignedPair is a CA-capable self-signed certificate and its key, PEM.
-func selfSignedPair(t *testing.T, cn string) (crt, key string) {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		DNSNames: []string{cn}, IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}))
-}
 
 // TestIncrementalClientCASwitch: a Gateway whose client CA moves from a ConfigMap
 // to a TLS Secret's ca.crt renders the new CA incrementally as in full.
@@ -57,9 +30,16 @@ func TestIncrementalClientCASwitch(t *testing.T) {
 		}
 	}
 	ns := benchmix.Namespace
-	gwCrt, gwKey := selfSignedPair(t, "gw.example.com")
-	ca1, _ := selfSignedPair(t, "ca one")
-	ca2, _ := selfSignedPair(t, "ca two")
+	// Two CAs; the first also signs the listener's certificate.
+	first, err := webhook.NewCertificate([]string{"gw.example.com"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := webhook.NewCertificate([]string{"gw.example.com"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gwCrt, gwKey, ca1, ca2 := string(first.Cert), string(first.Key), string(first.CA), string(second.CA)
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 	put("secrets", map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
 		"metadata": map[string]any{"name": "gw-tls", "namespace": ns},
