@@ -235,6 +235,9 @@ func (e *Engine) declarations() (native.Declarations, error) {
 	for k, v := range mergeBuiltins() {
 		decls[k] = v
 	}
+	for k, v := range e.gatewayBuiltins() {
+		decls[k] = v
+	}
 	decls["first_seen"] = e.firstSeen
 	decls["ingress_routes"] = e.ingressRoutes
 	decls["ingress_annotations"] = e.ingressAnnotations

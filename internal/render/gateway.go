@@ -1,0 +1,286 @@
+package render
+
+import (
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/open2b/scriggo/native"
+)
+
+// The gateway library's per-render bookkeeping in Go. Each route's share of the
+// configuration is computed by the library (GwRouteDelta) and remembered while its
+// inputs stay the same; what is left per render is merging the shares in route order
+// and sorting the maps' lines. In the template that was a virtual-machine step per
+// line and most of a render at thousands of routes.
+//
+//	{% var order = gateway_route_order("http-routes", "HTTPRoute", "grpc-routes", "GRPCRoute") %}
+//	{% gateway_merge(s, share) %}                                        in that order
+//	{% var idx = gateway_index(s) %}                                     the maps' lines
+
+// GatewayState is everything one render of the gateway library computes about
+// Gateways and routes (GwState in the library's docs), filled in order: listeners,
+// then each route's share (a GatewayState of its own, merged with gateway_merge),
+// then the frontends' rules.
+type GatewayState struct {
+	// Problem is the first problem found: the render fails with it.
+	Problem string
+	// Experimental and Only are extraContext.experimentalChannel and .gateway.
+	Experimental bool
+	Only         string
+	// BasePorts are the ports the base library binds (port → its frontend); Classes
+	// our GatewayClasses.
+	BasePorts map[string]string
+	Classes   map[string]bool
+	// Notes are comment lines for haproxy.cfg. "\x00<backend>\x00<note>" is a note
+	// about a backend, kept by the share that brings that backend first.
+	Notes []string
+	// Frontends in order; listener id "<ns>/<gw>/<listener>" → its frontend,
+	// prefix, hostname, allowedRoutes...; a Gateway's listener ids.
+	Frontends     []map[string]any
+	FrontendOf    map[string]map[string]any
+	Listeners     map[string]map[string]any
+	ListenersOfGw map[string][]string
+	PortOwner     map[string]string
+	SeenHost      map[string]bool
+	// Hosts are host.map keys. Exact, PrefixExact, PrefixSorted and Regex hold
+	// "<key>\x00<line>": the first share with a key (Seen) wins it. PrefixSorted's
+	// lines start with a 7-character sort key; PlainPrefixes pairs each with its
+	// {host key, path}.
+	Hosts                                                     map[string]bool
+	Seen                                                      map[string]bool
+	Exact, PrefixExact, PrefixSorted, Regex, Weighted, HeaderLines []string
+	// Conds are frontend rules of matches with conditions: "<fp> <group> <kind>" →
+	// "<sort key>\x00<line>".
+	Conds               map[string][]string
+	PlainPrefixes       [][]string
+	PrefixCondHosts     map[string]bool
+	PrefixCondFrontends map[string]bool
+	// HeaderRules are the header modifiers' names: "<phase><op>/<lower name>" →
+	// header name.
+	HeaderRules              map[string]string
+	CorsLines, CorsOriginLines []string
+	// Backends are backend entries ({name, hdr (their header map lines), ...}), the
+	// first of each name.
+	Backends   []map[string]any
+	BackendIdx map[string]bool
+	Need500    bool
+}
+
+func (e *Engine) gatewayBuiltins() native.Declarations {
+	return native.Declarations{
+		"GatewayState":        reflect.TypeOf(GatewayState{}),
+		"gateway_merge":       gatewayMerge,
+		"gateway_index":       gatewayIndex,
+		"gateway_route_order": e.gatewayRouteOrder,
+	}
+}
+
+// gatewayRouteOrder is gateway_route_order(store, kind, store, kind...): the routes
+// in the named stores (one store per route kind) with metadata and a spec, oldest
+// first (creationTimestamp, then namespace/name, then kind), as {kind, namespace,
+// name}. The lists are read as a template's List() is.
+func (e *Engine) gatewayRouteOrder(storeKinds ...string) [][]string {
+	type entry struct {
+		key  string
+		item []string
+	}
+	var all []entry
+	for i := 0; i+1 < len(storeKinds); i += 2 {
+		kind := storeKinds[i+1]
+		for _, o := range e.st.list(storeKinds[i]) {
+			meta, _ := o.Raw["metadata"].(map[string]any)
+			if _, hasSpec := o.Raw["spec"].(map[string]any); meta == nil || !hasSpec {
+				continue
+			}
+			ns, name := rawString(meta["namespace"]), rawString(meta["name"])
+			all = append(all, entry{key: rawString(meta["creationTimestamp"]) + " " + ns + "/" + name + " " + kind,
+				item: []string{kind, ns, name}})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].key < all[j].key })
+	out := make([][]string, len(all))
+	for i, en := range all {
+		out[i] = en.item
+	}
+	return out
+}
+
+// gatewayMerge is gateway_merge(s, shares...): adds the shares to s in order, after
+// what s holds. The first share wins a map key and a backend name. It reads the
+// shares only (they may be remembered ones), and merging merged shares is merging all
+// of theirs, so runs of routes can be remembered merged too.
+func gatewayMerge(s *GatewayState, shares ...*GatewayState) {
+	// Sized first: a render merges every route's lines, and growing the sets as it
+	// went was most of the merge's cost.
+	var keys, hosts, backends int
+	for _, r := range shares {
+		keys += len(r.Exact) + len(r.PrefixExact) + len(r.PrefixSorted) + len(r.Regex)
+		hosts += len(r.Hosts)
+		backends += len(r.Backends)
+	}
+	if len(s.Seen) == 0 {
+		s.Seen = make(map[string]bool, keys)
+	}
+	if len(s.Hosts) == 0 {
+		s.Hosts = make(map[string]bool, hosts)
+	}
+	if len(s.BackendIdx) == 0 {
+		s.BackendIdx = make(map[string]bool, backends)
+	}
+	if s.Conds == nil {
+		s.Conds, s.HeaderRules = map[string][]string{}, map[string]string{}
+		s.PrefixCondHosts, s.PrefixCondFrontends = map[string]bool{}, map[string]bool{}
+	}
+	for _, r := range shares {
+		s.add(r)
+	}
+}
+
+func (s *GatewayState) add(r *GatewayState) {
+	for h := range r.Hosts {
+		s.Hosts[h] = true
+	}
+	var brought map[string]bool
+	for _, b := range r.Backends {
+		name, _ := b["name"].(string)
+		if s.BackendIdx[name] {
+			continue
+		}
+		if brought == nil {
+			brought = map[string]bool{}
+		}
+		s.BackendIdx[name], brought[name] = true, true
+		s.Backends = append(s.Backends, b)
+	}
+	for _, n := range r.Notes {
+		if rest, about := strings.CutPrefix(n, "\x00"); about {
+			if backend, _, _ := strings.Cut(rest, "\x00"); !brought[backend] {
+				continue
+			}
+		}
+		s.Notes = append(s.Notes, n)
+	}
+	s.Exact = mergeKeyed(s.Seen, s.Exact, r.Exact)
+	s.PrefixExact = mergeKeyed(s.Seen, s.PrefixExact, r.PrefixExact)
+	for i, l := range r.PrefixSorted {
+		if k := lineKey(l); !s.Seen[k] {
+			s.Seen[k] = true
+			s.PrefixSorted = append(s.PrefixSorted, l)
+			s.PlainPrefixes = append(s.PlainPrefixes, r.PlainPrefixes[i])
+		}
+	}
+	s.Regex = mergeKeyed(s.Seen, s.Regex, r.Regex)
+	s.Weighted = append(s.Weighted, r.Weighted...)
+	s.HeaderLines = append(s.HeaderLines, r.HeaderLines...)
+	s.CorsLines = append(s.CorsLines, r.CorsLines...)
+	s.CorsOriginLines = append(s.CorsOriginLines, r.CorsOriginLines...)
+	for k, v := range r.Conds {
+		s.Conds[k] = append(s.Conds[k], v...)
+	}
+	for k := range r.PrefixCondHosts {
+		s.PrefixCondHosts[k] = true
+	}
+	for k := range r.PrefixCondFrontends {
+		s.PrefixCondFrontends[k] = true
+	}
+	for k, v := range r.HeaderRules {
+		if _, ok := s.HeaderRules[k]; !ok {
+			s.HeaderRules[k] = v
+		}
+	}
+	s.Need500 = s.Need500 || r.Need500
+}
+
+// mergeKeyed appends the "<key>\x00<line>" entries of add whose key is not seen yet.
+func mergeKeyed(seen map[string]bool, to, add []string) []string {
+	for _, l := range add {
+		if k := lineKey(l); !seen[k] {
+			seen[k] = true
+			to = append(to, l)
+		}
+	}
+	return to
+}
+
+func lineKey(l string) string {
+	k, _, _ := strings.Cut(l, "\x00")
+	return k
+}
+
+// lineOf is the line of a "<key>\x00<line>" entry.
+func lineOf(l string) string {
+	_, line, _ := strings.Cut(l, "\x00")
+	return line
+}
+
+func linesOf(entries []string) []string {
+	out := make([]string, len(entries))
+	for i, l := range entries {
+		out[i] = lineOf(l)
+	}
+	return out
+}
+
+// gatewayIndex is the maps' lines and the notes of a merged state: the part of the
+// library's index that grows with the routes.
+func gatewayIndex(s *GatewayState) map[string]any {
+	notes := make([]string, len(s.Notes))
+	for i, n := range s.Notes {
+		if rest, about := strings.CutPrefix(n, "\x00"); about {
+			n = lineOf(rest)
+		}
+		notes[i] = n
+	}
+	headerLines := append([]string(nil), s.HeaderLines...)
+	for _, b := range s.Backends {
+		hdr, _ := b["hdr"].([]string)
+		headerLines = append(headerLines, hdr...)
+	}
+	prefix := linesOf(s.PrefixSorted)
+	sort.Strings(prefix)
+	for i, l := range prefix {
+		prefix[i] = l[7:]
+	}
+	// lengths of path-only prefixes, for hosts that also have prefix rules with
+	// conditions: such a rule must lose to a longer path-only prefix
+	var lenExact, lenPrefix []string
+	for _, pp := range s.PlainPrefixes {
+		if !s.PrefixCondHosts[pp[0]] {
+			continue
+		}
+		if pp[1] != "" {
+			lenExact = append(lenExact, pp[0]+pp[1]+" "+strconv.Itoa(len(pp[1])))
+		}
+		lenPrefix = append(lenPrefix, strconv.Itoa(199999-len(pp[0]+pp[1]+"/"))+" "+pp[0]+pp[1]+"/ "+strconv.Itoa(len(pp[1])))
+	}
+	sort.Strings(lenPrefix)
+	for i, l := range lenPrefix {
+		lenPrefix[i] = l[7:]
+	}
+	hosts := make([]string, 0, len(s.Hosts))
+	for h := range s.Hosts {
+		hosts = append(hosts, h)
+	}
+	sort.Strings(hosts)
+	for i, h := range hosts {
+		hosts[i] = h + " " + h
+	}
+	return map[string]any{
+		"notes":       notes,
+		"hosts":       hosts,
+		"exact":       sortStrings(linesOf(s.Exact)),
+		"prefixExact": sortStrings(linesOf(s.PrefixExact)),
+		"prefix":      prefix,
+		"regex":       linesOf(s.Regex),
+		"weighted":    s.Weighted,
+		"backends":    s.Backends,
+		"headerLines": sortStrings(headerLines),
+		"lenExact":    sortStrings(lenExact),
+		"lenPrefix":   lenPrefix,
+		"need500":     s.Need500,
+		"cors":        sortStrings(s.CorsLines),
+		"corsOrigins": s.CorsOriginLines,
+	}
+}
