@@ -77,30 +77,33 @@ func Run(ctx context.Context, opts Options) error {
 	return c.run(ctx)
 }
 
-// Status writes: a client of their own so that they do not queue behind the
-// controller's reads; client-go's rate limiter paces them.
+// The API clients' rate limit, unless the rest config sets a higher one. client-go's
+// default (5 requests/s, bursts of 10) made a change wait for the limiter once status,
+// HAProxyCfg and pod discovery calls had used the burst. Status writes have a client
+// (and limiter) of their own, so that they do not queue behind the controller's reads.
 const (
-	statusQPS   = 50
-	statusBurst = 100
+	apiQPS   = 50
+	apiBurst = 100
 )
 
 func newController(opts Options) (*Controller, error) {
-	kube, err := kubernetes.NewForConfig(opts.Rest)
+	cfg := rest.CopyConfig(opts.Rest)
+	if cfg.QPS < apiQPS {
+		cfg.QPS, cfg.Burst = apiQPS, apiBurst
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	dyn, err := dynamic.NewForConfig(opts.Rest)
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client: %w", err)
 	}
-	meta, err := metadata.NewForConfig(opts.Rest)
+	meta, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("metadata client: %w", err)
 	}
-	statusCfg := rest.CopyConfig(opts.Rest)
-	if statusCfg.QPS < statusQPS {
-		statusCfg.QPS, statusCfg.Burst = statusQPS, statusBurst
-	}
+	statusCfg := rest.CopyConfig(cfg)
 	statusDyn, err := dynamic.NewForConfig(statusCfg)
 	if err != nil {
 		return nil, fmt.Errorf("status client: %w", err)

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"maps"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,6 +78,10 @@ type fleetSet struct {
 	stopped func(*fleet)
 	// retry asks for another Gateway sync (after gatewayRetry).
 	retry func()
+	// swept is the Gateway set whose stale pods were last removed: the sweep lists
+	// Deployments, an API call that every reconcile would otherwise make (and wait
+	// for the client's rate limiter).
+	swept string
 
 	mu         sync.Mutex
 	byKey      map[types.NamespacedName]*fleet
@@ -158,10 +163,24 @@ func (fs *fleetSet) sync(ctx context.Context, gws map[types.NamespacedName]int64
 		}
 		fs.remove(ctx, f)
 	}
-	if err := fs.prov.DeleteStale(ctx, gws); err != nil {
-		fs.log.Warn("remove pods of deleted gateways", "error", err)
+	if set := gatewaySet(gws); set != fs.swept {
+		if err := fs.prov.DeleteStale(ctx, gws); err != nil {
+			fs.log.Warn("remove pods of deleted gateways", "error", err)
+		} else {
+			fs.swept = set
+		}
 	}
 	fs.publishAddresses()
+}
+
+// gatewaySet names a set of Gateways (sorted, one string).
+func gatewaySet(gws map[types.NamespacedName]int64) string {
+	names := make([]string, 0, len(gws))
+	for gw := range gws {
+		names = append(names, gw.String())
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
 }
 
 // remove stops the fleet of a Gateway that is gone and forgets it.
