@@ -35,6 +35,7 @@ type deliveries struct {
 	pending    map[*fleet]*handOff          // bundles not yet answered by every pod
 	running    map[*fleet]map[string]string // fleet → pod → the hash it last applied
 	changed    time.Time                    // first watch event of the changes no reconcile took yet
+	notified   bool                         // a notification waits for the reconciler
 	applied    []time.Time                  // changes live on their pods whose status is not written yet
 	idle       chan struct{}                // closed while nothing is rendering or pending
 	statusFrom []time.Time                  // the changes the running status pass covers
@@ -75,10 +76,32 @@ func (d *deliveries) reconcileStarted() time.Time {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.rendering++
+	d.notified = false
 	d.busy()
 	t := d.changed
 	d.changed = time.Time{}
 	return t
+}
+
+// notify records a notification on its way to the reconciler.
+func (d *deliveries) notify() {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.notified = true
+}
+
+// reconcilerIdle reports whether nothing renders and no notification waits: a new
+// change may then fire at once (watch.Debouncer.Idle).
+func (d *deliveries) reconcilerIdle() bool {
+	if d == nil {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.rendering == 0 && !d.notified
 }
 
 // reconcileDone ends what reconcileStarted began.

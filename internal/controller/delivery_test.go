@@ -112,3 +112,23 @@ func scrape(t *testing.T, m *metrics.Metrics) string {
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	return rec.Body.String()
 }
+
+// The reconciler is idle only when nothing renders and no notification waits.
+func TestReconcilerIdle(t *testing.T) {
+	d := newDeliveries(nil)
+	if !d.reconcilerIdle() {
+		t.Fatal("a new controller must be idle")
+	}
+	d.notify()
+	if d.reconcilerIdle() {
+		t.Fatal("a waiting notification is work")
+	}
+	d.reconcileStarted()
+	if d.reconcilerIdle() {
+		t.Fatal("a running reconcile is work")
+	}
+	d.reconcileDone()
+	if !d.reconcilerIdle() {
+		t.Fatal("after the reconcile that took the notification, the reconciler is idle")
+	}
+}

@@ -167,8 +167,10 @@ func (it *iteration) run(ctx context.Context) error {
 			if resource != "" {
 				d.metrics.DebounceFired.WithLabelValues(resource).Inc()
 			}
+			d.deliveries.notify()
 			d.bus.Publish(resourceChanged{resource: resource})
 		},
+		Idle:      d.deliveries.reconcilerIdle,
 		OnEvent:   func(resource, kind string) { d.metrics.ResourceEvents.WithLabelValues(resource, kind).Inc() },
 		OnChange:  func(string) { d.deliveries.changeSeen(time.Now()) },
 		OnDropped: func(resource, reason string) { d.metrics.WatchEventsDropped.WithLabelValues(resource, reason).Inc() },

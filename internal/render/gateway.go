@@ -48,8 +48,8 @@ type GatewayState struct {
 	// "<key>\x00<line>": the first share with a key (Seen) wins it. PrefixSorted's
 	// lines start with a 7-character sort key; PlainPrefixes pairs each with its
 	// {host key, path}.
-	Hosts                                                     map[string]bool
-	Seen                                                      map[string]bool
+	Hosts                                                          map[string]bool
+	Seen                                                           map[string]bool
 	Exact, PrefixExact, PrefixSorted, Regex, Weighted, HeaderLines []string
 	// Conds are frontend rules of matches with conditions: "<fp> <group> <kind>" →
 	// "<sort key>\x00<line>".
@@ -59,7 +59,7 @@ type GatewayState struct {
 	PrefixCondFrontends map[string]bool
 	// HeaderRules are the header modifiers' names: "<phase><op>/<lower name>" →
 	// header name.
-	HeaderRules              map[string]string
+	HeaderRules                map[string]string
 	CorsLines, CorsOriginLines []string
 	// Backends are backend entries ({name, hdr (their header map lines), ...}), the
 	// first of each name.

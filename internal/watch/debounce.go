@@ -8,9 +8,18 @@ import (
 // Debouncer is leading-edge: the first change in a quiet window fires at once, later
 // changes inside the window are batched into one firing at the window's end. With a
 // zero interval every change fires. This is the only debounce layer of the controller.
+//
+// Quiet also means that what the last firing started is done: with Idle set, a change
+// inside the window fires at once when Idle reports that nothing is being worked on
+// (the controller renders nothing and no notification waits). Batching exists to
+// spare renders in a burst, whose changes arrive while a render runs; a change that
+// follows the last one's finished work would otherwise wait out the window for
+// nothing (a route applied after the previous route served waited up to 100 ms).
 type Debouncer struct {
 	interval time.Duration
 	fire     func()
+	// Idle, if set, reports whether the consumer of firings is idle.
+	Idle func() bool
 
 	mu        sync.Mutex
 	lastFire  time.Time
@@ -36,7 +45,7 @@ func (d *Debouncer) Trigger() {
 		return
 	}
 	now := time.Now()
-	if wait := d.interval - now.Sub(d.lastFire); wait > 0 {
+	if wait := d.interval - now.Sub(d.lastFire); wait > 0 && (d.Idle == nil || !d.Idle()) {
 		d.scheduled = true
 		d.timer = time.AfterFunc(wait, d.trailing)
 		d.mu.Unlock()

@@ -51,3 +51,28 @@ func TestDebouncerStopCancelsPending(t *testing.T) {
 		t.Fatalf("fired %d after stop, want 1", fired.Load())
 	}
 }
+
+// A change after the last firing's work is done fires at once; changes while the
+// consumer is busy are batched to the window's end.
+func TestDebouncerFiresAtOnceWhenIdle(t *testing.T) {
+	var fired atomic.Int32
+	var busy atomic.Bool
+	d := NewDebouncer(time.Hour, func() { fired.Add(1); busy.Store(true) })
+	d.Idle = func() bool { return !busy.Load() }
+	defer d.Stop()
+	d.Trigger()
+	d.Trigger()
+	if fired.Load() != 1 {
+		t.Fatalf("a change while busy must wait for the window, fired %d", fired.Load())
+	}
+	busy.Store(false)
+	d2 := NewDebouncer(time.Hour, func() { fired.Add(1) })
+	d2.Idle = func() bool { return true }
+	defer d2.Stop()
+	for range 3 {
+		d2.Trigger()
+	}
+	if fired.Load() != 4 {
+		t.Fatalf("changes while idle must fire at once, fired %d, want 4", fired.Load())
+	}
+}

@@ -48,6 +48,9 @@ type Watcher struct {
 	// OnChange, if set, sees every change that reaches the debouncer, when it
 	// arrives (a change's trace starts here).
 	OnChange func(resource string)
+	// Idle, if set, reports whether Notify's consumer is idle: a change then fires at
+	// once even inside the debounce interval (Debouncer.Idle).
+	Idle func() bool
 	// Served, if set, says whether the API server serves a resource. One it does
 	// not (its CRD missing, or of an older release without that version: Gateway
 	// API v1.4 has no tlsroutes v1) gets no informer and its store stays empty,
@@ -111,6 +114,7 @@ func (w *Watcher) Register(set *Informers) error {
 			continue
 		}
 		w.debounc[name] = NewDebouncer(r.Watch.DebounceDuration(), func() { w.Notify(name) })
+		w.debounc[name].Idle = w.Idle
 		onDemand := r.Watch.Store == v1alpha1.StoreOnDemand
 		if onDemand {
 			od := newOnDemand(w.Dynamic.Resource(gvr), 256, func(raw map[string]any) (snapshot.Object, error) {
