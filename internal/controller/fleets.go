@@ -32,11 +32,13 @@ type fleet struct {
 	// input is the snapshot its last successful render started from (nil: render
 	// on the next reconcile); rendered, hash and ledgered what came out of it: the
 	// snapshot as rendered, the bundle's hash and the Gateway revisions recorded for
-	// it (fmt.Sprint). The reconcile loop alone reads and writes them.
-	input    *snapshot.Snapshot
-	rendered *snapshot.Snapshot
-	hash     string
-	ledgered string
+	// it (fmt.Sprint); storesRead the stores that render queried (a change to
+	// others cannot change its bundle). The reconcile loop alone reads and writes them.
+	input      *snapshot.Snapshot
+	rendered   *snapshot.Snapshot
+	hash       string
+	ledgered   string
+	storesRead map[string]bool
 }
 
 // rendersEveryGateway: the podSelector's fleet without per-Gateway provisioning

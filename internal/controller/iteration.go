@@ -269,7 +269,8 @@ func (it *iteration) reconcile(ctx context.Context, force bool) {
 		it.fleets.sync(ctx, d.status.Gateways())
 	}
 	for _, f := range it.fleets.list() {
-		if !force && !it.scope.Diff(f.input, snap).Touches(f.gateway, it.fleets.rendersEveryGateway(f)) {
+		c := it.scope.Diff(f.input, snap)
+		if !force && (!c.Touches(f.gateway, it.fleets.rendersEveryGateway(f)) || !c.ReadBy(f.storesRead)) {
 			d.metrics.FleetRendersSkipped.WithLabelValues(f.name()).Inc()
 			it.refreshLedger(f)
 			continue
@@ -338,7 +339,7 @@ func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapsho
 	if d.status != nil {
 		d.status.SetNotes(f.gateway.String(), res.Notes)
 	}
-	f.input = snap
+	f.input, f.storesRead = snap, res.StoresRead
 	// Known to deliveries before a pod can answer for it.
 	d.deliveries.handed(f, res.Bundle.Hash, f.dep.Pods(), changed)
 	f.dep.SetDesired(res.Bundle)

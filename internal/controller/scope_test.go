@@ -26,7 +26,8 @@ import (
 
 // With per-Gateway provisioning, an HTTPRoute on Gateway A renders A's fleet only:
 // not B's, and not the podSelector's (which renders no Gateway). A Service change
-// may be read by any fleet: all render. Counted by haptic_fleet_renders_total.
+// may be read by any fleet: all render. A ConfigMap no template reads renders none.
+// Counted by haptic_fleet_renders_total.
 func TestRouteOnOneGatewayRendersOnlyItsFleet(t *testing.T) {
 	if _, err := exec.LookPath("haproxy"); err != nil {
 		t.Fatal("haproxy is not installed: make test installs it")
@@ -43,11 +44,15 @@ frontend f
 {% for _, r := range resources.Routes.List() %}
 # route {{ cfg_word(r.Metadata.Name, "metadata.name") }}
 {% end %}
+{% for _, s := range resources.Services.List() %}
+# service {{ cfg_word(s.Metadata.Name, "metadata.name") }}
+{% end %}
 `},
 		WatchedResources: map[string]v1alpha1.WatchedResource{
-			"gateways": {APIVersion: "gateway.networking.k8s.io/v1", Resources: "gateways", IndexBy: []string{"metadata.namespace", "metadata.name"}},
-			"routes":   {APIVersion: "gateway.networking.k8s.io/v1", Resources: "httproutes", IndexBy: []string{"metadata.namespace", "metadata.name"}},
-			"services": {APIVersion: "v1", Resources: "services", IndexBy: []string{"metadata.namespace", "metadata.name"}},
+			"gateways":    {APIVersion: "gateway.networking.k8s.io/v1", Resources: "gateways", IndexBy: []string{"metadata.namespace", "metadata.name"}},
+			"routes":      {APIVersion: "gateway.networking.k8s.io/v1", Resources: "httproutes", IndexBy: []string{"metadata.namespace", "metadata.name"}},
+			"services":    {APIVersion: "v1", Resources: "services", IndexBy: []string{"metadata.namespace", "metadata.name"}},
+			"config-maps": {APIVersion: "v1", Resources: "configmaps", IndexBy: []string{"metadata.namespace", "metadata.name"}},
 		},
 	}}
 	cfg.Default()
@@ -121,10 +126,14 @@ frontend f
 	it.reconcile(ctx, false)
 	expect("a service changes", map[string]float64{"default": 2, "a": 4, "b": 3})
 
+	put("config-maps", map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"namespace": "apps", "name": "unread"}})
+	it.reconcile(ctx, false)
+	expect("a ConfigMap no template reads", map[string]float64{"default": 2, "a": 4, "b": 3})
+
 	it.reconcile(ctx, true)
 	expect("forced", map[string]float64{"default": 3, "a": 5, "b": 4})
-	if skipped := counterValue(t, m.FleetRendersSkipped.WithLabelValues(gwB.String())); skipped != 2 {
-		t.Errorf("b skipped %v reconciles, want 2", skipped)
+	if skipped := counterValue(t, m.FleetRendersSkipped.WithLabelValues(gwB.String())); skipped != 3 {
+		t.Errorf("b skipped %v reconciles, want 3", skipped)
 	}
 }
 

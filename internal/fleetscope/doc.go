@@ -19,5 +19,10 @@
 // with "-" they read none. The shipped gateway library keeps it (its per-Gateway
 // render skips every other Gateway and the routes attached to them only).
 //
+// Whatever the kind, a fleet whose last render queried none of the changed stores
+// (Change.ReadBy with render.Result.StoresRead) renders the same bundle again and
+// is skipped: a Gateway's own pods, whose ingress library reads no Ingress, do not
+// render for an Ingress change.
+//
 // Pure: snapshots in, a Change out.
 package fleetscope

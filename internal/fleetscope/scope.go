@@ -60,6 +60,8 @@ type Change struct {
 	Everyone bool
 	// Gateways are the Gateways a changed object is (or was) attached to.
 	Gateways map[types.NamespacedName]bool
+	// Stores names the stores with a changed object (nil: no earlier snapshot).
+	Stores map[string]bool
 
 	sets map[string][]types.NamespacedName // during Diff: ListenerSet → its Gateways
 }
@@ -79,6 +81,21 @@ func (c Change) Touches(gw types.NamespacedName, allGateways bool) bool {
 	return gw != types.NamespacedName{} && c.Gateways[gw]
 }
 
+// ReadBy reports whether a render that queried the stores read (its
+// render.Result.StoresRead; nil: unknown) could see the change: a fleet whose
+// templates read none of the changed stores renders the same bundle again.
+func (c Change) ReadBy(read map[string]bool) bool {
+	if c.Stores == nil || read == nil {
+		return true
+	}
+	for name := range c.Stores {
+		if read[name] {
+			return true
+		}
+	}
+	return false
+}
+
 // Diff names what changed from prev (what a fleet last rendered; nil: nothing) to
 // next. Objects are immutable, so an object is changed when its Raw map is another
 // one; a store both snapshots share holds no change.
@@ -86,7 +103,7 @@ func (s Scope) Diff(prev, next *snapshot.Snapshot) Change {
 	if prev == nil {
 		return Change{Everyone: true}
 	}
-	c := Change{Gateways: map[types.NamespacedName]bool{}, sets: s.setParents(prev, next)}
+	c := Change{Gateways: map[types.NamespacedName]bool{}, Stores: map[string]bool{}, sets: s.setParents(prev, next)}
 	seen := map[string]bool{}
 	for name, st := range next.Stores {
 		seen[name] = true
@@ -130,6 +147,12 @@ func (s Scope) diffStore(c *Change, name string, old, cur *snapshot.Store) {
 		was[o.Key()] = o.Raw
 	}
 	kind := s.kinds[name]
+	before := c.Objects
+	defer func() {
+		if c.Objects > before {
+			c.Stores[name] = true
+		}
+	}()
 	for _, o := range all(cur) {
 		r, ok := was[o.Key()]
 		delete(was, o.Key())

@@ -196,3 +196,21 @@ func TestKindOf(t *testing.T) {
 		}
 	}
 }
+
+// A change is seen only by renders that read one of the stores it changed.
+func TestReadBy(t *testing.T) {
+	prev := snap(map[string][]snapshot.Object{"services": {obj("apps", "web", nil)}, "http-routes": {route("apps", "r", ref("infra", "a"))}})
+	c := scope.Diff(prev, with(prev, "services", obj("apps", "web", map[string]any{"x": "y"})))
+	if len(c.Stores) != 1 || !c.Stores["services"] {
+		t.Fatalf("changed stores %v, want services", c.Stores)
+	}
+	if c.ReadBy(map[string]bool{"http-routes": true}) {
+		t.Error("a render that never read services must not see a Service change")
+	}
+	if !c.ReadBy(map[string]bool{"services": true}) || !c.ReadBy(nil) {
+		t.Error("a render that read services (or whose reads are unknown) sees it")
+	}
+	if first := scope.Diff(nil, prev); !first.ReadBy(map[string]bool{}) {
+		t.Error("without an earlier snapshot every render must run")
+	}
+}

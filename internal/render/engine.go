@@ -344,6 +344,10 @@ type Result struct {
 	Notes []note.Note
 	// Reuse counts the fragments taken from earlier renders and those rendered.
 	Reuse Reuse
+	// StoresRead names every store the templates queried (nil: not recorded, as in
+	// a profiled render). A snapshot that differs from this render's only in other
+	// stores renders to the same bundle.
+	StoresRead map[string]bool
 }
 
 // Reuse counts fragments of an incremental render.
@@ -519,6 +523,7 @@ func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 	res.Notes = e.st.notes.sorted()
 	res.Reuse = st.reuse
 	if st.next != nil {
+		res.StoresRead = st.next.storesRead()
 		e.keepMemo(st.next)
 	}
 	return res, nil

@@ -59,6 +59,28 @@ type deps struct {
 	// checked once per render, not once per user.
 	checkedIn   uint64
 	currentThen bool
+	// stores are the stores it and the fragments it used queried (storesRead),
+	// computed once: a finished fragment's deps never change.
+	stores map[string]bool
+}
+
+// storesRead returns the names of the stores the fragment, or a fragment it used,
+// queried. Call it only on a finished fragment.
+func (d *deps) storesRead() map[string]bool {
+	if d.stores != nil {
+		return d.stores
+	}
+	s := map[string]bool{}
+	for _, r := range d.reads {
+		s[r.store] = true
+	}
+	for _, c := range d.children {
+		for name := range c.storesRead() {
+			s[name] = true
+		}
+	}
+	d.stores = s
+	return s
 }
 
 // readKey is what makes two reads the same query: a store's List, or one index key.
@@ -340,6 +362,19 @@ func (m *memo) putValue(target, key string, v *valueMemo) {
 	}
 	m.values[target][key] = v
 	m.mu.Unlock()
+}
+
+// storesRead names the stores any top-level template of the render queried.
+func (m *memo) storesRead() map[string]bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]bool{}
+	for _, f := range m.files {
+		for name := range f.deps.storesRead() {
+			out[name] = true
+		}
+	}
+	return out
 }
 
 func (m *memo) putFile(target string, f *fileMemo) {
