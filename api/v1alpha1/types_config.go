@@ -296,8 +296,10 @@ type WatchedResource struct {
 	// +kubebuilder:default=full
 	// +optional
 	Store string `json:"store,omitempty"`
-	// DebounceInterval batches changes after the first in a quiet window. Empty or
-	// invalid means 100ms; "0" fires on every change.
+	// DebounceInterval batches the changes that arrive while the controller is
+	// rendering: they fire together, this long after the last firing. A change while
+	// the controller is idle fires at once. Empty or invalid means 100ms; "0" fires
+	// on every change.
 	// +optional
 	DebounceInterval string `json:"debounceInterval,omitempty"`
 	// EnableValidationWebhook renders and validates proposed objects at admission.

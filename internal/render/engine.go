@@ -519,7 +519,12 @@ func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 		}
 		seen[f.Target()] = true
 	}
-	res.Bundle = bundle.New(files)
+	for i := range files {
+		if files[i].Hash == "" { // a reused file keeps the hash of its first render
+			files[i].Hash = bundle.HashContent(files[i].Content)
+		}
+	}
+	res.Bundle = bundle.Assemble(files)
 	res.Notes = e.st.notes.sorted()
 	res.Reuse = st.reuse
 	if st.next != nil {
@@ -596,6 +601,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	f := m.file
 	f.Content = out
 	if st.rec != nil {
+		f.Hash = bundle.HashContent(out)
 		st.next.putFile(target, &fileMemo{file: f, deps: st.rec.root()})
 		st.reuse.FilesRendered++
 	}

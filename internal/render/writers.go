@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/open2b/scriggo/native"
 
@@ -20,11 +21,12 @@ import (
 
 func writers() native.Declarations {
 	return native.Declarations{
-		"cfg_word":  cfgWord,
-		"lf_word":   lfWord,
-		"map_key":   mapKey,
-		"map_value": mapValue,
-		"comment":   comment,
+		"cfg_word":      cfgWord,
+		"lf_word":       lfWord,
+		"map_key":       mapKey,
+		"map_value":     mapValue,
+		"comment":       comment,
+		"comment_lines": commentLines,
 	}
 }
 
@@ -84,6 +86,20 @@ func fetchArg(env native.Env, s string, field ...string) string {
 // line separator escaped, so it can never end the comment's line.
 func comment(v any) string {
 	return strconv.Quote(fmt.Sprint(v))
+}
+
+// commentLines writes each note as a comment line: prefix and the note as comment
+// writes it. (One call for many notes: a template loop costs a native call a line.)
+func commentLines(prefix string, notes []string) string {
+	var b strings.Builder
+	for i, n := range notes {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(prefix)
+		b.WriteString(comment(n))
+	}
+	return b.String()
 }
 
 func fieldName(field []string) string {

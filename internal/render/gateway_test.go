@@ -1,0 +1,74 @@
+package render
+
+import (
+	"reflect"
+	"testing"
+)
+
+// share is a route's share as the gateway library makes it: keyed map lines, a
+// backend with its header lines, a note about that backend.
+func share(host, backend string) *GatewayState {
+	return &GatewayState{
+		Hosts:         map[string]bool{host: true},
+		Exact:         []string{"e " + host + "/x\x00" + host + "/x " + backend},
+		PrefixSorted:  []string{"p " + host + "/\x00199990 " + host + "/ " + backend},
+		PlainPrefixes: [][]string{{host, ""}},
+		Backends:      []map[string]any{{"name": backend, "hdr": []string{backend + "/qs/x 1"}}},
+		Notes:         []string{"\x00" + backend + "\x00" + backend + " has no endpoints", "route on " + host},
+		HeaderRules:   map[string]string{"qs/x": "X"},
+		Weighted:      []string{"@h/" + host + " 1"},
+	}
+}
+
+func TestGatewayMergeFirstShareWins(t *testing.T) {
+	s := &GatewayState{}
+	gatewayMerge(s, share("a", "b1"), share("a", "b2"), share("c", "b1"))
+	idx := gatewayIndex(s)
+	if got, want := idx["exact"], []string{"a/x b1", "c/x b1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("exact %q, want %q: the first share wins a key", got, want)
+	}
+	if got, want := idx["prefix"], []string{"a/ b1", "c/ b1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("prefix %q, want %q (sort key removed)", got, want)
+	}
+	if got := len(idx["backends"].([]map[string]any)); got != 2 {
+		t.Errorf("%d backends, want 2: a backend name is written once", got)
+	}
+	// the note about b1 comes with the share that brought b1, once
+	if got, want := idx["notes"], []string{"b1 has no endpoints", "route on a", "b2 has no endpoints", "route on a", "route on c"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("notes %q, want %q", got, want)
+	}
+	if got, want := idx["headerLines"], []string{"b1/qs/x 1", "b2/qs/x 1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("header lines %q, want %q: each backend's once", got, want)
+	}
+	if got, want := idx["hosts"], []string{"a a", "c c"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("hosts %q, want %q", got, want)
+	}
+}
+
+// Merging merged shares is merging all of theirs: runs of routes can be remembered
+// merged.
+func TestGatewayMergeComposes(t *testing.T) {
+	shares := []*GatewayState{share("a", "b1"), share("b", "b2"), share("a", "b2"), share("c", "b1"), share("d", "b3")}
+	flat := &GatewayState{}
+	gatewayMerge(flat, shares...)
+	left, right := &GatewayState{}, &GatewayState{}
+	gatewayMerge(left, shares[:2]...)
+	gatewayMerge(right, shares[2:]...)
+	runs := &GatewayState{}
+	gatewayMerge(runs, left, right)
+	if a, b := gatewayIndex(flat), gatewayIndex(runs); !reflect.DeepEqual(a, b) {
+		t.Errorf("merged runs differ from one merge:\n%v\n%v", b, a)
+	}
+	if got := len(shares[0].Backends); got != 1 {
+		t.Errorf("a share was changed by the merge (%d backends)", got)
+	}
+}
+
+func TestCommentLines(t *testing.T) {
+	if got, want := commentLines("# ", []string{"a", "b\nc"}), "# \"a\"\n# \"b\\nc\""; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := commentLines("# ", nil); got != "" {
+		t.Errorf("no notes: %q", got)
+	}
+}
