@@ -297,9 +297,10 @@ type WatchedResource struct {
 	// +optional
 	Store string `json:"store,omitempty"`
 	// DebounceInterval batches the changes that arrive while the controller is
-	// rendering: they fire together, this long after the last firing. A change while
-	// the controller is idle fires at once. Empty or invalid means 100ms; "0" fires
-	// on every change.
+	// rendering, or close together: they fire together, this long after the last
+	// firing. A change while the controller is idle, a tenth of the interval after the
+	// previous one, fires at once. Empty or invalid means 100ms; "0" fires on every
+	// change.
 	// +optional
 	DebounceInterval string `json:"debounceInterval,omitempty"`
 	// EnableValidationWebhook renders and validates proposed objects at admission.

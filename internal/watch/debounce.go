@@ -11,21 +11,23 @@ import (
 //
 // Quiet also means that what the last firing started is done: with Idle set, a change
 // inside the window fires at once when Idle reports that nothing is being worked on
-// (the controller renders nothing and no notification waits). Batching exists to
-// spare renders in a burst, whose changes arrive while a render runs; a change that
-// follows the last one's finished work would otherwise wait out the window for
-// nothing (a route applied after the previous route served waited up to 100 ms).
+// (the controller renders nothing and no notification waits) and no other change came
+// in the last tenth of the window. Batching exists to spare renders in a burst, whose
+// changes come close together; a change that follows the last one's finished work
+// would otherwise wait out the window for nothing (a route applied after the previous
+// route served waited up to 100 ms).
 type Debouncer struct {
 	interval time.Duration
 	fire     func()
 	// Idle, if set, reports whether the consumer of firings is idle.
 	Idle func() bool
 
-	mu        sync.Mutex
-	lastFire  time.Time
-	scheduled bool
-	stopped   bool
-	timer     *time.Timer
+	mu         sync.Mutex
+	lastFire   time.Time
+	lastChange time.Time
+	scheduled  bool
+	stopped    bool
+	timer      *time.Timer
 }
 
 // NewDebouncer returns a debouncer calling fire.
@@ -40,12 +42,14 @@ func (d *Debouncer) Trigger() {
 		return
 	}
 	d.mu.Lock()
+	now := time.Now()
+	quiet := now.Sub(d.lastChange) >= d.interval/10
+	d.lastChange = now
 	if d.stopped || d.scheduled {
 		d.mu.Unlock()
 		return
 	}
-	now := time.Now()
-	if wait := d.interval - now.Sub(d.lastFire); wait > 0 && (d.Idle == nil || !d.Idle()) {
+	if wait := d.interval - now.Sub(d.lastFire); wait > 0 && !(quiet && d.Idle != nil && d.Idle()) {
 		d.scheduled = true
 		d.timer = time.AfterFunc(wait, d.trailing)
 		d.mu.Unlock()

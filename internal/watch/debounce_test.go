@@ -52,8 +52,9 @@ func TestDebouncerStopCancelsPending(t *testing.T) {
 	}
 }
 
-// A change after the last firing's work is done fires at once; changes while the
-// consumer is busy are batched to the window's end.
+// A change after the last firing's work is done, and a tenth of the window after the
+// previous change, fires at once; changes while the consumer is busy, or in a burst,
+// are batched to the window's end.
 func TestDebouncerFiresAtOnceWhenIdle(t *testing.T) {
 	var fired atomic.Int32
 	var busy atomic.Bool
@@ -61,18 +62,27 @@ func TestDebouncerFiresAtOnceWhenIdle(t *testing.T) {
 	d.Idle = func() bool { return !busy.Load() }
 	defer d.Stop()
 	d.Trigger()
+	time.Sleep(time.Millisecond)
+	d.lastChange = time.Time{} // as if the window's tenth had passed
 	d.Trigger()
 	if fired.Load() != 1 {
 		t.Fatalf("a change while busy must wait for the window, fired %d", fired.Load())
 	}
-	busy.Store(false)
-	d2 := NewDebouncer(time.Hour, func() { fired.Add(1) })
-	d2.Idle = func() bool { return true }
-	defer d2.Stop()
+
+	fired.Store(0)
+	idle := NewDebouncer(200*time.Millisecond, func() { fired.Add(1) })
+	idle.Idle = func() bool { return true }
+	defer idle.Stop()
 	for range 3 {
-		d2.Trigger()
+		idle.Trigger()
+		time.Sleep(30 * time.Millisecond) // more than a tenth of the window
 	}
+	if fired.Load() != 3 {
+		t.Fatalf("spaced changes while idle must fire at once, fired %d, want 3", fired.Load())
+	}
+	idle.Trigger()
+	idle.Trigger() // a burst: at the window's end
 	if fired.Load() != 4 {
-		t.Fatalf("changes while idle must fire at once, fired %d, want 4", fired.Load())
+		t.Fatalf("a change right after another must wait for the window, fired %d, want 4", fired.Load())
 	}
 }

@@ -11,7 +11,8 @@ import (
 
 // TestDebounceCounters shows the leading-edge debouncer through the controller's
 // counters: an isolated change fires at once (one firing, one reconcile), and a burst
-// of 100 changes inside the window gives a bounded number of renders.
+// of 100 changes inside the window gives a bounded number of renders — even though the
+// reconciler is idle between them: changes a few milliseconds apart are a burst.
 func TestDebounceCounters(t *testing.T) {
 	e := setup(t, 1)
 	e.eventually("the route", 120*time.Second, func() (bool, string) {
