@@ -130,8 +130,16 @@ func gatewayMerge(s *GatewayState, shares ...*GatewayState) {
 		s.BackendIdx = make(map[string]bool, backends)
 	}
 	if s.Conds == nil {
-		s.Conds, s.HeaderRules = map[string][]string{}, map[string]string{}
-		s.PrefixCondHosts, s.PrefixCondFrontends = map[string]bool{}, map[string]bool{}
+		s.Conds = map[string][]string{}
+	}
+	if s.HeaderRules == nil {
+		s.HeaderRules = map[string]string{}
+	}
+	if s.PrefixCondHosts == nil {
+		s.PrefixCondHosts = map[string]bool{}
+	}
+	if s.PrefixCondFrontends == nil {
+		s.PrefixCondFrontends = map[string]bool{}
 	}
 	for _, r := range shares {
 		s.add(r)
