@@ -49,6 +49,11 @@ func TestLivePipeline(t *testing.T) {
 	})
 
 	t.Run("changing the path moves the route", func(t *testing.T) {
+		// Endpoint changes of the echo pods' start may still wait for a paced reload,
+		// which would carry the path change with it.
+		for _, ip := range pods {
+			e.settle(ip)
+		}
 		runtimeApplies := e.metric("haptic_deploy_apply_total", `mode="runtime",result="success"`)
 		e.patchIngress(`{"spec":{"rules":[{"host":"echo.localhost","http":{"paths":[{"path":"/v2","pathType":"Prefix","backend":{"service":{"name":"echo","port":{"name":"http"}}}}]}}]}}`)
 		for _, ip := range pods {
