@@ -269,14 +269,21 @@ func (it *iteration) reconcile(ctx context.Context, force bool) {
 		it.fleets.sync(ctx, d.status.Gateways())
 	}
 	for _, f := range it.fleets.list() {
-		c := it.scope.Diff(f.input, snap)
-		if !force && (!c.Touches(f.gateway, it.fleets.rendersEveryGateway(f)) || !c.ReadBy(f.storesRead)) {
+		if !force && !it.mustRender(f, snap) {
 			d.metrics.FleetRendersSkipped.WithLabelValues(f.name()).Inc()
 			it.refreshLedger(f)
 			continue
 		}
 		it.reconcileFleet(ctx, f, snap, changed)
 	}
+}
+
+// mustRender reports whether snap can render f to another bundle than its last
+// render: a changed object touches f's Gateways (or every fleet) and lies in a store
+// that render read. (Not asked on a forced reconcile: the diff walks changed stores.)
+func (it *iteration) mustRender(f *fleet, snap *snapshot.Snapshot) bool {
+	c := it.scope.Diff(f.input, snap)
+	return c.Touches(f.gateway, it.fleets.rendersEveryGateway(f)) && c.ReadBy(f.storesRead)
 }
 
 // refreshLedger records a skipped fleet's bundle again when the status writer now

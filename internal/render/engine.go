@@ -520,7 +520,7 @@ func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 		seen[f.Target()] = true
 	}
 	for i := range files {
-		if files[i].Hash == "" { // a reused file keeps the hash of its first render
+		if files[i].Hash == "" { // registered files; rendered ones carry theirs
 			files[i].Hash = bundle.HashContent(files[i].Content)
 		}
 	}
@@ -599,9 +599,8 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 		return bundle.File{}, timing, &TemplateError{Target: target, Template: target, Message: err.Error()}
 	}
 	f := m.file
-	f.Content = out
+	f.Content, f.Hash = out, bundle.HashContent(out) // memoized with the file: a reuse does not hash again
 	if st.rec != nil {
-		f.Hash = bundle.HashContent(out)
 		st.next.putFile(target, &fileMemo{file: f, deps: st.rec.root()})
 		st.reuse.FilesRendered++
 	}
