@@ -101,26 +101,77 @@ func Gateway() map[string]any {
 }
 
 // Service is Service i: port http 80 to a target port between 8080 and 8179.
-func Service(i int) map[string]any {
-	return map[string]any{"apiVersion": "v1", "kind": "Service",
-		"metadata": map[string]any{"name": svcName(i), "namespace": Namespace},
-		"spec": map[string]any{"ports": []any{map[string]any{
-			"name": "http", "port": int64(80), "targetPort": int64(targetPort(i)),
-		}}}}
-}
+func Service(i int) map[string]any { return namedService(svcName(i), targetPort(i)) }
 
 // EndpointSlice is slice s of Service i with one ready IPv4 endpoint.
 func EndpointSlice(i, s int) map[string]any {
+	sl := namedEndpointSlice(svcName(i), targetPort(i), fmt.Sprintf("10.%d.%d.%d", 1+s, (i/250)%250, i%250))
+	sl["metadata"].(map[string]any)["name"] = fmt.Sprintf("%s-%d", svcName(i), s)
+	return sl
+}
+
+func namedService(name string, targetPort int) map[string]any {
+	return map[string]any{"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": name, "namespace": Namespace},
+		"spec": map[string]any{"ports": []any{map[string]any{
+			"name": "http", "port": int64(80), "targetPort": int64(targetPort),
+		}}}}
+}
+
+func namedEndpointSlice(service string, port int, address string) map[string]any {
 	return map[string]any{"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-		"metadata": map[string]any{"name": fmt.Sprintf("%s-%d", svcName(i), s), "namespace": Namespace,
-			"labels": map[string]any{"kubernetes.io/service-name": svcName(i)}},
+		"metadata": map[string]any{"name": service + "-0", "namespace": Namespace,
+			"labels": map[string]any{"kubernetes.io/service-name": service}},
 		"addressType": "IPv4",
-		"ports":       []any{map[string]any{"name": "http", "port": int64(targetPort(i))}},
+		"ports":       []any{map[string]any{"name": "http", "port": int64(port)}},
 		"endpoints": []any{map[string]any{
-			"addresses":  []any{fmt.Sprintf("10.%d.%d.%d", 1+s, (i/250)%250, i%250)},
+			"addresses":  []any{address},
 			"conditions": map[string]any{"ready": true},
 		}}}
 }
 
 func svcName(i int) string { return fmt.Sprintf("bench-svc-%d", i) }
 func targetPort(i int) int { return 8080 + i%100 }
+
+// BuildProbe returns n routes in the shape of the probe benchmark (ProbeRoute) on
+// the Gateway, with their one backend Service and its EndpointSlice.
+func BuildProbe(n int) Objects {
+	out := Objects{
+		"gateway-classes": {GatewayClass()},
+		"gateways":        {Gateway()},
+		"namespaces":      {{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": Namespace}}},
+		"services":        {namedService("backend", 8080)},
+		"endpoints":       {namedEndpointSlice("backend", 8080, "10.2.0.1")},
+	}
+	for i := range n {
+		out["http-routes"] = append(out["http-routes"], ProbeRoute(i))
+	}
+	return out
+}
+
+// ProbeRoute is the probe benchmark's route i: host <i>-route.example.com,
+// PathPrefix /<i> to Service backend and / to a Service that does not exist, both
+// with a request- and a response-header add filter.
+func ProbeRoute(i int) map[string]any {
+	rule := func(svc, path string) map[string]any {
+		return map[string]any{
+			"matches": []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": path}}},
+			"filters": []any{
+				map[string]any{"type": "RequestHeaderModifier", "requestHeaderModifier": map[string]any{
+					"add": []any{map[string]any{"name": "added-header", "value": "added-value"}}}},
+				map[string]any{"type": "ResponseHeaderModifier", "responseHeaderModifier": map[string]any{
+					"add": []any{map[string]any{"name": "added-resp-header", "value": "added-resp-value"}}}},
+			},
+			"backendRefs": []any{map[string]any{"name": svc, "port": int64(80), "weight": int64(1)}},
+		}
+	}
+	return map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+		"metadata": map[string]any{"name": fmt.Sprintf("%d-route", i), "namespace": Namespace},
+		"spec": map[string]any{
+			"parentRefs": []any{map[string]any{"name": "bench-gw"}},
+			"hostnames":  []any{fmt.Sprintf("%d-route.example.com", i)},
+			"rules":      []any{rule("backend", fmt.Sprintf("/%d", i)), rule("invalid-backend", "/")},
+		},
+	}
+}

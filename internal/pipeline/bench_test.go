@@ -198,3 +198,47 @@ func BenchmarkRerender(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkProbeChange is one step of the probe benchmark offline: a route in the
+// probe's shape is added to (and, on the next iteration, removed from) n others on
+// one Gateway, rendered and planned against the previous render. Its cost at 3,000
+// against 500 is the flatness #13 of the change-latency work measures.
+func BenchmarkProbeChange(b *testing.B) {
+	caps, err := plan.CapabilitiesFor("2.6.12")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := benchPipeline(b, benchmix.HTTPRoute)
+	extra := benchExtra(benchmix.HTTPRoute)
+	for _, n := range []int{500, 3000} {
+		snap, err := p.Builder.Snapshot(benchmix.BuildProbe(n))
+		if err != nil {
+			b.Fatal(err)
+		}
+		snaps := []*snapshot.Snapshot{snap, replace(b, p, snap, "http-routes", benchmix.ProbeRoute(n))}
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			prev, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snap, ExtraContext: extra})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var renderTime, planTime time.Duration
+			i := 0
+			start := cpuTime()
+			for b.Loop() {
+				i++
+				t0 := time.Now()
+				cur, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snaps[i%2], ExtraContext: extra})
+				if err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				plan.Plan(plan.Running{Bundle: prev.Bundle}, cur.Bundle, caps)
+				renderTime, planTime = renderTime+t1.Sub(t0), planTime+time.Since(t1)
+				prev = cur
+			}
+			reportCPU(b, start)
+			b.ReportMetric(float64(renderTime)/float64(time.Millisecond)/float64(b.N), "render-ms/op")
+			b.ReportMetric(float64(planTime)/float64(time.Millisecond)/float64(b.N), "plan-ms/op")
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
@@ -14,49 +15,52 @@ import (
 // cheaper than many `del map` on a big map (~244 µs each on 2.6).
 const MaxSingleMapOps = 100
 
-// ParseMap reads a map file exactly as HAProxy does (runtime.ParseMapFile).
-func ParseMap(text string) []runtime.MapEntry { return runtime.ParseMapFile(text) }
-
 // diffMap plans the runtime operations that turn the running map into the desired
-// one.
-func (p *planner) diffMap(name, oldText, newText, desiredConfigText string) {
-	section := "map:" + name
-	old, cur := ParseMap(oldText), ParseMap(newText)
-	if slices.Equal(old, cur) {
+// one. Only the entries between the two files' common first and last lines can
+// differ (parsedMaps.change).
+func (p *planner) diffMap(old, cur bundle.File, desiredConfigText string) {
+	name, section := cur.Name, "map:"+cur.Name
+	c := parsedMaps.change(old, cur)
+	if slices.Equal(c.oldMid, c.curMid) {
 		return // comments or blank lines only
 	}
 	if !p.caps.RuntimeMaps {
 		p.reload(section, "", "runtime map updates need HAProxy 1.9"+p.versionNote())
 		return
 	}
-	oldIdx, oldDup := indexEntries(old)
-	newIdx, newDup := indexEntries(cur)
+	replace := c.old.dup || c.cur.dup
 	var writes, deletes []runtime.Operation
-	// Single ops keep the entries of the running map in place and append new ones;
-	// the result is compared with the desired order when order matters.
-	var result []runtime.MapEntry
-	for _, e := range old {
-		if v, kept := newIdx[e.Key]; kept {
-			result = append(result, runtime.MapEntry{Key: e.Key, Value: v})
-			if v != e.Value {
-				writes = append(writes, &runtime.SetMap{Map: name, Key: e.Key, Value: v})
+	var kept, added []runtime.MapEntry
+	if !replace {
+		// Without duplicates, a key of either middle is in the other file only if it
+		// is in the other middle.
+		oldIdx, _ := indexEntries(c.oldMid)
+		newIdx, _ := indexEntries(c.curMid)
+		// Single ops keep the entries of the running map in place and append new
+		// ones; the result is compared with the desired order when order matters.
+		for _, e := range c.oldMid {
+			if v, ok := newIdx[e.Key]; ok {
+				kept = append(kept, runtime.MapEntry{Key: e.Key, Value: v})
+				if v != e.Value {
+					writes = append(writes, &runtime.SetMap{Map: name, Key: e.Key, Value: v})
+				}
+				continue
 			}
-			continue
+			deletes = append(deletes, &runtime.DelMap{Map: name, Key: e.Key})
 		}
-		deletes = append(deletes, &runtime.DelMap{Map: name, Key: e.Key})
-	}
-	for _, e := range cur {
-		if _, existed := oldIdx[e.Key]; !existed {
-			result = append(result, e)
-			writes = append(writes, &runtime.AddMap{Map: name, Key: e.Key, Value: e.Value})
+		for _, e := range c.curMid {
+			if _, existed := oldIdx[e.Key]; !existed {
+				added = append(added, e)
+				writes = append(writes, &runtime.AddMap{Map: name, Key: e.Key, Value: e.Value})
+			}
 		}
+		replace = len(writes)+len(deletes) > MaxSingleMapOps ||
+			(!c.inOrder(kept, added) && !sameLookups(name, desiredConfigText, c.result(kept, added), c.cur.entries))
 	}
-	replace := oldDup || newDup || len(writes)+len(deletes) > MaxSingleMapOps ||
-		(!slices.Equal(result, cur) && !sameLookups(name, desiredConfigText, result, cur))
 	if replace {
 		// Duplicate keys make single ops ambiguous (set/del touch every duplicate).
 		p.validated(phaseMapWrite, fmt.Sprintf("%s\x00replace", name), section, "",
-			&runtime.ReplaceMap{Map: name, Entries: cur})
+			&runtime.ReplaceMap{Map: name, Entries: c.cur.entries})
 		return
 	}
 	// Ops keep file order (desired order for writes, running order for deletes).
@@ -66,6 +70,29 @@ func (p *planner) diffMap(name, oldText, newText, desiredConfigText string) {
 	for i, op := range deletes {
 		p.validated(phaseMapDelete, fmt.Sprintf("%s\x00%08d", name, i), section, mapOpLine(op), op)
 	}
+}
+
+// inOrder reports whether single ops leave the running map's entries in the desired
+// order: the common first and last entries stay, the kept middle entries stay
+// between them, and the added ones go after the last.
+func (c mapChange) inOrder(kept, added []runtime.MapEntry) bool {
+	switch {
+	case len(added) == 0:
+		return slices.Equal(kept, c.curMid)
+	case c.suffixN == 0:
+		return slices.Equal(kept, c.curMid[:len(kept)]) && slices.Equal(added, c.curMid[len(kept):])
+	}
+	return false // an added entry lands after the common last entries
+}
+
+// result is the running map after single ops: the common first entries, the kept
+// middle, the common last entries, then the added ones.
+func (c mapChange) result(kept, added []runtime.MapEntry) []runtime.MapEntry {
+	out := make([]runtime.MapEntry, 0, len(c.cur.entries))
+	out = append(out, c.old.entries[:c.prefixN]...)
+	out = append(out, kept...)
+	out = append(out, c.old.entries[len(c.old.entries)-c.suffixN:]...)
+	return append(out, added...)
 }
 
 func mapOpLine(op runtime.Operation) string {

@@ -152,7 +152,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 			pl := place(runCfg, runCfgFile.Content, wantCfg, wantCfgFile.Content, running.Aliases)
 			aliases = pl.aliases
 			if pl.text != wantCfgFile.Content {
-				wantCfgFile.Content = pl.text
+				wantCfgFile.Content, wantCfgFile.Hash = pl.text, bundle.HashContent(pl.text)
 				wantFiles["haproxy.cfg"] = wantCfgFile
 				wantCfg, wantErr = config.Parse(pl.text)
 			}
@@ -162,6 +162,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	for t, f := range wantFiles {
 		if f.Kind == bundle.KindMap && len(aliases) > 0 {
 			f.Content = translateMap(f.Content, aliases)
+			f.Hash = bundle.HashContent(f.Content)
 			wantFiles[t] = f
 		}
 	}
@@ -241,7 +242,9 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 		if len(aliases) == 0 {
 			aliases = nil
 		}
-		res.Running = &Running{Bundle: bundle.New(files), Aliases: aliases}
+		// every file's hash is its content's: the desired bundle's, the running one's,
+		// or set above where plan rewrote the content
+		res.Running = &Running{Bundle: bundle.Assemble(files), Aliases: aliases}
 	}
 	return res
 }
@@ -266,7 +269,7 @@ func (p *planner) diffFile(old, cur bundle.File, runningConfig, desiredConfig fu
 			p.files = append(p.files, cur)
 		}
 	case bundle.KindMap:
-		p.diffMap(cur.Name, old.Content, cur.Content, wantText)
+		p.diffMap(old, cur, wantText)
 		p.files = append(p.files, cur)
 	case bundle.KindCert:
 		p.certChanged(cur, false)

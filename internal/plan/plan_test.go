@@ -317,7 +317,7 @@ func TestPlan(t *testing.T) {
 
 func replaceEntries(mapText string) string {
 	var parts []string
-	for _, e := range ParseMap(mapText) {
+	for _, e := range runtime.ParseMapFile(mapText) {
 		b, _ := json.Marshal(e)
 		parts = append(parts, string(b))
 	}

@@ -112,7 +112,7 @@ func SplitMapLine(line string) (key, value string, ok bool) {
 		return "", "", false
 	}
 	k := i
-	for i < len(line) && !strings.ContainsRune(" \t\r\n\x00", rune(line[i])) {
+	for i < len(line) && !isMapKeyEnd(line[i]) {
 		i++
 	}
 	key = line[k:i]
@@ -124,6 +124,10 @@ func SplitMapLine(line string) (key, value string, ok bool) {
 		i++
 	}
 	return key, strings.TrimRight(line[v:i], " \t"), true
+}
+
+func isMapKeyEnd(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == 0
 }
 
 // CheckMapFile accepts a map file whose every line HAProxy loads as the entry it

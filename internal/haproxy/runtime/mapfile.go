@@ -48,15 +48,22 @@ func quoteShort(s string) string {
 // each piece is parsed as a line of its own), and each is split by
 // config.SplitMapLine.
 func ParseMapFile(content string) []MapEntry {
-	var entries []MapEntry
-	for rest := content; rest != ""; {
-		var line string
-		line, rest = nextFileLine(rest)
+	entries, _ := ParseMapFileAt(content)
+	return entries
+}
+
+// ParseMapFileAt is ParseMapFile with, for each entry, the byte offset in content
+// where its line starts.
+func ParseMapFileAt(content string) (entries []MapEntry, starts []int) {
+	for at := 0; at < len(content); {
+		line, _ := nextFileLine(content[at:])
 		if key, value, ok := config.SplitMapLine(line); ok {
 			entries = append(entries, MapEntry{Key: key, Value: value})
+			starts = append(starts, at)
 		}
+		at += len(line)
 	}
-	return entries
+	return entries, starts
 }
 
 // MapFileEntriesFor is ParseMapFile's entries whose key is in keys, without

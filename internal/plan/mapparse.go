@@ -1,0 +1,164 @@
+package plan
+
+import (
+	"maps"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
+)
+
+// parsedMap is a map file as HAProxy loads it (runtime.ParseMapFile), with where
+// each entry's line starts and the first value of each key.
+type parsedMap struct {
+	entries []runtime.MapEntry
+	starts  []int
+	index   map[string]string
+	dup     bool // some key comes twice
+	text    string
+}
+
+func parseMap(text string) *parsedMap {
+	entries, starts := runtime.ParseMapFileAt(text)
+	index, dup := indexEntries(entries)
+	return &parsedMap{entries: entries, starts: starts, index: index, dup: dup, text: text}
+}
+
+// mapChange is how two map files differ: the entries of the lines between their
+// common first and last lines, and those lines' entries on both sides.
+type mapChange struct {
+	old, cur         *parsedMap
+	oldMid, curMid   []runtime.MapEntry
+	prefixN, suffixN int // entries in the common lines before and after
+}
+
+// parsedMaps remembers the parse of the map files plans saw last. A route's change
+// rewrites a few lines of maps thousands of lines long, and the map the next plan
+// finds running is the one this plan wanted: that one is derived from the running
+// map's parse by parsing only the lines that differ, so a plan costs the change,
+// not the map. A parse is found by name and content (not by hash: a compare is
+// cheap and trusts nothing that came with the file).
+var parsedMaps = &mapParses{byName: map[string][]*parsedMap{}}
+
+// mapParsesPerName bounds what is remembered of one map name: the running and the
+// desired map of a fleet or two.
+const mapParsesPerName = 4
+
+type mapParses struct {
+	mu     sync.Mutex
+	byName map[string][]*parsedMap
+}
+
+func (c *mapParses) get(f bundle.File) *parsedMap {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.byName[f.Name] {
+		if m.text == f.Content {
+			return m
+		}
+	}
+	return nil
+}
+
+func (c *mapParses) put(name string, m *parsedMap) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	list := c.byName[name]
+	if len(list) >= mapParsesPerName {
+		list = list[1:]
+	}
+	// a new array: a reader may still range over the old one
+	c.byName[name] = append(append(make([]*parsedMap, 0, len(list)+1), list...), m)
+}
+
+// parse returns f's parse, remembered or new.
+func (c *mapParses) parse(f bundle.File) *parsedMap {
+	if m := c.get(f); m != nil {
+		return m
+	}
+	m := parseMap(f.Content)
+	c.put(f.Name, m)
+	return m
+}
+
+// change parses cur against old: only the lines between their common first and
+// last lines are parsed anew.
+func (c *mapParses) change(old, cur bundle.File) mapChange {
+	o := c.parse(old)
+	pre, suf := commonLines(old.Content, cur.Content)
+	prefixN := sort.SearchInts(o.starts, pre)                             // entries whose line starts before pre
+	suffixN := len(o.starts) - sort.SearchInts(o.starts, len(o.text)-suf) // entries whose line starts in the suffix
+	mc := mapChange{old: o, prefixN: prefixN, suffixN: suffixN, oldMid: o.entries[prefixN : len(o.entries)-suffixN]}
+	if n := c.get(cur); n != nil {
+		mc.cur = n
+		mc.curMid = n.entries[prefixN : len(n.entries)-suffixN]
+		return mc
+	}
+	mid, midStarts := runtime.ParseMapFileAt(cur.Content[pre : len(cur.Content)-suf])
+	n := &parsedMap{text: cur.Content}
+	n.entries = make([]runtime.MapEntry, 0, prefixN+len(mid)+suffixN)
+	n.entries = append(append(append(n.entries, o.entries[:prefixN]...), mid...), o.entries[len(o.entries)-suffixN:]...)
+	n.starts = make([]int, 0, len(n.entries))
+	n.starts = append(n.starts, o.starts[:prefixN]...)
+	for _, s := range midStarts {
+		n.starts = append(n.starts, pre+s)
+	}
+	shift := len(n.text) - len(o.text)
+	for _, s := range o.starts[len(o.starts)-suffixN:] {
+		n.starts = append(n.starts, s+shift)
+	}
+	n.index, n.dup = deriveIndex(o, mc.oldMid, mid, n.entries)
+	mc.cur, mc.curMid = n, mid
+	c.put(cur.Name, n)
+	return mc
+}
+
+// deriveIndex is indexEntries(entries) for a map whose entries are old's with
+// oldMid replaced by curMid: without duplicates in old, old's index with oldMid's
+// keys taken out and curMid's put in.
+func deriveIndex(old *parsedMap, oldMid, curMid, entries []runtime.MapEntry) (map[string]string, bool) {
+	if old.dup {
+		return indexEntries(entries)
+	}
+	index := maps.Clone(old.index)
+	for _, e := range oldMid {
+		delete(index, e.Key)
+	}
+	for _, e := range curMid {
+		if _, seen := index[e.Key]; seen {
+			return indexEntries(entries) // a duplicate: the first value is the first line's
+		}
+		index[e.Key] = e.Value
+	}
+	return index, false
+}
+
+// commonLines returns the lengths of the longest common prefix and suffix of a and
+// b made of whole lines, not overlapping.
+func commonLines(a, b string) (prefix, suffix int) {
+	n := min(len(a), len(b))
+	for prefix < n && a[prefix] == b[prefix] {
+		prefix++
+	}
+	if prefix < len(a) || prefix < len(b) {
+		prefix = strings.LastIndexByte(a[:prefix], '\n') + 1
+	}
+	for suffix < n-prefix && a[len(a)-1-suffix] == b[len(b)-1-suffix] {
+		suffix++
+	}
+	if suffix == len(a)-prefix && suffix == len(b)-prefix {
+		return prefix, suffix // the same text
+	}
+	// the suffix starts a line on both sides, or after a line's end they share
+	lineStart := func(s string, at int) bool { return at == 0 || s[at-1] == '\n' }
+	if !lineStart(a, len(a)-suffix) || !lineStart(b, len(b)-suffix) {
+		if i := strings.IndexByte(a[len(a)-suffix:], '\n'); i >= 0 {
+			suffix -= i + 1
+		} else {
+			suffix = 0
+		}
+	}
+	return prefix, suffix
+}
