@@ -1,6 +1,9 @@
 package benchmix
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Objects are raw objects by watched resource name, as store.Builder.Snapshot takes them.
 type Objects map[string][]map[string]any
@@ -151,7 +154,8 @@ func BuildProbe(n int) Objects {
 
 // ProbeRoute is the probe benchmark's route i: host <i>-route.example.com,
 // PathPrefix /<i> to Service backend and / to a Service that does not exist, both
-// with a request- and a response-header add filter.
+// with a request- and a response-header add filter. Routes are created 20 a second,
+// as the probe creates them.
 func ProbeRoute(i int) map[string]any {
 	rule := func(svc, path string) map[string]any {
 		return map[string]any{
@@ -167,7 +171,8 @@ func ProbeRoute(i int) map[string]any {
 	}
 	return map[string]any{
 		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
-		"metadata": map[string]any{"name": fmt.Sprintf("%d-route", i), "namespace": Namespace},
+		"metadata": map[string]any{"name": fmt.Sprintf("%d-route", i), "namespace": Namespace,
+			"creationTimestamp": time.Date(2026, 1, 1, 0, 0, i/20, 0, time.UTC).Format(time.RFC3339)},
 		"spec": map[string]any{
 			"parentRefs": []any{map[string]any{"name": "bench-gw"}},
 			"hostnames":  []any{fmt.Sprintf("%d-route.example.com", i)},

@@ -46,7 +46,7 @@ func (m *mutator) create() error {
 	route := benchmix.IngressObject(i)
 	res := "ingresses"
 	if m.kind == benchmix.HTTPRoute {
-		route, res = benchmix.Route(i), "http-routes"
+		route, res = m.stamped(benchmix.Route(i)), "http-routes"
 	}
 	for _, err := range []error{m.put(res, route), m.put("services", benchmix.Service(i)),
 		m.put("endpoints", benchmix.EndpointSlice(i, 0)), m.put("endpoints", benchmix.EndpointSlice(i, 1))} {
@@ -118,7 +118,7 @@ func (m *mutator) change() error {
 // route is route i with a random host and, for Ingresses, random annotations.
 func (m *mutator) route(i int) map[string]any {
 	if m.kind == benchmix.HTTPRoute {
-		r := benchmix.Route(i)
+		r := m.stamped(benchmix.Route(i))
 		r["spec"].(map[string]any)["hostnames"] = []any{fmt.Sprintf("h%d.example.com", m.rng.IntN(m.next+1))}
 		return r
 	}
@@ -128,6 +128,13 @@ func (m *mutator) route(i int) map[string]any {
 	}
 	rule := r["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)
 	rule["host"] = fmt.Sprintf("h%d.example.com", m.rng.IntN(m.next+1))
+	return r
+}
+
+// stamped gives an HTTPRoute one of four creation times: the gateway library orders
+// routes by it, and a route re-created with another moves.
+func (m *mutator) stamped(r map[string]any) map[string]any {
+	r["metadata"].(map[string]any)["creationTimestamp"] = fmt.Sprintf("2026-01-01T00:00:%02dZ", m.rng.IntN(4))
 	return r
 }
 

@@ -3,7 +3,6 @@ package plan
 import (
 	"maps"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
@@ -87,7 +86,7 @@ func (c *mapParses) parse(f bundle.File) *parsedMap {
 // last lines are parsed anew.
 func (c *mapParses) change(old, cur bundle.File) mapChange {
 	o := c.parse(old)
-	pre, suf := commonLines(old.Content, cur.Content)
+	pre, suf := bundle.CommonLines(old.Content, cur.Content)
 	prefixN := sort.SearchInts(o.starts, pre)                             // entries whose line starts before pre
 	suffixN := len(o.starts) - sort.SearchInts(o.starts, len(o.text)-suf) // entries whose line starts in the suffix
 	mc := mapChange{old: o, prefixN: prefixN, suffixN: suffixN, oldMid: o.entries[prefixN : len(o.entries)-suffixN]}
@@ -133,32 +132,4 @@ func deriveIndex(old *parsedMap, oldMid, curMid, entries []runtime.MapEntry) (ma
 		index[e.Key] = e.Value
 	}
 	return index, false
-}
-
-// commonLines returns the lengths of the longest common prefix and suffix of a and
-// b made of whole lines, not overlapping.
-func commonLines(a, b string) (prefix, suffix int) {
-	n := min(len(a), len(b))
-	for prefix < n && a[prefix] == b[prefix] {
-		prefix++
-	}
-	if prefix < len(a) || prefix < len(b) {
-		prefix = strings.LastIndexByte(a[:prefix], '\n') + 1
-	}
-	for suffix < n-prefix && a[len(a)-1-suffix] == b[len(b)-1-suffix] {
-		suffix++
-	}
-	if suffix == len(a)-prefix && suffix == len(b)-prefix {
-		return prefix, suffix // the same text
-	}
-	// the suffix starts a line on both sides, or after a line's end they share
-	lineStart := func(s string, at int) bool { return at == 0 || s[at-1] == '\n' }
-	if !lineStart(a, len(a)-suffix) || !lineStart(b, len(b)-suffix) {
-		if i := strings.IndexByte(a[len(a)-suffix:], '\n'); i >= 0 {
-			suffix -= i + 1
-		} else {
-			suffix = 0
-		}
-	}
-	return prefix, suffix
 }

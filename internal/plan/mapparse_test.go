@@ -12,28 +12,6 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
-func TestCommonLines(t *testing.T) {
-	for _, c := range []struct {
-		a, b           string
-		prefix, suffix int
-	}{
-		{"a\nc\n", "a\nb\nc\n", 2, 2},
-		{"x\n", "x\nz\n", 2, 0},
-		{"x\ny", "x\nyz\n", 2, 0},
-		{"ab\n", "ac\n", 0, 0},
-		{"k v\nx 1\nz v\n", "k v\nx 2\nz v\n", 4, 4},
-		{"a b\n", "a bb\n", 0, 0},
-		{"same\n", "same\n", 5, 0},
-		{"", "a\n", 0, 0},
-		{"q\nw\n", "w\n", 0, 2},
-	} {
-		p, s := commonLines(c.a, c.b)
-		if p != c.prefix || s != c.suffix {
-			t.Errorf("%q %q: got %d,%d want %d,%d", c.a, c.b, p, s, c.prefix, c.suffix)
-		}
-	}
-}
-
 // randomMap writes lines of keys from a small set (so that duplicates happen),
 // with comments, blank lines and blanks around keys.
 func randomMap(r *rand.Rand, lines int) string {

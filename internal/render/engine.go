@@ -60,6 +60,8 @@ type Engine struct {
 	st    *renderState // the current render
 	g     globals
 	memos []*memo // what earlier renders can reuse, one per extraContext
+	// routeOrder is the gateway library's last route order (gateway_route_order).
+	routeOrder routeOrder
 }
 
 type mainTemplate struct {
@@ -492,6 +494,11 @@ func (e *Engine) Render(ctx context.Context, in Input) (*Result, error) {
 func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 	e.begin(in)
 	st := e.st
+	if in.Fresh { // nothing from earlier renders, and this one's order is not kept
+		kept := e.routeOrder
+		e.routeOrder = routeOrder{}
+		defer func() { e.routeOrder = kept }()
+	}
 	if !e.opts.ProfileIncludes {
 		st.next = newMemo(st.extra, in.CurrentConfig)
 		if !in.Fresh {

@@ -2,11 +2,14 @@ package render
 
 import (
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/open2b/scriggo/native"
+
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
 )
 
 // The gateway library's per-render bookkeeping in Go. Each route's share of the
@@ -82,29 +85,125 @@ func (e *Engine) gatewayBuiltins() native.Declarations {
 // first (creationTimestamp, then namespace/name, then kind), as {kind, namespace,
 // name}. The lists are read as a template's List() is.
 func (e *Engine) gatewayRouteOrder(storeKinds ...string) [][]string {
-	type entry struct {
-		key  string
-		item []string
-	}
-	var all []entry
+	stores := make([]*snapshot.Store, 0, len(storeKinds)/2)
 	for i := 0; i+1 < len(storeKinds); i += 2 {
-		kind := storeKinds[i+1]
-		for _, o := range e.st.list(storeKinds[i]) {
-			meta, _ := o.Raw["metadata"].(map[string]any)
-			if _, hasSpec := o.Raw["spec"].(map[string]any); meta == nil || !hasSpec {
-				continue
+		e.st.list(storeKinds[i]) // the template reads the lists
+		stores = append(stores, e.st.snapshot.Stores[storeKinds[i]])
+	}
+	return e.routeOrder.update(strings.Join(storeKinds, " "), stores, storeKinds)
+}
+
+// routeOrder is the last gateway_route_order's answer. Its stores are immutable, so
+// the next render re-sorts only the routes that changed between its stores and the
+// new ones, and an unchanged order is the same slice (runs of it compare by
+// pointer).
+type routeOrder struct {
+	kinds   string
+	stores  []*snapshot.Store
+	entries []routeOrderEntry // sorted by key
+	out     [][]string
+}
+
+type routeOrderEntry struct {
+	key  string // creationTimestamp, namespace/name, kind
+	item []string
+}
+
+func routeEntry(o snapshot.Object, kind string) (routeOrderEntry, bool) {
+	meta, _ := o.Raw["metadata"].(map[string]any)
+	if _, hasSpec := o.Raw["spec"].(map[string]any); meta == nil || !hasSpec {
+		return routeOrderEntry{}, false
+	}
+	ns, name := rawString(meta["namespace"]), rawString(meta["name"])
+	return routeOrderEntry{key: rawString(meta["creationTimestamp"]) + " " + ns + "/" + name + " " + kind,
+		item: []string{kind, ns, name}}, true
+}
+
+func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds []string) [][]string {
+	if r.kinds != kinds || len(r.stores) != len(stores) {
+		*r = routeOrder{kinds: kinds, stores: make([]*snapshot.Store, len(stores))}
+	}
+	var removed map[string]bool
+	var added []routeOrderEntry
+	for i, now := range stores {
+		kind := storeKinds[2*i+1]
+		gone, came := storeDiff(r.stores[i], now)
+		for _, o := range gone {
+			if en, ok := routeEntry(o, kind); ok {
+				if removed == nil {
+					removed = map[string]bool{}
+				}
+				removed[en.key] = true
 			}
-			ns, name := rawString(meta["namespace"]), rawString(meta["name"])
-			all = append(all, entry{key: rawString(meta["creationTimestamp"]) + " " + ns + "/" + name + " " + kind,
-				item: []string{kind, ns, name}})
+		}
+		for _, o := range came {
+			if en, ok := routeEntry(o, kind); ok {
+				added = append(added, en)
+			}
+		}
+		r.stores[i] = now
+	}
+	if r.out != nil && removed == nil && added == nil {
+		return r.out
+	}
+	if removed != nil {
+		r.entries = slices.DeleteFunc(r.entries, func(en routeOrderEntry) bool { return removed[en.key] })
+	}
+	if len(added) > len(r.entries)/8 { // many: sort once
+		r.entries = append(r.entries, added...)
+		sort.Slice(r.entries, func(i, j int) bool { return r.entries[i].key < r.entries[j].key })
+	} else {
+		for _, en := range added {
+			at := sort.Search(len(r.entries), func(i int) bool { return r.entries[i].key >= en.key })
+			r.entries = slices.Insert(r.entries, at, en)
 		}
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].key < all[j].key })
-	out := make([][]string, len(all))
-	for i, en := range all {
-		out[i] = en.item
+	r.out = make([][]string, len(r.entries))
+	for i, en := range r.entries {
+		r.out[i] = en.item
 	}
-	return out
+	return r.out
+}
+
+// storeDiff returns the objects of old that now lacks or holds another version of,
+// and those of now that old lacks or held another version of (stores list objects
+// sorted by namespace and name). A nil store holds nothing.
+func storeDiff(old, now *snapshot.Store) (gone, came []snapshot.Object) {
+	if old == now {
+		return nil, nil
+	}
+	var a, b []snapshot.Object
+	if old != nil {
+		a = old.List()
+	}
+	if now != nil {
+		b = now.List()
+	}
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && objectBefore(a[i], b[j])):
+			gone = append(gone, a[i])
+			i++
+		case i == len(a) || objectBefore(b[j], a[i]):
+			came = append(came, b[j])
+			j++
+		default:
+			if reflect.ValueOf(a[i].Raw).UnsafePointer() != reflect.ValueOf(b[j].Raw).UnsafePointer() {
+				gone, came = append(gone, a[i]), append(came, b[j])
+			}
+			i++
+			j++
+		}
+	}
+	return gone, came
+}
+
+func objectBefore(a, b snapshot.Object) bool {
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
 }
 
 // gatewayMerge is gateway_merge(s, shares...): adds the shares to s in order, after

@@ -2,6 +2,7 @@ package render
 
 import (
 	"reflect"
+	"slices"
 
 	"github.com/open2b/scriggo/native"
 )
@@ -184,6 +185,17 @@ func sameInput(a, b any) bool {
 		}
 		for i := range x {
 			if !sameMap(x[i], y[i]) && !reflect.DeepEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case [][]string: // runs of gateway_route_order: the same items, or equal ones
+		y, ok := b.([][]string)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !slices.Equal(x[i], y[i]) {
 				return false
 			}
 		}

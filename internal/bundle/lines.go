@@ -1,0 +1,56 @@
+package bundle
+
+import "strings"
+
+// CommonLines returns the lengths of the longest common prefix and suffix of a and
+// b that are whole lines and do not overlap: the lines between them are the only
+// ones that differ. A new version of a rendered file differs from the last in the
+// lines of the objects that changed, so checks and plans read those lines only.
+// For equal texts it returns (len(a), 0).
+func CommonLines(a, b string) (prefix, suffix int) {
+	n := min(len(a), len(b))
+	prefix = commonPrefix(a, b, n)
+	if prefix == len(a) && prefix == len(b) {
+		return prefix, 0
+	}
+	prefix = strings.LastIndexByte(a[:prefix], '\n') + 1
+	suffix = commonSuffix(a, b, n-prefix)
+	// the suffix starts a line on both sides, or after a line's end they share
+	lineStart := func(s string, at int) bool { return at == 0 || s[at-1] == '\n' }
+	if !lineStart(a, len(a)-suffix) || !lineStart(b, len(b)-suffix) {
+		if i := strings.IndexByte(a[len(a)-suffix:], '\n'); i >= 0 {
+			suffix -= i + 1
+		} else {
+			suffix = 0
+		}
+	}
+	return prefix, suffix
+}
+
+// chunk is how many bytes are compared at once (a string compare is vectorised;
+// a byte loop is not).
+const chunk = 256
+
+// commonPrefix is the length of the common prefix of a and b, at most n.
+func commonPrefix(a, b string, n int) int {
+	i := 0
+	for i+chunk <= n && a[i:i+chunk] == b[i:i+chunk] {
+		i += chunk
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// commonSuffix is the length of the common suffix of a and b, at most n.
+func commonSuffix(a, b string, n int) int {
+	i := 0
+	for i+chunk <= n && a[len(a)-i-chunk:len(a)-i] == b[len(b)-i-chunk:len(b)-i] {
+		i += chunk
+	}
+	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
+}
