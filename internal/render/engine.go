@@ -60,8 +60,8 @@ type Engine struct {
 	st    *renderState // the current render
 	g     globals
 	memos []*memo // what earlier renders can reuse, one per extraContext
-	// routeOrder is the gateway library's last route order (gateway_route_order).
-	routeOrder routeOrder
+	// gateway is what the gateway library's helpers keep between renders.
+	gateway gatewayCaches
 }
 
 type mainTemplate struct {
@@ -495,9 +495,9 @@ func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 	e.begin(in)
 	st := e.st
 	if in.Fresh { // nothing from earlier renders, and this one's order is not kept
-		kept := e.routeOrder
-		e.routeOrder = routeOrder{}
-		defer func() { e.routeOrder = kept }()
+		kept := e.gateway
+		e.gateway = gatewayCaches{}
+		defer func() { e.gateway = kept }()
 	}
 	if !e.opts.ProfileIncludes {
 		st.next = newMemo(st.extra, in.CurrentConfig)

@@ -69,12 +69,15 @@ type GatewayState struct {
 	Backends   []map[string]any
 	BackendIdx map[string]bool
 	Need500    bool
+	// merged holds the sorted lines of a state gateway_merge_runs made.
+	merged *mergedRuns
 }
 
 func (e *Engine) gatewayBuiltins() native.Declarations {
 	return native.Declarations{
 		"GatewayState":        reflect.TypeOf(GatewayState{}),
 		"gateway_merge":       gatewayMerge,
+		"gateway_merge_runs":  e.gatewayMergeRuns,
 		"gateway_index":       gatewayIndex,
 		"gateway_route_order": e.gatewayRouteOrder,
 	}
@@ -90,7 +93,14 @@ func (e *Engine) gatewayRouteOrder(storeKinds ...string) [][]string {
 		e.st.list(storeKinds[i]) // the template reads the lists
 		stores = append(stores, e.st.snapshot.Stores[storeKinds[i]])
 	}
-	return e.routeOrder.update(strings.Join(storeKinds, " "), stores, storeKinds)
+	return e.gateway.order.update(strings.Join(storeKinds, " "), stores, storeKinds)
+}
+
+// gatewayCaches are what the gateway library's helpers keep between renders of an
+// engine (not between those of a Fresh render).
+type gatewayCaches struct {
+	order routeOrder
+	runs  map[string]*mergedRuns // by Gateway fleet (extraContext.gateway)
 }
 
 // routeOrder is the last gateway_route_order's answer. Its stores are immutable, so
@@ -211,6 +221,14 @@ func objectBefore(a, b snapshot.Object) bool {
 // shares only (they may be remembered ones), and merging merged shares is merging all
 // of theirs, so runs of routes can be remembered merged too.
 func gatewayMerge(s *GatewayState, shares ...*GatewayState) {
+	s.prepare(shares)
+	for _, r := range shares {
+		s.add(r)
+	}
+}
+
+// prepare makes s's sets, sized for what shares add.
+func (s *GatewayState) prepare(shares []*GatewayState) {
 	// Sized first: a render merges every route's lines, and growing the sets as it
 	// went was most of the merge's cost.
 	var keys, hosts, backends int
@@ -240,15 +258,27 @@ func gatewayMerge(s *GatewayState, shares ...*GatewayState) {
 	if s.PrefixCondFrontends == nil {
 		s.PrefixCondFrontends = map[string]bool{}
 	}
-	for _, r := range shares {
-		s.add(r)
-	}
 }
 
 func (s *GatewayState) add(r *GatewayState) {
 	for h := range r.Hosts {
 		s.Hosts[h] = true
 	}
+	s.Exact = mergeKeyed(s.Seen, s.Exact, r.Exact)
+	s.PrefixExact = mergeKeyed(s.Seen, s.PrefixExact, r.PrefixExact)
+	for i, l := range r.PrefixSorted {
+		if k := lineKey(l); !s.Seen[k] {
+			s.Seen[k] = true
+			s.PrefixSorted = append(s.PrefixSorted, l)
+			s.PlainPrefixes = append(s.PlainPrefixes, r.PlainPrefixes[i])
+		}
+	}
+	s.Regex = mergeKeyed(s.Seen, s.Regex, r.Regex)
+	s.addUnkeyed(r)
+}
+
+// addUnkeyed adds what add does but the keyed lines and hosts.
+func (s *GatewayState) addUnkeyed(r *GatewayState) {
 	var brought map[string]bool
 	for _, b := range r.Backends {
 		name, _ := b["name"].(string)
@@ -269,16 +299,6 @@ func (s *GatewayState) add(r *GatewayState) {
 		}
 		s.Notes = append(s.Notes, n)
 	}
-	s.Exact = mergeKeyed(s.Seen, s.Exact, r.Exact)
-	s.PrefixExact = mergeKeyed(s.Seen, s.PrefixExact, r.PrefixExact)
-	for i, l := range r.PrefixSorted {
-		if k := lineKey(l); !s.Seen[k] {
-			s.Seen[k] = true
-			s.PrefixSorted = append(s.PrefixSorted, l)
-			s.PlainPrefixes = append(s.PlainPrefixes, r.PlainPrefixes[i])
-		}
-	}
-	s.Regex = mergeKeyed(s.Seen, s.Regex, r.Regex)
 	s.Weighted = append(s.Weighted, r.Weighted...)
 	s.HeaderLines = append(s.HeaderLines, r.HeaderLines...)
 	s.CorsLines = append(s.CorsLines, r.CorsLines...)
@@ -340,20 +360,36 @@ func gatewayIndex(s *GatewayState) map[string]any {
 		}
 		notes[i] = n
 	}
-	headerLines := append([]string(nil), s.HeaderLines...)
+	var backendHeaders []string
 	for _, b := range s.Backends {
 		hdr, _ := b["hdr"].([]string)
-		headerLines = append(headerLines, hdr...)
+		backendHeaders = append(backendHeaders, hdr...)
 	}
-	prefix := linesOf(s.PrefixSorted)
-	sort.Strings(prefix)
+	var hosts, exact, prefixExact, prefix, headerLines []string
+	if m := s.merged; m != nil {
+		hosts, exact, prefixExact, prefix = m.hostLines, m.exact, m.prefixExact, m.prefix
+		headerLines = mergeSorted(m.headerLines, sortedCopy(backendHeaders))
+	} else {
+		hosts = make([]string, 0, len(s.Hosts))
+		for h := range s.Hosts {
+			hosts = append(hosts, h+" "+h)
+		}
+		sort.Strings(hosts) // "h h" sorts as h: a host holds no blank
+		exact, prefixExact = sortStrings(linesOf(s.Exact)), sortStrings(linesOf(s.PrefixExact))
+		prefix = sortStrings(linesOf(s.PrefixSorted))
+		headerLines = sortStrings(append(slices.Clone(s.HeaderLines), backendHeaders...))
+	}
+	stripped := make([]string, len(prefix))
 	for i, l := range prefix {
-		prefix[i] = l[7:]
+		stripped[i] = l[7:]
 	}
 	// lengths of path-only prefixes, for hosts that also have prefix rules with
 	// conditions: such a rule must lose to a longer path-only prefix
 	var lenExact, lenPrefix []string
 	for _, pp := range s.PlainPrefixes {
+		if len(s.PrefixCondHosts) == 0 {
+			break
+		}
 		if !s.PrefixCondHosts[pp[0]] {
 			continue
 		}
@@ -366,24 +402,16 @@ func gatewayIndex(s *GatewayState) map[string]any {
 	for i, l := range lenPrefix {
 		lenPrefix[i] = l[7:]
 	}
-	hosts := make([]string, 0, len(s.Hosts))
-	for h := range s.Hosts {
-		hosts = append(hosts, h)
-	}
-	sort.Strings(hosts)
-	for i, h := range hosts {
-		hosts[i] = h + " " + h
-	}
 	return map[string]any{
 		"notes":       notes,
 		"hosts":       hosts,
-		"exact":       sortStrings(linesOf(s.Exact)),
-		"prefixExact": sortStrings(linesOf(s.PrefixExact)),
-		"prefix":      prefix,
+		"exact":       exact,
+		"prefixExact": prefixExact,
+		"prefix":      stripped,
 		"regex":       linesOf(s.Regex),
 		"weighted":    s.Weighted,
 		"backends":    s.Backends,
-		"headerLines": sortStrings(headerLines),
+		"headerLines": headerLines,
 		"lenExact":    sortStrings(lenExact),
 		"lenPrefix":   lenPrefix,
 		"need500":     s.Need500,

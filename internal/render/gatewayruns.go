@@ -1,0 +1,220 @@
+package render
+
+import (
+	"slices"
+	"sort"
+)
+
+// gatewayMergeRuns is gateway_merge_runs(s, runs...): gateway_merge(s, runs...) for
+// the merged runs of every route of a render, without the per-line work that makes
+// a merge grow with the routes. The runs are remembered states, so a change brings
+// one new run and drops one: the map lines the index sorts are kept sorted between
+// renders (per Gateway fleet) and edited by those runs' lines only. When some key is
+// in two runs (two routes claim one match: the first wins), or s already holds
+// lines, it merges as gateway_merge does. It does not fill s.Seen and s.Hosts
+// (gateway_index reads the hosts from the remembered lists).
+func (e *Engine) gatewayMergeRuns(s *GatewayState, runs ...*GatewayState) {
+	if len(s.Exact)+len(s.PrefixExact)+len(s.PrefixSorted)+len(s.Regex)+len(s.Hosts)+len(s.HeaderLines) > 0 {
+		gatewayMerge(s, runs...)
+		return
+	}
+	if e.gateway.runs == nil {
+		e.gateway.runs = map[string]*mergedRuns{}
+	}
+	m := e.gateway.runs[s.Only]
+	if m == nil {
+		m = &mergedRuns{}
+		e.gateway.runs[s.Only] = m
+	}
+	if !m.update(runs) {
+		gatewayMerge(s, runs...)
+		return
+	}
+	for _, set := range []*map[string]bool{&s.BackendIdx, &s.PrefixCondHosts, &s.PrefixCondFrontends} {
+		if *set == nil {
+			*set = map[string]bool{}
+		}
+	}
+	if s.Conds == nil {
+		s.Conds = map[string][]string{}
+	}
+	if s.HeaderRules == nil {
+		s.HeaderRules = map[string]string{}
+	}
+	for _, r := range runs { // no key is in two runs: every line is kept
+		s.Exact = append(s.Exact, r.Exact...)
+		s.PrefixExact = append(s.PrefixExact, r.PrefixExact...)
+		s.PrefixSorted = append(s.PrefixSorted, r.PrefixSorted...)
+		s.PlainPrefixes = append(s.PlainPrefixes, r.PlainPrefixes...)
+		s.Regex = append(s.Regex, r.Regex...)
+		s.addUnkeyed(r)
+	}
+	s.merged = m
+}
+
+// mergedRuns is what gateway_merge_runs keeps of the runs it merged last.
+type mergedRuns struct {
+	runs  map[*GatewayState]bool
+	keys  map[string]int // a keyed line's key → how many runs hold it
+	dups  int            // keys that more than one run holds
+	hosts map[string]int // host → how many runs hold it
+	// The index's lists, sorted: host.map lines, the exact, prefix-exact and prefix
+	// lines (prefix with its sort key) and the routes' header lines.
+	hostLines, exact, prefixExact, prefix, headerLines []string
+}
+
+// sortedEdits are lines to take out of and put into the sorted lists.
+type sortedEdits struct{ out, in [5][]string }
+
+const (
+	listHosts = iota
+	listExact
+	listPrefixExact
+	listPrefix
+	listHeaders
+)
+
+func (m *mergedRuns) lists() [5]*[]string {
+	return [5]*[]string{&m.hostLines, &m.exact, &m.prefixExact, &m.prefix, &m.headerLines}
+}
+
+// update makes m describe runs; it reports whether no key is in two runs.
+func (m *mergedRuns) update(runs []*GatewayState) bool {
+	now := make(map[*GatewayState]bool, len(runs))
+	for _, r := range runs {
+		now[r] = true
+	}
+	var gone, came []*GatewayState
+	for r := range m.runs {
+		if !now[r] {
+			gone = append(gone, r)
+		}
+	}
+	for _, r := range runs {
+		if !m.runs[r] {
+			came = append(came, r)
+		}
+	}
+	if len(gone)+len(came) > len(runs)/2 || !m.edit(gone, came) { // most of it, or lost track: start over
+		*m = mergedRuns{}
+		m.edit(nil, runs)
+	}
+	m.runs = now
+	return m.dups == 0
+}
+
+// edit takes the runs gone out and puts the runs that came in; false when a line
+// to take out is not there.
+func (m *mergedRuns) edit(gone, came []*GatewayState) bool {
+	if m.keys == nil {
+		m.keys, m.hosts = map[string]int{}, map[string]int{}
+	}
+	var e sortedEdits
+	for _, r := range gone {
+		m.account(r, -1, &e)
+	}
+	for _, r := range came {
+		m.account(r, 1, &e)
+	}
+	ok := true
+	for i, list := range m.lists() {
+		var found bool
+		*list, found = editSorted(*list, e.out[i], e.in[i])
+		ok = ok && found
+	}
+	return ok
+}
+
+// account adds (d = 1) or takes out (d = -1) what run r brings.
+func (m *mergedRuns) account(r *GatewayState, d int, e *sortedEdits) {
+	edit := &e.in
+	if d < 0 {
+		edit = &e.out
+	}
+	for _, list := range [][]string{r.Exact, r.PrefixExact, r.PrefixSorted, r.Regex} {
+		for _, l := range list {
+			k := lineKey(l)
+			was := m.keys[k]
+			switch n := was + d; {
+			case n == 0:
+				delete(m.keys, k)
+			default:
+				m.keys[k] = n
+			}
+			if was >= 2 && was+d < 2 {
+				m.dups--
+			} else if was < 2 && was+d >= 2 {
+				m.dups++
+			}
+		}
+	}
+	for h := range r.Hosts {
+		was := m.hosts[h]
+		if n := was + d; n == 0 {
+			delete(m.hosts, h)
+		} else {
+			m.hosts[h] = n
+		}
+		if (d > 0 && was == 0) || (d < 0 && was == 1) {
+			edit[listHosts] = append(edit[listHosts], h+" "+h)
+		}
+	}
+	for _, keyed := range []struct {
+		list  int
+		lines []string
+	}{{listExact, r.Exact}, {listPrefixExact, r.PrefixExact}, {listPrefix, r.PrefixSorted}} {
+		for _, l := range keyed.lines {
+			edit[keyed.list] = append(edit[keyed.list], lineOf(l))
+		}
+	}
+	edit[listHeaders] = append(edit[listHeaders], r.HeaderLines...)
+}
+
+// editSorted returns sorted list without one occurrence of each line of out and
+// with the lines of in, as a new slice (the old one may be part of a remembered
+// index); list itself when there is nothing to edit. found is false when a line of
+// out is not in list.
+func editSorted(list, out, in []string) (edited []string, found bool) {
+	if len(out) == 0 && len(in) == 0 {
+		return list, true
+	}
+	found = true
+	sort.Strings(out)
+	kept := make([]string, 0, len(list)-len(out)+len(in))
+	at := 0
+	for _, l := range out {
+		i := at + sort.SearchStrings(list[at:], l)
+		kept = append(kept, list[at:i]...)
+		if i < len(list) && list[i] == l {
+			i++ // taken out
+		} else {
+			found = false
+		}
+		at = i
+	}
+	kept = append(kept, list[at:]...)
+	sort.Strings(in)
+	return mergeSorted(kept, in), found
+}
+
+// mergeSorted merges sorted b into sorted a: a new slice, or a when b is empty.
+func mergeSorted(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]string, 0, len(a)+len(b))
+	at := 0
+	for _, l := range b {
+		i := at + sort.SearchStrings(a[at:], l)
+		out = append(append(out, a[at:i]...), l)
+		at = i
+	}
+	return append(out, a[at:]...)
+}
+
+// sortedCopy returns the lines sorted, in a new slice.
+func sortedCopy(lines []string) []string {
+	out := slices.Clone(lines)
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,94 @@
+package render
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// randomRun is a run's merged state with keyed lines, hosts, header lines and a
+// backend, drawn from small sets so that runs share hosts and, now and then, a key.
+func randomRun(rng *rand.Rand, routes int) *GatewayState {
+	r := &GatewayState{Hosts: map[string]bool{}, PrefixCondHosts: map[string]bool{}}
+	for range 1 + rng.IntN(4) {
+		route := rng.IntN(routes)
+		host := fmt.Sprintf("@gw:80/h%d.example.com", rng.IntN(60))
+		r.Hosts[host] = true
+		key := fmt.Sprintf("%s/r%d", host, route)
+		switch rng.IntN(3) {
+		case 0:
+			r.Exact = append(r.Exact, key+"\x00"+key+" MULTI:@h/"+fmt.Sprint(route))
+		case 1:
+			r.PrefixExact = append(r.PrefixExact, key+"\x00"+key+" @h/"+fmt.Sprint(route))
+		default:
+			r.PrefixSorted = append(r.PrefixSorted, "p "+key+"\x00"+fmt.Sprintf("%07d", 1000-len(key))+key+"/ @h/"+fmt.Sprint(route))
+			r.PlainPrefixes = append(r.PlainPrefixes, []string{host, "/r" + fmt.Sprint(route)})
+		}
+		r.HeaderLines = append(r.HeaderLines, fmt.Sprintf("@h/%d/qa/x-a v%d", route, rng.IntN(3)))
+		r.Weighted = append(r.Weighted, fmt.Sprintf("@h/%d 1", route))
+	}
+	r.Backends = []map[string]any{{"name": fmt.Sprintf("be%d", rng.IntN(10)), "hdr": []string{fmt.Sprintf("@b/%d x", rng.IntN(5))}}}
+	return r
+}
+
+// TestMergeRunsIsMerge: after any sequence of run lists, gateway_merge_runs gives
+// the index gateway_merge gives, whether a key is in two runs or not.
+func TestMergeRunsIsMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	e := &Engine{}
+	var runs []*GatewayState
+	routes := 400 // keys collide now and then; with 40,000 seldom
+	for step := range 6000 {
+		if step == 3000 {
+			routes, runs = 40000, nil
+		}
+		switch n := rng.IntN(100); {
+		case n < 40 || len(runs) == 0:
+			runs = append(runs, randomRun(rng, routes))
+		case n < 65:
+			runs[rng.IntN(len(runs))] = randomRun(rng, routes)
+		case n < 90:
+			i := rng.IntN(len(runs))
+			runs = append(runs[:i:i], runs[i+1:]...)
+		case n < 91:
+			runs = nil // all at once: starts over
+		}
+		incremental, full := &GatewayState{Only: "ns/gw"}, &GatewayState{Only: "ns/gw"}
+		e.gatewayMergeRuns(incremental, runs...)
+		gatewayMerge(full, runs...)
+		got, want := emptyAsNil(gatewayIndex(incremental)), emptyAsNil(gatewayIndex(full))
+		if !reflect.DeepEqual(got, want) {
+			for k := range want {
+				if !reflect.DeepEqual(got[k], want[k]) {
+					t.Errorf("step %d, %d runs: %s: got %q, want %q", step, len(runs), k, got[k], want[k])
+				}
+			}
+			t.FailNow()
+		}
+	}
+}
+
+// emptyAsNil makes the index's empty lists nil (templates cannot tell them apart).
+func emptyAsNil(idx map[string]any) map[string]any {
+	for k, v := range idx {
+		if l, ok := v.([]string); ok && len(l) == 0 {
+			idx[k] = []string(nil)
+		}
+	}
+	return idx
+}
+
+func TestEditSorted(t *testing.T) {
+	list := []string{"a", "b", "b", "d"}
+	got, found := editSorted(list, []string{"b", "d"}, []string{"c", "a"})
+	if want := []string{"a", "a", "b", "c"}; !found || !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q %v, want %q", got, found, want)
+	}
+	if _, found := editSorted(list, []string{"x"}, nil); found {
+		t.Fatal("a line that is not there was found")
+	}
+	if list[1] != "b" || list[3] != "d" {
+		t.Fatal("the list was edited in place")
+	}
+}
