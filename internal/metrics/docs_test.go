@@ -25,6 +25,7 @@ func TestEveryMetricIsDocumented(t *testing.T) {
 	m.ObjectsLeftOut.WithLabelValues("f", "r")
 	m.FleetRenders.WithLabelValues("f")
 	m.FleetRendersSkipped.WithLabelValues("f")
+	m.RenderFragments.WithLabelValues("f", "reused")
 	m.ChangeStage.WithLabelValues(StageApplied)
 	m.StatusWrites.WithLabelValues("k")
 	m.WebhookRequests.WithLabelValues("r", "allowed")

@@ -63,6 +63,9 @@ type Metrics struct {
 	// changed object is one its render reads (internal/fleetscope).
 	FleetRenders        *prometheus.CounterVec // haptic_fleet_renders_total{fleet}
 	FleetRendersSkipped *prometheus.CounterVec // haptic_fleet_renders_skipped_total{fleet}
+	// RenderFragments counts the fragments of fleet renders (files, units, shared
+	// values) taken from earlier renders (reused) and rendered anew.
+	RenderFragments *prometheus.CounterVec // haptic_render_fragments_total{fleet,outcome}
 	// ChangeStage is the time from a change's first watch event to the end of each
 	// stage of its way to the pods (see the Stage constants).
 	ChangeStage *prometheus.HistogramVec // haptic_change_stage_seconds{stage}
@@ -139,6 +142,8 @@ func New() *Metrics {
 			"Renders per fleet (default: the podSelector's pods; namespace/name: a Gateway's pods).", "fleet"),
 		FleetRendersSkipped: f.counterVec("haptic_fleet_renders_skipped_total",
 			"Reconciles in which a fleet did not render: nothing it reads changed.", "fleet"),
+		RenderFragments: f.counterVec("haptic_render_fragments_total",
+			"Fragments of fleet renders (files, units, shared values) reused from earlier renders or rendered anew (outcome: reused, rendered).", "fleet", "outcome"),
 		ChangeStage: f.histogramVec("haptic_change_stage_seconds",
 			"Time from the first watch event of a change to the end of each stage: rendered, validated, planned, applied (per pod), status_written.",
 			changeBuckets, "stage"),
