@@ -54,36 +54,24 @@ func EditOf(base, f bundle.File) (FileEdit, bool) {
 
 // Diff returns the line splices that turn old into new, or false when they
 // differ by more than MaxEditDistance lines. Common leading and trailing lines
-// are skipped first; the rest is a Myers diff, O((N+M)·D) for D changed lines.
+// are skipped first (bundle.CommonLines); the rest is a Myers diff, O((N+M)·D) for D changed lines.
 func Diff(old, new string) ([]Splice, bool) {
-	a, b := splitLines(old), splitLines(new)
-	pre := 0
-	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
-		suf++
-	}
-	offset := 0
-	for _, l := range a[:pre] {
-		offset += len(l)
-	}
-	hunks, ok := lineHunks(a[pre:len(a)-suf], b[pre:len(b)-suf], MaxEditDistance)
+	pre, suf := bundle.CommonLines(old, new)
+	a, b := splitLines(old[pre:len(old)-suf]), splitLines(new[pre:len(new)-suf])
+	hunks, ok := lineHunks(a, b, MaxEditDistance)
 	if !ok {
 		return nil, false
 	}
 	// Byte offsets of the middle's lines in old.
-	mid := a[pre : len(a)-suf]
-	starts := make([]int, len(mid)+1)
-	starts[0] = offset
-	for i, l := range mid {
+	starts := make([]int, len(a)+1)
+	starts[0] = pre
+	for i, l := range a {
 		starts[i+1] = starts[i] + len(l)
 	}
 	out := make([]Splice, 0, len(hunks))
 	for _, h := range hunks {
 		out = append(out, Splice{Offset: starts[h.a0], Delete: starts[h.a1] - starts[h.a0],
-			Insert: strings.Join(b[pre+h.b0:pre+h.b1], "")})
+			Insert: strings.Join(b[h.b0:h.b1], "")})
 	}
 	return out, true
 }
