@@ -56,6 +56,9 @@ type Store struct {
 	objects []Object
 	refused []Object
 	index   map[string][]int
+	// ikeys are each object's index keys (indexKey of every prefix of its index
+	// values): a store made With a few changes computes only theirs.
+	ikeys [][]string
 	// OnDemand, when set, answers Fetch and GetSingle instead of the held objects.
 	OnDemand Loader
 }
@@ -87,25 +90,91 @@ func NewStore(name string, indexBy []fieldpath.Path, typ reflect.Type, objects [
 			objs = append(objs, o)
 		}
 	}
-	byKey := func(objs []Object) {
-		sort.SliceStable(objs, func(i, j int) bool {
-			if objs[i].Namespace != objs[j].Namespace {
-				return objs[i].Namespace < objs[j].Namespace
-			}
-			return objs[i].Name < objs[j].Name
-		})
-	}
-	byKey(objs)
-	byKey(refused)
-	s := &Store{Name: name, IndexBy: indexBy, Type: typ, objects: objs, refused: refused, index: map[string][]int{}}
+	sortObjects(objs)
+	sortObjects(refused)
+	s := &Store{Name: name, IndexBy: indexBy, Type: typ, objects: objs, refused: refused}
+	s.ikeys = make([][]string, len(objs))
 	for i, o := range objs {
-		keys := s.indexValues(o.Raw)
-		for n := 1; n <= len(keys); n++ {
-			k := indexKey(keys[:n])
+		s.ikeys[i] = s.indexKeys(o.Raw)
+	}
+	s.buildIndex()
+	return s
+}
+
+func sortObjects(objs []Object) {
+	sort.SliceStable(objs, func(i, j int) bool { return less(objs[i], objs[j]) })
+}
+
+// With returns a store holding s's objects with the objects of put (by
+// namespace/name) added or in place of s's, and those under the keys of drop
+// removed: NewStore of that set, computing only the new objects' index keys.
+func (s *Store) With(put []Object, drop []string) *Store {
+	gone := make(map[string]bool, len(put)+len(drop))
+	for _, k := range drop {
+		gone[k] = true
+	}
+	last := make(map[string]int, len(put)) // a key put twice: the later object
+	for i, o := range put {
+		last[o.Key()] = i
+	}
+	var added, addedRefused []Object
+	for i, o := range put {
+		gone[o.Key()] = true
+		if last[o.Key()] != i {
+			continue
+		}
+		if o.Refused != "" {
+			addedRefused = append(addedRefused, o)
+		} else {
+			added = append(added, o)
+		}
+	}
+	sortObjects(added)
+	sortObjects(addedRefused)
+	out := &Store{Name: s.Name, IndexBy: s.IndexBy, Type: s.Type, OnDemand: s.OnDemand,
+		objects: make([]Object, 0, len(s.objects)+len(added)), ikeys: make([][]string, 0, len(s.objects)+len(added))}
+	j := 0
+	for i, o := range s.objects {
+		for j < len(added) && less(added[j], o) {
+			out.objects, out.ikeys = append(out.objects, added[j]), append(out.ikeys, out.indexKeys(added[j].Raw))
+			j++
+		}
+		if !gone[o.Key()] {
+			out.objects, out.ikeys = append(out.objects, o), append(out.ikeys, s.ikeys[i])
+		}
+	}
+	for ; j < len(added); j++ {
+		out.objects, out.ikeys = append(out.objects, added[j]), append(out.ikeys, out.indexKeys(added[j].Raw))
+	}
+	for _, o := range s.refused {
+		if !gone[o.Key()] {
+			out.refused = append(out.refused, o)
+		}
+	}
+	out.refused = append(out.refused, addedRefused...)
+	sortObjects(out.refused)
+	out.buildIndex()
+	return out
+}
+
+func (s *Store) buildIndex() {
+	s.index = make(map[string][]int, len(s.objects)+1)
+	for i, keys := range s.ikeys {
+		for _, k := range keys {
 			s.index[k] = append(s.index[k], i)
 		}
 	}
-	return s
+}
+
+// indexKeys are the index keys of an object: indexKey of each prefix of its index
+// values.
+func (s *Store) indexKeys(raw map[string]any) []string {
+	values := s.indexValues(raw)
+	keys := make([]string, len(values))
+	for n := 1; n <= len(values); n++ {
+		keys[n-1] = indexKey(values[:n])
+	}
+	return keys
 }
 
 // indexValues are the object's values at the indexBy paths. Without indexBy, objects

@@ -2,6 +2,9 @@ package snapshot
 
 import (
 	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -395,5 +398,45 @@ func TestChanges(t *testing.T) {
 	}
 	if n := len(NewStore("s", by, nil, []Object{a, b, c}).Changes(old)); n != 0 {
 		t.Errorf("the same objects in a new store: %d changed keys, want 0", n)
+	}
+}
+
+// TestWithIsNewStore: a store made With changes is the store NewStore makes of the
+// resulting objects (order, index, refused objects), whatever the changes.
+func TestWithIsNewStore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	by := paths("metadata.namespace", "metadata.labels.app")
+	random := func() Object {
+		o := obj(fmt.Sprintf("ns%d", rng.IntN(3)), fmt.Sprintf("o%d", rng.IntN(30)), map[string]any{"app": fmt.Sprintf("a%d", rng.IntN(4))})
+		if rng.IntN(6) == 0 {
+			o.Refused = "metadata.name: refused"
+		}
+		return o
+	}
+	held := map[string]Object{}
+	st := NewStore("r", by, nil, nil)
+	for step := range 2000 {
+		var put []Object
+		var drop []string
+		for range rng.IntN(4) {
+			if o := random(); rng.IntN(3) > 0 {
+				put = append(put, o)
+				held[o.Key()] = o
+			} else {
+				drop = append(drop, o.Key())
+				delete(held, o.Key())
+			}
+		}
+		// a key both dropped and put again in one change keeps the put object
+		for _, o := range put {
+			held[o.Key()] = o
+		}
+		st = st.With(put, drop)
+		want := NewStore("r", by, nil, slices.Collect(maps.Values(held)))
+		if !reflect.DeepEqual(keys(st.objects), keys(want.objects)) || !reflect.DeepEqual(keys(st.refused), keys(want.refused)) ||
+			!reflect.DeepEqual(st.index, want.index) {
+			t.Fatalf("step %d: With gives %v %v %v, NewStore %v %v %v", step, keys(st.objects), keys(st.refused), st.index,
+				keys(want.objects), keys(want.refused), want.index)
+		}
 	}
 }

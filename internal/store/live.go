@@ -17,7 +17,9 @@ type Live struct {
 	mu       sync.Mutex
 	objects  map[string]map[string]snapshot.Object // resource → namespace/name → object
 	stores   map[string]*snapshot.Store
-	dirty    map[string]bool
+	// dirty are the keys stored or deleted since a resource's store was built:
+	// Snapshot builds the next store from the last one and those (snapshot.With).
+	dirty    map[string]map[string]bool
 	onDemand map[string]snapshot.Loader
 	rel      map[string]relevance
 }
@@ -36,10 +38,10 @@ type relevance struct {
 // NewLive returns an empty live store for the builder's resources.
 func NewLive(b *Builder) *Live {
 	l := &Live{b: b, objects: map[string]map[string]snapshot.Object{}, stores: map[string]*snapshot.Store{},
-		dirty: map[string]bool{}, onDemand: map[string]snapshot.Loader{}, rel: map[string]relevance{}}
+		dirty: map[string]map[string]bool{}, onDemand: map[string]snapshot.Loader{}, rel: map[string]relevance{}}
 	for _, n := range b.Names() {
 		l.objects[n] = map[string]snapshot.Object{}
-		l.dirty[n] = true
+		l.dirty[n] = map[string]bool{}
 		l.rel[n] = relevanceOf(b.resources[n])
 	}
 	return l
@@ -79,7 +81,7 @@ func (l *Live) SetOnDemand(resource string, loader snapshot.Loader) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.onDemand[resource] = loader
-	l.dirty[resource] = true
+	l.stores[resource] = nil // built anew
 }
 
 // Outcome is what Live.Update did with an object.
@@ -145,7 +147,7 @@ func (l *Live) Update(resource string, raw map[string]any) (Outcome, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.objects[resource][obj.Key()] = obj
-	l.dirty[resource] = true
+	l.dirty[resource][obj.Key()] = true
 	return Stored, nil
 }
 
@@ -165,7 +167,7 @@ func (l *Live) Delete(resource, key string) bool {
 		return false
 	}
 	delete(l.objects[resource], key)
-	l.dirty[resource] = true
+	l.dirty[resource][key] = true
 	return true
 }
 
@@ -182,7 +184,9 @@ func (l *Live) Snapshot() *snapshot.Snapshot {
 	defer l.mu.Unlock()
 	snap := &snapshot.Snapshot{Stores: make(map[string]*snapshot.Store, len(l.objects))}
 	for name, objs := range l.objects {
-		if l.dirty[name] || l.stores[name] == nil {
+		dirty := l.dirty[name]
+		switch prev := l.stores[name]; {
+		case prev == nil || len(dirty) > len(objs)/4+1: // most of it: build it whole
 			list := make([]snapshot.Object, 0, len(objs))
 			for _, o := range objs {
 				list = append(list, o)
@@ -190,8 +194,19 @@ func (l *Live) Snapshot() *snapshot.Snapshot {
 			st := l.b.NewStore(name, list)
 			st.OnDemand = l.onDemand[name]
 			l.stores[name] = st
-			l.dirty[name] = false
+		case len(dirty) > 0:
+			var put []snapshot.Object
+			var drop []string
+			for k := range dirty {
+				if o, ok := objs[k]; ok {
+					put = append(put, o)
+				} else {
+					drop = append(drop, k)
+				}
+			}
+			l.stores[name] = prev.With(put, drop)
 		}
+		clear(dirty)
 		snap.Stores[name] = l.stores[name]
 	}
 	return snap
@@ -216,24 +231,17 @@ func (l *Live) Proposed(resource, key string, raw map[string]any) (*snapshot.Sna
 	}
 	l.mu.Lock()
 	_, held := l.objects[resource][key]
+	l.mu.Unlock()
 	if !keep && !held {
-		l.mu.Unlock()
 		return nil, nil
 	}
-	list := make([]snapshot.Object, 0, len(l.objects[resource])+1)
-	for k, o := range l.objects[resource] {
-		if k != key {
-			list = append(list, o)
-		}
-	}
-	onDemand := l.onDemand[resource]
-	l.mu.Unlock()
 	snap := l.Snapshot()
+	var st *snapshot.Store
 	if keep {
-		list = append(list, obj)
+		st = snap.Stores[resource].With([]snapshot.Object{obj}, []string{key})
+	} else {
+		st = snap.Stores[resource].With(nil, []string{key})
 	}
-	st := l.b.NewStore(resource, list)
-	st.OnDemand = onDemand
 	out := &snapshot.Snapshot{Stores: maps.Clone(snap.Stores)}
 	out.Stores[resource] = st
 	return out, nil
