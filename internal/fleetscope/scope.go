@@ -142,10 +142,6 @@ func (s Scope) diffStore(c *Change, name string, old, cur *snapshot.Store) {
 	if old == cur {
 		return
 	}
-	was := map[string]map[string]any{}
-	for _, o := range all(old) {
-		was[o.Key()] = o.Raw
-	}
 	kind := s.kinds[name]
 	before := c.Objects
 	defer func() {
@@ -153,18 +149,20 @@ func (s Scope) diffStore(c *Change, name string, old, cur *snapshot.Store) {
 			c.Stores[name] = true
 		}
 	}()
-	for _, o := range all(cur) {
-		r, ok := was[o.Key()]
-		delete(was, o.Key())
-		if ok && sameMap(r, o.Raw) {
-			continue
+	var held, refused [2][]snapshot.Object // old, cur
+	for i, st := range []*snapshot.Store{old, cur} {
+		if st != nil {
+			held[i], refused[i] = st.List(), st.Refused()
 		}
-		c.add(kind, r, o.Namespace)
-		c.add(kind, o.Raw, o.Namespace)
 	}
-	for key, r := range was {
-		ns, _ := splitKey(key)
-		c.add(kind, r, ns)
+	for _, lists := range [][2][]snapshot.Object{held, refused} {
+		gone, came := snapshot.DiffObjects(lists[0], lists[1])
+		for _, o := range gone {
+			c.add(kind, o.Raw, o.Namespace)
+		}
+		for _, o := range came {
+			c.add(kind, o.Raw, o.Namespace)
+		}
 	}
 }
 

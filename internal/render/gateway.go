@@ -175,45 +175,12 @@ func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds [
 	return r.out
 }
 
-// storeDiff returns the objects of old that now lacks or holds another version of,
-// and those of now that old lacks or held another version of (stores list objects
-// sorted by namespace and name). A nil store holds nothing.
+// storeDiff is snapshot.DiffObjects of two versions of a store (nil: empty).
 func storeDiff(old, now *snapshot.Store) (gone, came []snapshot.Object) {
 	if old == now {
 		return nil, nil
 	}
-	var a, b []snapshot.Object
-	if old != nil {
-		a = old.List()
-	}
-	if now != nil {
-		b = now.List()
-	}
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case j == len(b) || (i < len(a) && objectBefore(a[i], b[j])):
-			gone = append(gone, a[i])
-			i++
-		case i == len(a) || objectBefore(b[j], a[i]):
-			came = append(came, b[j])
-			j++
-		default:
-			if reflect.ValueOf(a[i].Raw).UnsafePointer() != reflect.ValueOf(b[j].Raw).UnsafePointer() {
-				gone, came = append(gone, a[i]), append(came, b[j])
-			}
-			i++
-			j++
-		}
-	}
-	return gone, came
-}
-
-func objectBefore(a, b snapshot.Object) bool {
-	if a.Namespace != b.Namespace {
-		return a.Namespace < b.Namespace
-	}
-	return a.Name < b.Name
+	return snapshot.DiffObjects(listOf(old), listOf(now))
 }
 
 // gatewayMerge is gateway_merge(s, shares...): adds the shares to s in order, after

@@ -202,24 +202,12 @@ func (s *Store) Changes(old *Store) map[string]bool {
 			out[indexKey(keys[:n])] = true
 		}
 	}
-	a, b := old.objects, s.objects
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case j == len(b) || (i < len(a) && less(a[i], b[j])):
-			touch(a[i], old)
-			i++
-		case i == len(a) || less(b[j], a[i]):
-			touch(b[j], s)
-			j++
-		default:
-			if reflect.ValueOf(a[i].Raw).UnsafePointer() != reflect.ValueOf(b[j].Raw).UnsafePointer() {
-				touch(a[i], old)
-				touch(b[j], s)
-			}
-			i++
-			j++
-		}
+	gone, came := DiffObjects(old.objects, s.objects)
+	for _, o := range gone {
+		touch(o, old)
+	}
+	for _, o := range came {
+		touch(o, s)
 	}
 	return out
 }
@@ -376,21 +364,39 @@ func (s *Snapshot) Changed(prev *Snapshot) []Ref {
 		if old == st {
 			continue
 		}
-		was := map[string]map[string]any{}
+		var before []Object
 		if old != nil {
-			for _, o := range old.objects {
-				was[o.Key()] = o.Raw
-			}
+			before = old.objects
 		}
-		for _, o := range st.objects {
-			if r, ok := was[o.Key()]; !ok || !sameMap(r, o.Raw) {
-				out = append(out, Ref{Resource: name, Key: o.Key()})
-			}
+		_, came := DiffObjects(before, st.objects)
+		for _, o := range came {
+			out = append(out, Ref{Resource: name, Key: o.Key()})
 		}
 	}
 	return out
 }
 
-func sameMap(a, b map[string]any) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+// DiffObjects compares two lists sorted by namespace and name (a store's List or
+// Refused): gone are the objects of old that now lacks or holds another version of
+// (another Raw), came those of now that old lacks or held another version of. One
+// walk, no map: a change costs a compare per object, not a key and a map entry.
+func DiffObjects(old, now []Object) (gone, came []Object) {
+	i, j := 0, 0
+	for i < len(old) || j < len(now) {
+		switch {
+		case j == len(now) || (i < len(old) && less(old[i], now[j])):
+			gone = append(gone, old[i])
+			i++
+		case i == len(old) || less(now[j], old[i]):
+			came = append(came, now[j])
+			j++
+		default:
+			if reflect.ValueOf(old[i].Raw).UnsafePointer() != reflect.ValueOf(now[j].Raw).UnsafePointer() {
+				gone, came = append(gone, old[i]), append(came, now[j])
+			}
+			i++
+			j++
+		}
+	}
+	return gone, came
 }
