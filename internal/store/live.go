@@ -13,10 +13,10 @@ import (
 // and hands out snapshots. A snapshot reuses the store of every resource that did not
 // change since the previous one, so a change to one EndpointSlice rebuilds one store.
 type Live struct {
-	b        *Builder
-	mu       sync.Mutex
-	objects  map[string]map[string]snapshot.Object // resource → namespace/name → object
-	stores   map[string]*snapshot.Store
+	b       *Builder
+	mu      sync.Mutex
+	objects map[string]map[string]snapshot.Object // resource → namespace/name → object
+	stores  map[string]*snapshot.Store
 	// dirty are the keys stored or deleted since a resource's store was built:
 	// Snapshot builds the next store from the last one and those (snapshot.With).
 	dirty    map[string]map[string]bool
