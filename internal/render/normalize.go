@@ -17,6 +17,9 @@ import (
 // crt-lists lose blank lines and indentation entirely. General files and
 // certificates are kept as rendered apart from trailing blanks.
 func normalize(kind bundle.Kind, s string) string {
+	if (kind == bundle.KindMap || kind == bundle.KindCrtList || kind == bundle.KindCert) && linesNormal(s) {
+		return s // a large map is checked, not copied
+	}
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/4)
@@ -70,6 +73,21 @@ func normalize(kind bundle.Kind, s string) string {
 		}
 	}
 	return b.String()
+}
+
+// linesNormal reports whether every line of s is non-blank and has no white space
+// at either end, and s ends with a newline (or is empty): what normalize makes of a
+// map. A line edge of a byte from 0x80 up (maybe a Unicode space) says no.
+func linesNormal(s string) bool {
+	edge := func(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' || c >= 0x80 }
+	for rest := s; rest != ""; {
+		i := strings.IndexByte(rest, '\n')
+		if i <= 0 || edge(rest[0]) || edge(rest[i-1]) {
+			return false // no final newline, an empty line, or blanks to trim
+		}
+		rest = rest[i+1:]
+	}
+	return true
 }
 
 // nextLine splits s at its first newline.
