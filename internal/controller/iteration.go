@@ -270,6 +270,10 @@ func (it *iteration) reconcile(ctx context.Context, force bool) {
 	}
 	for _, f := range it.fleets.list() {
 		if !force && !it.mustRender(f, snap) {
+			// snap renders to f's bundle as its input did: the next change is diffed
+			// from here, not from every change since f last rendered (the default
+			// fleet seldom renders while Gateways' routes come and go)
+			f.input = snap
 			d.metrics.FleetRendersSkipped.WithLabelValues(f.name()).Inc()
 			it.refreshLedger(f)
 			continue
