@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"maps"
 	"sort"
 	"sync"
 
@@ -10,19 +9,54 @@ import (
 )
 
 // parsedMap is a map file as HAProxy loads it (runtime.ParseMapFile), with where
-// each entry's line starts and the first value of each key.
+// each entry's line starts and its keys.
 type parsedMap struct {
 	entries []runtime.MapEntry
 	starts  []int
-	index   map[string]string
+	keys    *keySet
 	dup     bool // some key comes twice
 	text    string
 }
 
 func parseMap(text string) *parsedMap {
 	entries, starts := runtime.ParseMapFileAt(text)
-	index, dup := indexEntries(entries)
-	return &parsedMap{entries: entries, starts: starts, index: index, dup: dup, text: text}
+	keys, dup := mapKeys(entries)
+	return &parsedMap{entries: entries, starts: starts, keys: keys, dup: dup, text: text}
+}
+
+// keySet is the keys of a map: a set of its own, or its parent's with the keys of
+// out taken out and those of in put in (one change's), so that a map derived from
+// another does not copy the other's keys. A chain longer than maxKeyDepth is made
+// a set of its own again.
+type keySet struct {
+	own     map[string]bool
+	parent  *keySet
+	out, in map[string]bool
+	depth   int
+}
+
+const maxKeyDepth = 8
+
+func mapKeys(entries []runtime.MapEntry) (*keySet, bool) {
+	own := make(map[string]bool, len(entries))
+	dup := false
+	for _, e := range entries {
+		dup = dup || own[e.Key]
+		own[e.Key] = true
+	}
+	return &keySet{own: own}, dup
+}
+
+func (k *keySet) has(key string) bool {
+	for ; k.parent != nil; k = k.parent {
+		if k.in[key] {
+			return true
+		}
+		if k.out[key] {
+			return false
+		}
+	}
+	return k.own[key]
 }
 
 // mapChange is how two map files differ: the entries of the lines between their
@@ -108,28 +142,29 @@ func (c *mapParses) change(old, cur bundle.File) mapChange {
 	for _, s := range o.starts[len(o.starts)-suffixN:] {
 		n.starts = append(n.starts, s+shift)
 	}
-	n.index, n.dup = deriveIndex(o, mc.oldMid, mid, n.entries)
+	n.keys, n.dup = deriveKeys(o, mc.oldMid, mid, n.entries)
 	mc.cur, mc.curMid = n, mid
 	c.put(cur.Name, n)
 	return mc
 }
 
-// deriveIndex is indexEntries(entries) for a map whose entries are old's with
-// oldMid replaced by curMid: without duplicates in old, old's index with oldMid's
-// keys taken out and curMid's put in.
-func deriveIndex(old *parsedMap, oldMid, curMid, entries []runtime.MapEntry) (map[string]string, bool) {
-	if old.dup {
-		return indexEntries(entries)
+// deriveKeys is mapKeys(entries) for a map whose entries are old's with oldMid
+// replaced by curMid: without duplicates in old, old's keys with oldMid's taken out
+// and curMid's put in.
+func deriveKeys(old *parsedMap, oldMid, curMid, entries []runtime.MapEntry) (*keySet, bool) {
+	if old.dup || old.keys.depth >= maxKeyDepth {
+		return mapKeys(entries)
 	}
-	index := maps.Clone(old.index)
+	k := &keySet{parent: old.keys, out: make(map[string]bool, len(oldMid)), in: make(map[string]bool, len(curMid)), depth: old.keys.depth + 1}
 	for _, e := range oldMid {
-		delete(index, e.Key)
+		k.out[e.Key] = true
 	}
 	for _, e := range curMid {
-		if _, seen := index[e.Key]; seen {
-			return indexEntries(entries) // a duplicate: the first value is the first line's
+		// a duplicate: twice in the middle, or also in the common lines
+		if k.in[e.Key] || (!k.out[e.Key] && old.keys.has(e.Key)) {
+			return mapKeys(entries)
 		}
-		index[e.Key] = e.Value
+		k.in[e.Key] = true
 	}
-	return index, false
+	return k, false
 }

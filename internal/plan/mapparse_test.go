@@ -53,6 +53,17 @@ func editMap(r *rand.Rand, text string) string {
 	return strings.Join(lines, "")
 }
 
+// firstPrefix is what map_beg answers for s: the value of the first entry whose
+// key begins s.
+func firstPrefix(entries []runtime.MapEntry, s string) string {
+	for _, e := range entries {
+		if strings.HasPrefix(s, e.Key) {
+			return e.Value
+		}
+	}
+	return "(none)"
+}
+
 // applyOps runs the plan's map operations on entries the way HAProxy does.
 func applyOps(entries []runtime.MapEntry, ops []runtime.Op) []runtime.MapEntry {
 	out := slices.Clone(entries)
@@ -80,8 +91,13 @@ func applyOps(entries []runtime.MapEntry, ops []runtime.Op) []runtime.MapEntry {
 // the running map into one that answers every exact lookup as the desired does.
 func TestMapChangeIsAFullParse(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	cfg := "frontend f\n    use_backend %[req.hdr(host),map(/etc/haproxy/maps/m.map)]\n"
-	for i := range 3000 {
+	exact := "frontend f\n    use_backend %[req.hdr(host),map(/etc/haproxy/maps/m.map)]\n"
+	beg := "frontend f\n    use_backend %[path,map_beg(/etc/haproxy/maps/m.map)]\n"
+	for i := range 6000 {
+		cfg := exact
+		if i%3 == 0 {
+			cfg = beg
+		}
 		oldText := randomMap(r, r.IntN(30))
 		if r.IntN(5) == 0 {
 			oldText = strings.TrimSuffix(oldText, "\n")
@@ -94,8 +110,13 @@ func TestMapChangeIsAFullParse(t *testing.T) {
 		}
 		c := parsedMaps.change(old, cur)
 		want := parseMap(newText)
-		if !reflect.DeepEqual(c.cur, want) && !(len(c.cur.entries) == 0 && len(want.entries) == 0) {
+		if !slices.Equal(c.cur.entries, want.entries) || !slices.Equal(c.cur.starts, want.starts) || c.cur.dup != want.dup || c.cur.text != want.text {
 			t.Fatalf("%q → %q: derived %+v, parsed %+v", oldText, newText, c.cur, want)
+		}
+		for _, e := range append(runtime.ParseMapFile(oldText), want.entries...) {
+			if c.cur.keys.has(e.Key) != want.keys.has(e.Key) {
+				t.Fatalf("%q → %q: key %q: derived %v, parsed %v", oldText, newText, e.Key, c.cur.keys.has(e.Key), want.keys.has(e.Key))
+			}
 		}
 		if !slices.Equal(c.old.entries[:c.prefixN], c.cur.entries[:c.prefixN]) ||
 			!slices.Equal(c.old.entries[len(c.old.entries)-c.suffixN:], c.cur.entries[len(c.cur.entries)-c.suffixN:]) {
@@ -113,8 +134,42 @@ func TestMapChangeIsAFullParse(t *testing.T) {
 		}
 		got := applyOps(runtime.ParseMapFile(oldText), res.Ops)
 		gotIdx, _ := indexEntries(got)
-		if !reflect.DeepEqual(gotIdx, want.index) && !(len(gotIdx) == 0 && len(want.index) == 0) {
-			t.Fatalf("%q → %q: ops %v leave %v, want %v", oldText, newText, res.Ops, gotIdx, want.index)
+		wantIdx, _ := indexEntries(want.entries)
+		if !reflect.DeepEqual(gotIdx, wantIdx) && !(len(gotIdx) == 0 && len(wantIdx) == 0) {
+			t.Fatalf("%q → %q: ops %v leave %v, want %v", oldText, newText, res.Ops, gotIdx, wantIdx)
+		}
+		if cfg == beg {
+			for k := range wantIdx {
+				for _, probe := range []string{k, k + "0", k[:len(k)-1]} {
+					if g, w := firstPrefix(got, probe), firstPrefix(want.entries, probe); g != w {
+						t.Fatalf("%q → %q: ops %v answer %q with %q, the desired map with %q", oldText, newText, res.Ops, probe, g, w)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMapChangeChains: maps derived from derived maps (each plan's running map is
+// the last one's desired) keep their keys right along the chain and past its cut.
+func TestMapChangeChains(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 100 {
+		text := randomMap(r, 20)
+		for step := range 3 * maxKeyDepth {
+			next := editMap(r, text)
+			c := parsedMaps.change(bundle.File{Kind: bundle.KindMap, Name: "chain.map", Content: text},
+				bundle.File{Kind: bundle.KindMap, Name: "chain.map", Content: next})
+			want := parseMap(next)
+			if c.cur.dup != want.dup {
+				t.Fatalf("step %d, %q: dup %v, want %v", step, next, c.cur.dup, want.dup)
+			}
+			for _, e := range append(runtime.ParseMapFile(text), want.entries...) {
+				if c.cur.keys.has(e.Key) != want.keys.has(e.Key) {
+					t.Fatalf("step %d, %q: key %q: %v, want %v", step, next, e.Key, c.cur.keys.has(e.Key), want.keys.has(e.Key))
+				}
+			}
+			text = next
 		}
 	}
 }

@@ -55,7 +55,7 @@ func (p *planner) diffMap(old, cur bundle.File, desiredConfigText string) {
 			}
 		}
 		replace = len(writes)+len(deletes) > MaxSingleMapOps ||
-			(!c.inOrder(kept, added) && !sameLookups(name, desiredConfigText, c.result(kept, added), c.cur.entries))
+			(!c.inOrder(kept, added) && !sameLookups(name, desiredConfigText, func() bool { return c.prefixOrderKept(kept, added) }))
 	}
 	if replace {
 		// Duplicate keys make single ops ambiguous (set/del touch every duplicate).
@@ -85,14 +85,23 @@ func (c mapChange) inOrder(kept, added []runtime.MapEntry) bool {
 	return false // an added entry lands after the common last entries
 }
 
-// result is the running map after single ops: the common first entries, the kept
-// middle, the common last entries, then the added ones.
-func (c mapChange) result(kept, added []runtime.MapEntry) []runtime.MapEntry {
-	out := make([]runtime.MapEntry, 0, len(c.cur.entries))
-	out = append(out, c.old.entries[:c.prefixN]...)
-	out = append(out, kept...)
-	out = append(out, c.old.entries[len(c.old.entries)-c.suffixN:]...)
-	return append(out, added...)
+// prefixOrderKept is prefixOrderKept of the running map after single ops (the
+// common first entries, the kept middle, the common last entries, then the added
+// ones) and the desired map, looking at the middle and the last entries only: the
+// first entries come first on both sides, and an added entry only trades places
+// with the last entries.
+func (c mapChange) prefixOrderKept(kept, added []runtime.MapEntry) bool {
+	if !prefixOrderKept(append(slices.Clip(kept), added...), c.curMid) {
+		return false
+	}
+	for _, e := range c.cur.entries[len(c.cur.entries)-c.suffixN:] {
+		for _, a := range added {
+			if strings.HasPrefix(a.Key, e.Key) || strings.HasPrefix(e.Key, a.Key) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func mapOpLine(op runtime.Operation) string {
@@ -136,14 +145,14 @@ func refersToAnywhere(s string, refersTo func(string) bool) bool {
 	return false
 }
 
-// sameLookups reports whether a map holding result answers every lookup the
-// desired configuration makes as one holding desired does (same entries, keys
-// unique). Exact matches do not depend on order; a prefix match (map_beg) only on
-// the order of entries one of whose keys begins with the other's, so a route's
-// new entries appended at the end are as good as in the middle when no other key
-// is a prefix of theirs. Any other use, or one plan cannot read, needs the
-// desired order.
-func sameLookups(name, configText string, result, desired []runtime.MapEntry) bool {
+// sameLookups reports whether a map holding the entries single ops leave answers
+// every lookup the desired configuration makes as the desired map does (same
+// entries, keys unique). Exact matches do not depend on order; a prefix match
+// (map_beg) only on the order of entries one of whose keys begins with the
+// other's (prefixOrderKept), so a route's new entries appended at the end are as
+// good as in the middle when no other key is a prefix of theirs. Any other use, or
+// one plan cannot read, needs the desired order.
+func sameLookups(name, configText string, prefixOrderKept func() bool) bool {
 	types, known := mapMatchTypes(name, configText)
 	if !known {
 		return false
@@ -153,10 +162,7 @@ func sameLookups(name, configText string, result, desired []runtime.MapEntry) bo
 			return false
 		}
 	}
-	if !types["beg"] {
-		return true
-	}
-	return prefixOrderKept(result, desired)
+	return !types["beg"] || prefixOrderKept()
 }
 
 // prefixOrderKept reports whether every two entries of which one key begins with
