@@ -62,6 +62,81 @@ type deps struct {
 	// stores are the stores it and the fragments it used queried (storesRead),
 	// computed once: a finished fragment's deps never change.
 	stores map[string]bool
+	// keys are the index keys it and the fragments it used queried, per store
+	// (storeKeys); verified a snapshot on which every query gave the recorded
+	// answer.
+	keys     map[string]map[string]bool
+	verified *snapshot.Snapshot
+}
+
+// storeKeys returns the index keys the fragment, or a fragment it used, queried,
+// per store; a List is the key "" (snapshot.Store.Changes holds "" whenever any
+// object changed). Call it only on a finished fragment.
+func (d *deps) storeKeys() map[string]map[string]bool {
+	if d.keys != nil {
+		return d.keys
+	}
+	keys := map[string]map[string]bool{}
+	add := func(store, k string) {
+		if keys[store] == nil {
+			keys[store] = map[string]bool{}
+		}
+		keys[store][k] = true
+	}
+	for _, r := range d.reads {
+		if r.list {
+			add(r.store, "")
+		} else {
+			add(r.store, r.ikey)
+		}
+	}
+	for _, c := range d.children {
+		for store, ks := range c.storeKeys() {
+			for k := range ks {
+				add(store, k)
+			}
+		}
+	}
+	d.keys = keys
+	return keys
+}
+
+// unchangedSince reports whether no store d queried changed, between the snapshot
+// d was last found current on and the render's, under a key d queried: then every
+// query gives the recorded answer without asking each one (a run of 64 routes
+// asks hundreds). It answers false when it cannot tell (on-demand stores).
+func (d *deps) unchangedSince(st *renderState) bool {
+	v := d.verified
+	if v == nil {
+		return false
+	}
+	for store, keys := range d.storeKeys() {
+		was, now := v.Stores[store], st.snapshot.Stores[store]
+		if was == now {
+			if now != nil && now.OnDemand != nil {
+				return false
+			}
+			continue
+		}
+		if was == nil || now == nil || was.OnDemand != nil || now.OnDemand != nil {
+			return false
+		}
+		changed := st.changes(was, now)
+		if len(changed) < len(keys) {
+			for k := range changed {
+				if keys[k] {
+					return false
+				}
+			}
+		} else {
+			for k := range keys {
+				if changed[k] {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // storesRead returns the names of the stores the fragment, or a fragment it used,
@@ -143,8 +218,11 @@ func (d *deps) current(st *renderState) bool {
 	if d.checkedIn == st.gen {
 		return d.currentThen
 	}
-	ok := d.check(st)
+	ok := d.unchangedSince(st) || d.check(st)
 	d.checkedIn, d.currentThen = st.gen, ok
+	if ok {
+		d.verified = st.snapshot
+	}
 	return ok
 }
 
