@@ -241,10 +241,12 @@ func (s *GatewayState) add(r *GatewayState) {
 		}
 	}
 	s.Regex = mergeKeyed(s.Seen, s.Regex, r.Regex)
+	s.HeaderLines = append(s.HeaderLines, r.HeaderLines...)
 	s.addUnkeyed(r)
 }
 
-// addUnkeyed adds what add does but the keyed lines and hosts.
+// addUnkeyed adds what add does but the hosts and the lines gateway_index sorts
+// (keyed lines, header lines).
 func (s *GatewayState) addUnkeyed(r *GatewayState) {
 	var brought map[string]bool
 	for _, b := range r.Backends {
@@ -267,7 +269,6 @@ func (s *GatewayState) addUnkeyed(r *GatewayState) {
 		s.Notes = append(s.Notes, n)
 	}
 	s.Weighted = append(s.Weighted, r.Weighted...)
-	s.HeaderLines = append(s.HeaderLines, r.HeaderLines...)
 	s.CorsLines = append(s.CorsLines, r.CorsLines...)
 	s.CorsOriginLines = append(s.CorsOriginLines, r.CorsOriginLines...)
 	for k, v := range r.Conds {

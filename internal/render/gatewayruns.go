@@ -11,8 +11,9 @@ import (
 // one new run and drops one: the map lines the index sorts are kept sorted between
 // renders (per Gateway fleet) and edited by those runs' lines only. When some key is
 // in two runs (two routes claim one match: the first wins), or s already holds
-// lines, it merges as gateway_merge does. It does not fill s.Seen and s.Hosts
-// (gateway_index reads the hosts from the remembered lists).
+// lines, it merges as gateway_merge does. Otherwise it leaves s.Seen, s.Hosts,
+// s.Exact, s.PrefixExact, s.PrefixSorted and s.HeaderLines unfilled: gateway_index
+// reads those lines from the remembered lists.
 func (e *Engine) gatewayMergeRuns(s *GatewayState, runs ...*GatewayState) {
 	if len(s.Exact)+len(s.PrefixExact)+len(s.PrefixSorted)+len(s.Regex)+len(s.Hosts)+len(s.HeaderLines) > 0 {
 		gatewayMerge(s, runs...)
@@ -42,9 +43,6 @@ func (e *Engine) gatewayMergeRuns(s *GatewayState, runs ...*GatewayState) {
 		s.HeaderRules = map[string]string{}
 	}
 	for _, r := range runs { // no key is in two runs: every line is kept
-		s.Exact = append(s.Exact, r.Exact...)
-		s.PrefixExact = append(s.PrefixExact, r.PrefixExact...)
-		s.PrefixSorted = append(s.PrefixSorted, r.PrefixSorted...)
 		s.PlainPrefixes = append(s.PlainPrefixes, r.PlainPrefixes...)
 		s.Regex = append(s.Regex, r.Regex...)
 		s.addUnkeyed(r)
