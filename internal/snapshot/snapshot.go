@@ -81,17 +81,7 @@ func indexKey(keys []string) string {
 // NewStore sorts objects and builds the index. Objects must not be modified
 // afterwards. Refused objects are kept aside: templates never see them.
 func NewStore(name string, indexBy []fieldpath.Path, typ reflect.Type, objects []Object) *Store {
-	objs := make([]Object, 0, len(objects))
-	var refused []Object
-	for _, o := range objects {
-		if o.Refused != "" {
-			refused = append(refused, o)
-		} else {
-			objs = append(objs, o)
-		}
-	}
-	sortObjects(objs)
-	sortObjects(refused)
+	objs, refused := split(objects)
 	s := &Store{Name: name, IndexBy: indexBy, Type: typ, objects: objs, refused: refused}
 	s.ikeys = make([][]string, len(objs))
 	for i, o := range objs {
@@ -99,6 +89,22 @@ func NewStore(name string, indexBy []fieldpath.Path, typ reflect.Type, objects [
 	}
 	s.buildIndex()
 	return s
+}
+
+// split parts objects into those templates see and the refused ones, each sorted
+// by namespace and name.
+func split(objects []Object) (held, refused []Object) {
+	held = make([]Object, 0, len(objects))
+	for _, o := range objects {
+		if o.Refused != "" {
+			refused = append(refused, o)
+		} else {
+			held = append(held, o)
+		}
+	}
+	sortObjects(held)
+	sortObjects(refused)
+	return held, refused
 }
 
 func sortObjects(objs []Object) {
@@ -117,20 +123,14 @@ func (s *Store) With(put []Object, drop []string) *Store {
 	for i, o := range put {
 		last[o.Key()] = i
 	}
-	var added, addedRefused []Object
+	latest := make([]Object, 0, len(put))
 	for i, o := range put {
 		gone[o.Key()] = true
-		if last[o.Key()] != i {
-			continue
-		}
-		if o.Refused != "" {
-			addedRefused = append(addedRefused, o)
-		} else {
-			added = append(added, o)
+		if last[o.Key()] == i {
+			latest = append(latest, o)
 		}
 	}
-	sortObjects(added)
-	sortObjects(addedRefused)
+	added, addedRefused := split(latest)
 	out := &Store{Name: s.Name, IndexBy: s.IndexBy, Type: s.Type, OnDemand: s.OnDemand,
 		objects: make([]Object, 0, len(s.objects)+len(added)), ikeys: make([][]string, 0, len(s.objects)+len(added))}
 	j := 0
