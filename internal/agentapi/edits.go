@@ -47,17 +47,9 @@ func EditOf(base, f bundle.File) (FileEdit, bool) {
 	if size*2 > len(f.Content) {
 		return FileEdit{}, false
 	}
-	// A bundle's files carry their content's hash (bundle.New, Assemble); a file
-	// without one is hashed here. The agent checks both against what it holds and
-	// what the splices make, and refuses the edit when either differs.
-	return FileEdit{Kind: f.Kind, Name: f.Name, BaseHash: hashOf(base), Hash: hashOf(f), Splices: splices}, true
-}
-
-func hashOf(f bundle.File) string {
-	if f.Hash != "" {
-		return f.Hash
-	}
-	return bundle.HashContent(f.Content)
+	// Hashed here rather than trusted from the File: a copied File keeps a stale one.
+	return FileEdit{Kind: f.Kind, Name: f.Name, BaseHash: bundle.HashContent(base.Content),
+		Hash: bundle.HashContent(f.Content), Splices: splices}, true
 }
 
 // Diff returns the line splices that turn old into new, or false when they
