@@ -2,7 +2,9 @@ package plan
 
 import (
 	"sort"
+	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
@@ -131,14 +133,22 @@ func (c *mapParses) change(old, cur bundle.File) mapChange {
 	}
 	mid, midStarts := runtime.ParseMapFileAt(cur.Content[pre : len(cur.Content)-suf])
 	n := &parsedMap{text: cur.Content}
+	shift := len(n.text) - len(o.text)
+	// The common entries are the same bytes of the new text: taken from it, not
+	// from the old one, so that no parse keeps an earlier map's text alive.
 	n.entries = make([]runtime.MapEntry, 0, prefixN+len(mid)+suffixN)
-	n.entries = append(append(append(n.entries, o.entries[:prefixN]...), mid...), o.entries[len(o.entries)-suffixN:]...)
+	for _, e := range o.entries[:prefixN] {
+		n.entries = append(n.entries, rebase(e, o.text, n.text, 0))
+	}
+	n.entries = append(n.entries, mid...)
+	for _, e := range o.entries[len(o.entries)-suffixN:] {
+		n.entries = append(n.entries, rebase(e, o.text, n.text, shift))
+	}
 	n.starts = make([]int, 0, len(n.entries))
 	n.starts = append(n.starts, o.starts[:prefixN]...)
 	for _, s := range midStarts {
 		n.starts = append(n.starts, pre+s)
 	}
-	shift := len(n.text) - len(o.text)
 	for _, s := range o.starts[len(o.starts)-suffixN:] {
 		n.starts = append(n.starts, s+shift)
 	}
@@ -146,6 +156,23 @@ func (c *mapParses) change(old, cur bundle.File) mapChange {
 	mc.cur, mc.curMid = n, mid
 	c.put(cur.Name, n)
 	return mc
+}
+
+// rebase returns e with its key and value taken from to, where the bytes they hold
+// in from are, moved by shift (every parsed entry is a substring of its text).
+func rebase(e runtime.MapEntry, from, to string, shift int) runtime.MapEntry {
+	return runtime.MapEntry{Key: rebaseString(e.Key, from, to, shift), Value: rebaseString(e.Value, from, to, shift)}
+}
+
+func rebaseString(s, from, to string, shift int) string {
+	if s == "" {
+		return ""
+	}
+	at := int(uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(from))))
+	if at < 0 || at+len(s) > len(from) || at+shift < 0 || at+shift+len(s) > len(to) || to[at+shift:at+shift+len(s)] != s {
+		return strings.Clone(s) // not a substring of from: keep a copy of its own
+	}
+	return to[at+shift : at+shift+len(s)]
 }
 
 // deriveKeys is mapKeys(entries) for a map whose entries are old's with oldMid
@@ -156,15 +183,16 @@ func deriveKeys(old *parsedMap, oldMid, curMid, entries []runtime.MapEntry) (*ke
 		return mapKeys(entries)
 	}
 	k := &keySet{parent: old.keys, out: make(map[string]bool, len(oldMid)), in: make(map[string]bool, len(curMid)), depth: old.keys.depth + 1}
+	// (copies: a chain must not keep the texts the keys were parsed from alive)
 	for _, e := range oldMid {
-		k.out[e.Key] = true
+		k.out[strings.Clone(e.Key)] = true
 	}
 	for _, e := range curMid {
 		// a duplicate: twice in the middle, or also in the common lines
 		if k.in[e.Key] || (!k.out[e.Key] && old.keys.has(e.Key)) {
 			return mapKeys(entries)
 		}
-		k.in[e.Key] = true
+		k.in[strings.Clone(e.Key)] = true
 	}
 	return k, false
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
@@ -51,6 +52,15 @@ func editMap(r *rand.Rand, text string) string {
 		}
 	}
 	return strings.Join(lines, "")
+}
+
+// within reports whether s is empty or a substring of text (shares its bytes).
+func within(s, text string) bool {
+	if s == "" {
+		return true
+	}
+	at := uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(text)))
+	return at <= uintptr(len(text)-len(s))
 }
 
 // firstPrefix is what map_beg answers for s: the value of the first entry whose
@@ -163,6 +173,11 @@ func TestMapChangeChains(t *testing.T) {
 			want := parseMap(next)
 			if c.cur.dup != want.dup {
 				t.Fatalf("step %d, %q: dup %v, want %v", step, next, c.cur.dup, want.dup)
+			}
+			for _, e := range c.cur.entries { // no parse keeps an earlier text alive
+				if !within(e.Key, c.cur.text) || !within(e.Value, c.cur.text) {
+					t.Fatalf("step %d: entry %q %q is not part of the map's own text", step, e.Key, e.Value)
+				}
 			}
 			for _, e := range append(runtime.ParseMapFile(text), want.entries...) {
 				if c.cur.keys.has(e.Key) != want.keys.has(e.Key) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"reflect"
 	"sync"
+	"weak"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/note"
@@ -31,9 +32,12 @@ type read struct {
 	store string
 	list  bool
 	keys  []string
-	ikey  string          // snapshot.IndexKey(keys)
-	at    *snapshot.Store // a store that gives this answer
-	got   []snapshot.Object
+	ikey  string // snapshot.IndexKey(keys)
+	// at is a store that gives this answer, weakly: a fragment kept for later
+	// renders must not keep every store version it was checked on alive (a route
+	// created per change would hold one version of the routes' store each).
+	at  weak.Pointer[snapshot.Store]
+	got []snapshot.Object
 }
 
 // mark is one first_seen call and its answer.
@@ -66,7 +70,7 @@ type deps struct {
 	// (storeKeys); verified a snapshot on which every query gave the recorded
 	// answer.
 	keys     map[string]map[string]bool
-	verified *snapshot.Snapshot
+	verified weak.Pointer[snapshot.Snapshot]
 }
 
 // storeKeys returns the index keys the fragment, or a fragment it used, queried,
@@ -106,8 +110,8 @@ func (d *deps) storeKeys() map[string]map[string]bool {
 // query gives the recorded answer without asking each one (a run of 64 routes
 // asks hundreds). It answers false when it cannot tell (on-demand stores).
 func (d *deps) unchangedSince(st *renderState) bool {
-	v := d.verified
-	if v == nil {
+	v := d.verified.Value()
+	if v == nil { // never found current, or that snapshot is gone
 		return false
 	}
 	for store, keys := range d.storeKeys() {
@@ -221,7 +225,7 @@ func (d *deps) current(st *renderState) bool {
 	ok := d.unchangedSince(st) || d.check(st)
 	d.checkedIn, d.currentThen = st.gen, ok
 	if ok {
-		d.verified = st.snapshot
+		d.verified = weak.Make(st.snapshot)
 	}
 	return ok
 }
@@ -244,12 +248,15 @@ func (d *deps) check(st *renderState) bool {
 // remembered as one that gives it, so later checks start from there.
 func (st *renderState) same(r *read) bool {
 	store := st.snapshot.Stores[r.store]
-	if store == r.at && (store == nil || store.OnDemand == nil) {
-		return true // stores are immutable: the same store answers the same
-	}
-	if !r.list && store != nil && r.at != nil && store.OnDemand == nil && !st.changes(r.at, store)[r.ikey] {
-		r.at = store
-		return true
+	at := r.at.Value() // nil: no store then, or one collected since
+	if store != nil && store.OnDemand == nil && at != nil {
+		if store == at {
+			return true // stores are immutable: the same store answers the same
+		}
+		if !r.list && !st.changes(at, store)[r.ikey] {
+			r.at = weak.Make(store)
+			return true
+		}
 	}
 	var got []snapshot.Object
 	if r.list {
@@ -264,8 +271,8 @@ func (st *renderState) same(r *read) bool {
 	if !sameObjects(got, r.got) {
 		return false
 	}
-	if store == nil || store.OnDemand == nil {
-		r.at = store
+	if store != nil && store.OnDemand == nil {
+		r.at = weak.Make(store)
 	}
 	return true
 }

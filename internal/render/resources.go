@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"weak"
 
 	"github.com/haproxy-haptic/haptic/internal/snapshot"
 )
@@ -116,7 +117,7 @@ func listOf(st *snapshot.Store) []snapshot.Object {
 func (st *renderState) list(resource string) []snapshot.Object {
 	store := st.snapshot.Stores[resource]
 	objs := listOf(store)
-	st.record(&read{store: resource, list: true, at: store, got: objs})
+	st.record(&read{store: resource, list: true, at: weak.Make(store), got: objs})
 	return objs
 }
 
@@ -130,7 +131,7 @@ func (st *renderState) fetch(resource string, keys []string) []snapshot.Object {
 	if err != nil {
 		panic(err)
 	}
-	st.record(&read{store: resource, keys: keys, at: store, got: objs})
+	st.record(&read{store: resource, keys: keys, at: weak.Make(store), got: objs})
 	return objs
 }
 
