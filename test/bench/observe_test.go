@@ -76,16 +76,29 @@ func podReady(p *corev1.Pod) bool {
 
 // controllerPod is the running controller pod (name, IP).
 func (r *run) controllerPod() (string, string, error) {
-	pods, err := r.kube.CoreV1().Pods(r.ctrlNS).List(r.ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=controller"})
+	pods, err := r.controllerPods()
 	if err != nil {
 		return "", "", err
 	}
+	if len(pods) == 0 {
+		return "", "", fmt.Errorf("no ready controller pod in %s", r.ctrlNS)
+	}
+	return pods[0].Name, pods[0].Status.PodIP, nil
+}
+
+// controllerPods are the ready controller replicas: the leader and the standby.
+func (r *run) controllerPods() ([]corev1.Pod, error) {
+	pods, err := r.kube.CoreV1().Pods(r.ctrlNS).List(r.ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=controller"})
+	if err != nil {
+		return nil, err
+	}
+	var out []corev1.Pod
 	for _, p := range pods.Items {
 		if p.DeletionTimestamp == nil && p.Status.PodIP != "" && podReady(&p) {
-			return p.Name, p.Status.PodIP, nil
+			out = append(out, p)
 		}
 	}
-	return "", "", fmt.Errorf("no ready controller pod in %s", r.ctrlNS)
+	return out, nil
 }
 
 // metrics scrapes every ready controller replica's /metrics and adds the series up
@@ -93,23 +106,18 @@ func (r *run) controllerPod() (string, string, error) {
 // only, and which replica leads is not known here, so a scrape of one replica could be
 // the standby's zeros.
 func (r *run) metrics() (map[string]float64, error) {
-	pods, err := r.kube.CoreV1().Pods(r.ctrlNS).List(r.ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=controller"})
+	pods, err := r.controllerPods()
 	if err != nil {
 		return nil, err
 	}
+	if len(pods) == 0 {
+		return nil, fmt.Errorf("no ready controller pod in %s", r.ctrlNS)
+	}
 	out := map[string]float64{}
-	scraped := 0
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp != nil || p.Status.PodIP == "" || !podReady(&p) {
-			continue
-		}
+	for _, p := range pods {
 		if err := r.addMetrics(p.Status.PodIP, out); err != nil {
 			return nil, fmt.Errorf("controller pod %s: %w", p.Name, err)
 		}
-		scraped++
-	}
-	if scraped == 0 {
-		return nil, fmt.Errorf("no ready controller pod in %s", r.ctrlNS)
 	}
 	return out, nil
 }
@@ -293,8 +301,12 @@ func (r *run) startSampler() *sampler {
 
 func (s *sampler) read(r *run) {
 	targets := map[string]string{} // ns/pod → role
-	if name, _, err := r.controllerPod(); err == nil {
-		targets[r.ctrlNS+"/"+name] = "controller"
+	// every replica: the one sampled alone was the standby in some runs, whose RSS
+	// says nothing of the leader's
+	if pods, err := r.controllerPods(); err == nil {
+		for _, p := range pods {
+			targets[r.ctrlNS+"/"+p.Name] = "controller"
+		}
 	}
 	for _, g := range r.k.Gateways {
 		pods, _ := r.gatewayPods(g)
