@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -102,10 +103,9 @@ func (c *mapParses) put(name string, m *parsedMap) {
 	defer c.mu.Unlock()
 	list := c.byName[name]
 	if len(list) >= mapParsesPerName {
-		list = list[1:]
+		list = slices.Delete(list, 0, 1) // the oldest, cleared: not kept alive
 	}
-	// a new array: a reader may still range over the old one
-	c.byName[name] = append(append(make([]*parsedMap, 0, len(list)+1), list...), m)
+	c.byName[name] = append(list, m)
 }
 
 // parse returns f's parse, remembered or new.

@@ -198,11 +198,10 @@ func gatewayMerge(s *GatewayState, shares ...*GatewayState) {
 func (s *GatewayState) prepare(shares []*GatewayState) {
 	// Sized first: a render merges every route's lines, and growing the sets as it
 	// went was most of the merge's cost.
-	var keys, hosts, backends int
+	var keys, hosts int
 	for _, r := range shares {
 		keys += len(r.Exact) + len(r.PrefixExact) + len(r.PrefixSorted) + len(r.Regex)
 		hosts += len(r.Hosts)
-		backends += len(r.Backends)
 	}
 	if len(s.Seen) == 0 {
 		s.Seen = make(map[string]bool, keys)
@@ -210,7 +209,16 @@ func (s *GatewayState) prepare(shares []*GatewayState) {
 	if len(s.Hosts) == 0 {
 		s.Hosts = make(map[string]bool, hosts)
 	}
+	s.prepareUnkeyed(shares)
+}
+
+// prepareUnkeyed makes the sets addUnkeyed writes.
+func (s *GatewayState) prepareUnkeyed(shares []*GatewayState) {
 	if len(s.BackendIdx) == 0 {
+		backends := 0
+		for _, r := range shares {
+			backends += len(r.Backends)
+		}
 		s.BackendIdx = make(map[string]bool, backends)
 	}
 	if s.Conds == nil {
@@ -333,10 +341,9 @@ func gatewayIndex(s *GatewayState) map[string]any {
 		hdr, _ := b["hdr"].([]string)
 		backendHeaders = append(backendHeaders, hdr...)
 	}
-	var hosts, exact, prefixExact, prefix, headerLines []string
+	var hosts, exact, prefixExact, prefix, routeHeaders []string
 	if m := s.merged; m != nil {
-		hosts, exact, prefixExact, prefix = m.hostLines, m.exact, m.prefixExact, m.prefix
-		headerLines = mergeSorted(m.headerLines, sortedCopy(backendHeaders))
+		hosts, exact, prefixExact, prefix, routeHeaders = m.hostLines, m.exact, m.prefixExact, m.prefix, m.headerLines
 	} else {
 		hosts = make([]string, 0, len(s.Hosts))
 		for h := range s.Hosts {
@@ -345,8 +352,9 @@ func gatewayIndex(s *GatewayState) map[string]any {
 		sort.Strings(hosts) // "h h" sorts as h: a host holds no blank
 		exact, prefixExact = sortStrings(linesOf(s.Exact)), sortStrings(linesOf(s.PrefixExact))
 		prefix = sortStrings(linesOf(s.PrefixSorted))
-		headerLines = sortStrings(append(slices.Clone(s.HeaderLines), backendHeaders...))
+		routeHeaders = sortStrings(s.HeaderLines)
 	}
+	headerLines := mergeSorted(routeHeaders, sortStrings(backendHeaders))
 	stripped := make([]string, len(prefix))
 	for i, l := range prefix {
 		stripped[i] = l[7:]

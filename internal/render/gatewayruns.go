@@ -1,9 +1,6 @@
 package render
 
-import (
-	"slices"
-	"sort"
-)
+import "sort"
 
 // gatewayMergeRuns is gateway_merge_runs(s, runs...): gateway_merge(s, runs...) for
 // the merged runs of every route of a render, without the per-line work that makes
@@ -31,17 +28,7 @@ func (e *Engine) gatewayMergeRuns(s *GatewayState, runs ...*GatewayState) {
 		gatewayMerge(s, runs...)
 		return
 	}
-	for _, set := range []*map[string]bool{&s.BackendIdx, &s.PrefixCondHosts, &s.PrefixCondFrontends} {
-		if *set == nil {
-			*set = map[string]bool{}
-		}
-	}
-	if s.Conds == nil {
-		s.Conds = map[string][]string{}
-	}
-	if s.HeaderRules == nil {
-		s.HeaderRules = map[string]string{}
-	}
+	s.prepareUnkeyed(runs)
 	for _, r := range runs { // no key is in two runs: every line is kept
 		s.PlainPrefixes = append(s.PlainPrefixes, r.PlainPrefixes...)
 		s.Regex = append(s.Regex, r.Regex...)
@@ -208,11 +195,4 @@ func mergeSorted(a, b []string) []string {
 		at = i
 	}
 	return append(out, a[at:]...)
-}
-
-// sortedCopy returns the lines sorted, in a new slice.
-func sortedCopy(lines []string) []string {
-	out := slices.Clone(lines)
-	sort.Strings(out)
-	return out
 }
