@@ -82,10 +82,20 @@ func assemble(out []File) *Bundle {
 	return &Bundle{Files: out, Hash: hex.EncodeToString(h.Sum(nil))}
 }
 
-// HashContent is the content hash used for every file.
+// HashContent is the content hash used for every file. A large content's hash is
+// remembered (hashcache.go): a rendered map is hashed again by plan and deploy.
 func HashContent(s string) string {
+	if len(s) >= hashCacheMin {
+		if h, ok := hashes.get(s); ok {
+			return h
+		}
+	}
 	sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(s), len(s))) // read only: no copy of a large map
-	return hex.EncodeToString(sum[:])
+	h := hex.EncodeToString(sum[:])
+	if len(s) >= hashCacheMin {
+		hashes.put(s, h)
+	}
+	return h
 }
 
 // Config returns haproxy.cfg.

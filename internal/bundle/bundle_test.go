@@ -1,6 +1,8 @@
 package bundle
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -341,5 +343,29 @@ func TestWriteToError(t *testing.T) {
 	err := New([]File{{Kind: KindMap, Name: "hosts.map", Content: "x"}}).WriteTo(l)
 	if err == nil || !strings.Contains(err.Error(), "map:hosts.map") {
 		t.Errorf("WriteTo error = %v, want one naming map:hosts.map", err)
+	}
+}
+
+// TestHashContentRemembersOnlyTheSameBytes: large contents built one after another
+// (the collector frees each, so addresses are reused) and substrings of a hashed
+// content each hash to their own sha256, whatever HashContent remembered.
+func TestHashContentRemembersOnlyTheSameBytes(t *testing.T) {
+	direct := func(s string) string {
+		sum := sha256.Sum256([]byte(s))
+		return hex.EncodeToString(sum[:])
+	}
+	base := strings.Repeat("host.example.com backend\n", hashCacheMin/8)
+	for i := range 300 {
+		b := []byte(base)
+		b[i%len(b)] = byte('a' + i%26)
+		s := string(b)
+		for _, c := range []string{s, s, s[:len(s)-1], s[1:]} {
+			if got := HashContent(c); got != direct(c) {
+				t.Fatalf("step %d: remembered hash %s, want %s", i, got, direct(c))
+			}
+		}
+		if i%50 == 0 {
+			runtime.GC()
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"runtime"
 	"sort"
@@ -578,7 +579,14 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 		tracer = newTracer(target)
 		ctx = context.WithValue(ctx, tracerKey{}, tracer)
 	}
-	var buf bytes.Buffer
+	last := st.prev.file(target)
+	var buf strings.Builder
+	if last != nil {
+		// Sized for the last output, so that a large map is written into one
+		// allocation and taken as it is (String does not copy).
+		n := len(last.file.Content)
+		buf.Grow(n + n/32 + 1024)
+	}
 	if st.next != nil {
 		st.rec = newRecorder(target, &buf)
 		defer func() { st.rec = nil }()
@@ -598,7 +606,6 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 		out = p.apply(out)
 	}
 	var prev string
-	last := st.prev.file(target)
 	if last != nil {
 		prev = last.file.Content
 	}
@@ -626,7 +633,7 @@ func (e *Engine) Targets() []string {
 // runTemplate runs a template, turning the panic Scriggo's VM raises for some
 // internal errors (a context cancelled inside a nested call surfaces as a "fatal
 // error" panic) into an error: a render must never take the controller down.
-func runTemplate(ctx context.Context, tmpl *scriggo.Template, buf *bytes.Buffer) (err error) {
+func runTemplate(ctx context.Context, tmpl *scriggo.Template, buf io.Writer) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if ctx.Err() != nil {

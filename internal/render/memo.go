@@ -1,8 +1,8 @@
 package render
 
 import (
-	"bytes"
 	"reflect"
+	"strings"
 	"sync"
 	"weak"
 
@@ -320,11 +320,11 @@ type scope struct {
 // recorder follows the fragments of one top-level template while it renders.
 type recorder struct {
 	target string
-	out    *bytes.Buffer
+	out    *strings.Builder
 	stack  []*scope
 }
 
-func newRecorder(target string, out *bytes.Buffer) *recorder {
+func newRecorder(target string, out *strings.Builder) *recorder {
 	return &recorder{target: target, out: out, stack: []*scope{{}}}
 }
 

@@ -3,6 +3,7 @@ package render
 import (
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/open2b/scriggo/native"
 )
@@ -150,7 +151,7 @@ func (e *Engine) endUnit(key string) string {
 	}
 	s := rec.pop()
 	if !s.hit {
-		out := string(rec.out.Bytes()[s.start:])
+		out := strings.Clone(rec.out.String()[s.start:]) // not a view: the memo must not keep the whole output
 		e.st.next.putUnit(rec.target, key, &unitMemo{inputs: s.inputs, output: out, deps: &s.deps})
 		e.st.reuse.UnitsRendered++
 	}

@@ -66,30 +66,35 @@ func ParseMapFileAt(content string) (entries []MapEntry, starts []int) {
 	return entries, starts
 }
 
-// MapFileEntriesFor is ParseMapFile's entries whose key is in keys, without
-// splitting the lines that cannot hold one (a line's key starts it, after blanks):
-// a few keys of a large map cost a scan, not a parse.
+// MapFileEntriesFor is ParseMapFile's entries whose key is in keys: a few keys
+// of a large map cost a scan and a lookup per line, not a parse.
 func MapFileEntriesFor(content string, keys map[string]bool) []MapEntry {
 	var entries []MapEntry
 	for rest := content; rest != ""; {
 		var line string
 		line, rest = nextFileLine(rest)
-		trimmed := strings.TrimLeft(line, " \t")
-		candidate := false
-		for k := range keys {
-			if strings.HasPrefix(trimmed, k) {
-				candidate = true
-				break
-			}
-		}
-		if !candidate {
+		if !keys[lineKey(line)] {
 			continue
 		}
-		if key, value, ok := config.SplitMapLine(line); ok && keys[key] {
+		if key, value, ok := config.SplitMapLine(line); ok {
 			entries = append(entries, MapEntry{Key: key, Value: value})
 		}
 	}
 	return entries
+}
+
+// lineKey is the key config.SplitMapLine finds in a map file line, without the
+// value (a comment line gives a key no caller asks for).
+func lineKey(line string) string {
+	i := 0
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	k := i
+	for i < len(line) && line[i] != ' ' && line[i] != '\t' && line[i] != '\r' && line[i] != '\n' && line[i] != 0 {
+		i++
+	}
+	return line[k:i]
 }
 
 // nextFileLine returns what one fgets(buf, config.MapFileBufSize) reads from s: up

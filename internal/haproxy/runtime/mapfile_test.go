@@ -137,7 +137,7 @@ func TestMapOpsRefuseUnsendable(t *testing.T) {
 // those keys, whatever the blanks, comments and prefixes around them.
 func TestMapFileEntriesFor(t *testing.T) {
 	content := "a.test be_a\n  ab.test\tbe_ab\n# a.test be_comment\nb.test be_b\r\na.test be_dup\nabc\n\n   \nc.test  v w\n"
-	keys := map[string]bool{"a.test": true, "c.test": true, "abc": true, "zz": true}
+	keys := map[string]bool{"a.test": true, "c.test": true, "abc": true, "zz": true, "#": true}
 	var want []MapEntry
 	for _, e := range ParseMapFile(content) {
 		if keys[e.Key] {
