@@ -161,7 +161,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	}
 	for t, f := range wantFiles {
 		if f.Kind == bundle.KindMap && len(aliases) > 0 {
-			f.Content = translateMap(f.Content, aliases)
+			f.Content = translatedMaps.translate(f.Name, f.Content, aliases)
 			f.Hash = bundle.HashContent(f.Content)
 			wantFiles[t] = f
 		}

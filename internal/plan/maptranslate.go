@@ -1,0 +1,118 @@
+package plan
+
+import (
+	"maps"
+	"strings"
+	"sync"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+)
+
+// translatedMaps remembers the last translations (translateMap) of each map. A pod
+// whose backends were placed into pool slots runs every map translated, so every
+// plan translates every desired map; a route's change rewrites a few lines of maps
+// thousands of lines long, and only those lines are translated again: the rest is
+// copied from the last translation of the same map under the same aliases.
+var translatedMaps = &mapTranslations{byName: map[string][]*translation{}}
+
+// translationsKept is how many translations of one map are remembered (fleets and
+// pods planned in turn).
+const translationsKept = 4
+
+type translation struct {
+	in, out string
+	aliases map[string]string
+}
+
+type mapTranslations struct {
+	mu     sync.Mutex
+	byName map[string][]*translation
+}
+
+// translate is translateMap(text, aliases), derived from the remembered
+// translation of name under the same aliases whose input shares the most lines
+// with text.
+func (m *mapTranslations) translate(name, text string, aliases map[string]string) string {
+	if len(aliases) == 0 {
+		return text
+	}
+	m.mu.Lock()
+	var base *translation
+	pre, suf := 0, 0
+	for _, t := range m.byName[name] {
+		if !maps.Equal(t.aliases, aliases) {
+			continue
+		}
+		if t.in == text {
+			base, pre, suf = t, len(text), 0
+			break
+		}
+		if p, s := bundle.CommonLines(t.in, text); base == nil || p+s > pre+suf {
+			base, pre, suf = t, p, s
+		}
+	}
+	m.mu.Unlock()
+	var out string
+	switch {
+	case base != nil && base.in == text:
+		out = base.out
+	case base == nil || pre+suf == 0:
+		out = translateMap(text, aliases)
+	default:
+		out = spliceTranslation(base, text, pre, suf, aliases)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	kept := m.byName[name]
+	if len(kept) == translationsKept {
+		kept = append(kept[:0], kept[1:]...)
+	}
+	m.byName[name] = append(kept, &translation{in: text, out: out, aliases: aliases})
+	return out
+}
+
+// spliceTranslation translates text whose first pre and last suf bytes are whole
+// lines of base.in: those lines' translations are the same lines of base.out, found
+// by counting lines (translateMap keeps one output line per input line).
+func spliceTranslation(base *translation, text string, pre, suf int, aliases map[string]string) string {
+	headLines := strings.Count(base.in[:pre], "\n")
+	terminated := strings.HasSuffix(base.in, "\n") // then so is base.out
+	tailLines := strings.Count(base.in[len(base.in)-suf:], "\n")
+	if !terminated && suf > 0 {
+		tailLines++ // the last line has no newline
+	}
+	head := afterLines(base.out, headLines)
+	tail := len(base.out) - beforeLastLines(base.out, tailLines, terminated)
+	mid := translateMap(text[pre:len(text)-suf], aliases)
+	var b strings.Builder
+	b.Grow(head + len(mid) + tail)
+	b.WriteString(base.out[:head])
+	b.WriteString(mid)
+	b.WriteString(base.out[len(base.out)-tail:])
+	return b.String()
+}
+
+// afterLines is the byte offset after the first n lines of s.
+func afterLines(s string, n int) int {
+	at := 0
+	for range n {
+		at += strings.IndexByte(s[at:], '\n') + 1
+	}
+	return at
+}
+
+// beforeLastLines is the byte offset where the last n lines of s start; when
+// terminated, s ends with a newline that ends its last line.
+func beforeLastLines(s string, n int, terminated bool) int {
+	at := len(s)
+	if n == 0 {
+		return at
+	}
+	if terminated {
+		at--
+	}
+	for range n {
+		at = strings.LastIndexByte(s[:at], '\n')
+	}
+	return at + 1
+}

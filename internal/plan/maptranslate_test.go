@@ -1,0 +1,73 @@
+package plan
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestTranslateDerivedIsFull: over random edits of maps (lines added, removed and
+// changed anywhere, with and without a final newline, blank and comment lines,
+// aliases changing now and then), the translation derived from a remembered one
+// equals translateMap of the whole text.
+func TestTranslateDerivedIsFull(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	backends := []string{"be_a", "be_b", "be_c", "be_cc"}
+	aliasSets := []map[string]string{
+		{"be_c": "haptic_pool_000"},
+		{"be_c": "haptic_pool_000", "be_a": "haptic_pool_001"},
+		{"be_b": "haptic_pool_002"},
+	}
+	line := func() string {
+		be := backends[rng.IntN(len(backends))]
+		switch rng.IntN(6) {
+		case 0:
+			return be + "/x-hdr v" + fmt.Sprint(rng.IntN(9))
+		case 1:
+			return "# " + be
+		case 2:
+			return ""
+		default:
+			return fmt.Sprintf("h%d.test %s", rng.IntN(50), be)
+		}
+	}
+	cache := &mapTranslations{byName: map[string][]*translation{}}
+	var lines []string
+	for range 40 {
+		lines = append(lines, line())
+	}
+	derived := 0
+	for step := range 4000 {
+		for range 1 + rng.IntN(3) {
+			i := rng.IntN(len(lines) + 1)
+			switch rng.IntN(3) {
+			case 0:
+				lines = append(lines[:i], append([]string{line()}, lines[i:]...)...)
+			case 1:
+				if i < len(lines) {
+					lines = append(lines[:i], lines[i+1:]...)
+				}
+			default:
+				if i < len(lines) {
+					lines[i] = line()
+				}
+			}
+		}
+		text := strings.Join(lines, "\n")
+		if rng.IntN(3) > 0 {
+			text += "\n"
+		}
+		aliases := aliasSets[(step/200)%len(aliasSets)]
+		name := fmt.Sprintf("m%d.map", rng.IntN(2))
+		if kept := cache.byName[name]; len(kept) > 0 && kept[len(kept)-1].in != text {
+			derived++
+		}
+		if got, want := cache.translate(name, text, aliases), translateMap(text, aliases); got != want {
+			t.Fatalf("step %d: derived translation\n%q\nwant\n%q", step, got, want)
+		}
+	}
+	if derived < 3000 {
+		t.Fatalf("only %d translations were derived", derived)
+	}
+}
