@@ -25,6 +25,8 @@ func checkBuiltins() native.Declarations {
 		"is_dns_label":      isDNSLabel,
 		"is_dns_subdomain":  isDNSSubdomain,
 		"is_dns_host":       isDNSHost,
+		"is_header_name":    isHeaderName,
+		"value_problem":     valueProblem,
 		"chunks":            chunks,
 		"comma_list":        commaList,
 		"raw_config_lines":  rawConfigLines,
@@ -171,6 +173,33 @@ func isDNSSubdomain(s string) bool {
 		}
 	}
 	return true
+}
+
+// isHeaderName reports whether s is an HTTP header name made of token characters
+// that are also safe inside a sample-fetch argument: letters, digits and
+// ! * + . ^ _ | ~ -.
+func isHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!*+.^_|~-", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// valueProblem says why s cannot be a header value ("" when it can): a control
+// character (0x00–0x1f, 0x7f) would end or split the configuration line.
+func valueProblem(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return toJSON(s) + " holds control characters"
+		}
+	}
+	return ""
 }
 
 // isDNSHost reports whether s is a host name a route may match: a DNS-1123

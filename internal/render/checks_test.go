@@ -42,6 +42,29 @@ func TestDNSChecksMatchTheirRegexps(t *testing.T) {
 	}
 }
 
+// is_header_name and value_problem agree with the regular expressions the gateway
+// library used before them, over every single byte and some longer strings.
+func TestHeaderChecksMatchTheirRegexps(t *testing.T) {
+	name := regexp.MustCompile(`^[A-Za-z0-9!*+.^_|~-]+$`)
+	control := regexp.MustCompile(`[\x00-\x1f\x7f]`)
+	cases := []string{"", "X-Added", "x_y.z", "a b", "a:b", "a\tb", "é", "ok\x7f", "line\nbreak", "\x00", "tilde~|^*+!"}
+	for c := range 256 {
+		cases = append(cases, string([]byte{byte(c)}), "a"+string([]byte{byte(c)})+"b")
+	}
+	for _, s := range cases {
+		if got, want := isHeaderName(s), name.MatchString(s); got != want {
+			t.Errorf("is_header_name(%q) = %v, want %v", s, got, want)
+		}
+		want := ""
+		if control.MatchString(s) {
+			want = toJSON(s) + " holds control characters"
+		}
+		if got := valueProblem(s); got != want {
+			t.Errorf("value_problem(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
 func TestIsDuration(t *testing.T) {
 	for s, want := range map[string]bool{"10": true, "10s": true, "500ms": true, "3us": true, "2m": true, "1h": true, "7d": true,
 		"": false, "s": false, "10x": false, "10sm": false, "1.5s": false, "-1s": false, " 1s": false, "10 s": false} {
