@@ -3,6 +3,7 @@ package snapshot
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,6 +57,10 @@ type Store struct {
 	objects []Object
 	refused []Object
 	index   map[string][]int
+	// keyOrdered: the index is namespace and name, the order objects are sorted
+	// in, so Fetch searches the objects and no index map is built (a store made
+	// With a change of one route would otherwise index every route again).
+	keyOrdered bool
 	// ikeys are each object's index keys (indexKey of every prefix of its index
 	// values): a store made With a few changes computes only theirs.
 	ikeys [][]string
@@ -84,11 +89,27 @@ func NewStore(name string, indexBy []fieldpath.Path, typ reflect.Type, objects [
 	objs, refused := split(objects)
 	s := &Store{Name: name, IndexBy: indexBy, Type: typ, objects: objs, refused: refused}
 	s.ikeys = make([][]string, len(objs))
+	s.keyOrdered = indexIsKey(indexBy)
 	for i, o := range objs {
 		s.ikeys[i] = s.indexKeys(o.Raw)
+		s.keyOrdered = s.keyOrdered && keysAreIdentity(o, s.ikeys[i])
 	}
-	s.buildIndex()
+	if !s.keyOrdered {
+		s.buildIndex()
+	}
 	return s
+}
+
+// indexIsKey reports whether indexBy indexes by namespace and name (the default).
+func indexIsKey(indexBy []fieldpath.Path) bool {
+	return len(indexBy) == 0 || len(indexBy) == 2 &&
+		slices.Equal(indexBy[0].Steps, fieldpath.Namespace.Steps) && slices.Equal(indexBy[1].Steps, fieldpath.Name.Steps)
+}
+
+// keysAreIdentity reports whether an object's index keys are those of its
+// namespace and name (an object whose metadata says otherwise is indexed by map).
+func keysAreIdentity(o Object, ikeys []string) bool {
+	return len(ikeys) == 2 && ikeys[0] == indexKey([]string{o.Namespace}) && ikeys[1] == indexKey([]string{o.Namespace, o.Name})
 }
 
 // split parts objects into those templates see and the refused ones, each sorted
@@ -146,6 +167,10 @@ func (s *Store) With(put []Object, drop []string) *Store {
 	for ; j < len(added); j++ {
 		out.objects, out.ikeys = append(out.objects, added[j]), append(out.ikeys, out.indexKeys(added[j].Raw))
 	}
+	out.keyOrdered = s.keyOrdered
+	for _, o := range added {
+		out.keyOrdered = out.keyOrdered && keysAreIdentity(o, out.indexKeys(o.Raw))
+	}
 	for _, o := range s.refused {
 		if !gone[o.Key()] {
 			out.refused = append(out.refused, o)
@@ -153,7 +178,9 @@ func (s *Store) With(put []Object, drop []string) *Store {
 	}
 	out.refused = append(out.refused, addedRefused...)
 	sortObjects(out.refused)
-	out.buildIndex()
+	if !out.keyOrdered {
+		out.buildIndex()
+	}
 	return out
 }
 
@@ -240,12 +267,36 @@ func (s *Store) Fetch(keys ...string) ([]Object, error) {
 	if len(keys) == 0 {
 		return s.objects, nil
 	}
+	if s.keyOrdered {
+		return s.fetchByKey(keys), nil
+	}
 	idx := s.index[indexKey(keys)]
 	out := make([]Object, len(idx))
 	for i, j := range idx {
 		out[i] = s.objects[j]
 	}
 	return out, nil
+}
+
+// fetchByKey is Fetch of a key-ordered store: the objects of a namespace, or the
+// object of a namespace and name, are a run of the sorted objects, returned as a
+// copy (what a render read is kept with its memo, and a view would keep the whole
+// store alive).
+func (s *Store) fetchByKey(keys []string) []Object {
+	n := len(s.objects)
+	switch len(keys) {
+	case 1:
+		lo := sort.Search(n, func(i int) bool { return s.objects[i].Namespace >= keys[0] })
+		hi := sort.Search(n, func(i int) bool { return s.objects[i].Namespace > keys[0] })
+		return slices.Clone(s.objects[lo:hi])
+	case 2:
+		want := Object{Namespace: keys[0], Name: keys[1]}
+		i := sort.Search(n, func(i int) bool { return !less(s.objects[i], want) })
+		if i < n && s.objects[i].Namespace == keys[0] && s.objects[i].Name == keys[1] {
+			return []Object{s.objects[i]}
+		}
+	}
+	return []Object{}
 }
 
 // GetSingle returns the one object matching keys; more than one match is an error.

@@ -440,3 +440,57 @@ func TestWithIsNewStore(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyOrderedFetchIsIndexFetch: a store indexed by namespace and name answers
+// Fetch from its sort order exactly as the index map answers (over random puts and
+// drops, cluster-scoped objects, missing keys and too many keys), and an object
+// whose metadata disagrees with its key makes the store build the map.
+func TestKeyOrderedFetchIsIndexFetch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	random := func() Object {
+		ns := fmt.Sprintf("ns%d", rng.IntN(4))
+		if rng.IntN(5) == 0 {
+			ns = "" // cluster-scoped
+		}
+		return obj(ns, fmt.Sprintf("o%d", rng.IntN(20)), nil)
+	}
+	for _, by := range [][]fieldpath.Path{nil, paths("metadata.namespace", "metadata.name")} {
+		st := NewStore("r", by, nil, nil)
+		for step := range 1500 {
+			var put []Object
+			var drop []string
+			for range rng.IntN(4) {
+				if o := random(); rng.IntN(3) > 0 {
+					put = append(put, o)
+				} else {
+					drop = append(drop, o.Key())
+				}
+			}
+			st = st.With(put, drop)
+			if !st.keyOrdered || st.index != nil {
+				t.Fatalf("step %d: a store indexed by namespace and name built an index map", step)
+			}
+			mapped := *st
+			mapped.keyOrdered = false
+			mapped.buildIndex()
+			queries := [][]string{{}, {"ns9"}, {""}, {"ns1", "o3", "x"}, {"", "o1"}}
+			for range 6 {
+				o := random()
+				queries = append(queries, []string{o.Namespace}, []string{o.Namespace, o.Name})
+			}
+			for _, q := range queries {
+				got, _ := st.Fetch(q...)
+				want, _ := mapped.Fetch(q...)
+				if !reflect.DeepEqual(keys(got), keys(want)) {
+					t.Fatalf("step %d: Fetch(%q) = %v, the index map gives %v", step, q, keys(got), keys(want))
+				}
+			}
+		}
+	}
+	odd := obj("a", "x", nil)
+	odd.Name = "y" // metadata says x
+	st := NewStore("r", nil, nil, []Object{obj("a", "b", nil)}).With([]Object{odd}, nil)
+	if got, _ := st.Fetch("a", "x"); st.keyOrdered || len(got) != 1 || got[0].Name != "y" {
+		t.Fatalf("an object indexed by its metadata, not its key: keyOrdered %v, Fetch %v", st.keyOrdered, keys(got))
+	}
+}
