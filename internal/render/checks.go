@@ -28,6 +28,7 @@ func checkBuiltins() native.Declarations {
 		"is_header_name":    isHeaderName,
 		"value_problem":     valueProblem,
 		"chunks":            chunks,
+		"key_runs":          keyRuns,
 		"comma_list":        commaList,
 		"raw_config_lines":  rawConfigLines,
 		"htpasswd_users":    htpasswdUsers,
@@ -222,6 +223,36 @@ func chunks(items []string, n int) [][]string {
 		out = append(out, items[i:min(i+n, len(items))])
 	}
 	return out
+}
+
+// keyRuns splits sorted keys into runs of about n for cached fragments, and
+// returns where each run starts, then len(keys). A run ends after a key whose
+// hash is 0 modulo n (or at 4n keys), so where runs end depends on the keys
+// themselves, not on positions: inserting a key changes only its own run, where
+// runs of n by position would all shift after it and render again.
+func keyRuns(keys []string, n int) []int {
+	if n < 1 {
+		n = 1
+	}
+	starts := []int{0}
+	for i, k := range keys {
+		if i+1 < len(keys) && (fnv32a(k)%uint32(n) == 0 || i+1-starts[len(starts)-1] >= 4*n) {
+			starts = append(starts, i+1)
+		}
+	}
+	if len(keys) == 0 {
+		return starts
+	}
+	return append(starts, len(keys))
+}
+
+// fnv32a is the 32-bit FNV-1a hash of s.
+func fnv32a(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
+	}
+	return h
 }
 
 // commaList splits a comma-separated annotation value, trimming items and dropping

@@ -1,8 +1,11 @@
 package render
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -142,6 +145,52 @@ func TestHtpasswdUsers(t *testing.T) {
 		"a b:$6$x": "line 1 is not user:hash", "secret-user:plain": "line 1: the password is not a crypt(3) hash"} {
 		if _, why := htpasswdUsers(content); !strings.HasPrefix(why, want) || strings.Contains(why, "plain") {
 			t.Errorf("htpasswd_users(%q): %q, want %q (never the content)", content, why, want)
+		}
+	}
+}
+
+// TestKeyRunsAreLocal: key_runs covers the keys in order with runs of at most 4n,
+// and adding a key leaves all but the runs around it as they were (runs of n by
+// position would all shift after it).
+func TestKeyRunsAreLocal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	runsOf := func(keys []string, n int) map[string]bool {
+		b := keyRuns(keys, n)
+		if b[0] != 0 || (len(keys) > 0 && b[len(b)-1] != len(keys)) {
+			t.Fatalf("bounds %v for %d keys", b, len(keys))
+		}
+		out := map[string]bool{}
+		for r := 0; r+1 < len(b); r++ {
+			if b[r+1] <= b[r] || b[r+1]-b[r] > 4*n {
+				t.Fatalf("run %d: bounds %v", r, b[r:r+2])
+			}
+			out[strings.Join(keys[b[r]:b[r+1]], ",")] = true
+		}
+		return out
+	}
+	if b := keyRuns(nil, 8); len(b) != 1 {
+		t.Fatalf("no keys: %v", b)
+	}
+	for trial := range 300 {
+		n := 1 + rng.IntN(16)
+		var keys []string
+		for range rng.IntN(400) {
+			keys = append(keys, fmt.Sprintf("ns%d/ing-%d", rng.IntN(3), rng.IntN(5000)))
+		}
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
+		before := runsOf(keys, n)
+		added := slices.Insert(slices.Clone(keys), 0, fmt.Sprintf("ns%d/new-%d", rng.IntN(3), trial))
+		slices.Sort(added)
+		after := runsOf(added, n)
+		lost := 0
+		for r := range before {
+			if !after[r] {
+				lost++
+			}
+		}
+		if lost > 2 {
+			t.Fatalf("trial %d (n=%d): adding one key changed %d of %d runs", trial, n, lost, len(before))
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/open2b/scriggo/native"
@@ -16,6 +17,7 @@ func mergeBuiltins() native.Declarations {
 		"values_of":       valuesOf,
 		"strings_of":      stringsOf,
 		"maps_of":         mapsOf,
+		"map_keys_of":     mapKeysOf,
 		"sorted_after":    sortedAfter,
 	}
 }
@@ -90,6 +92,18 @@ func mapsOf(pairs []any) []map[string]any {
 	for i := 1; i < len(pairs); i += 2 {
 		if m, ok := pairs[i].(map[string]any); ok {
 			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// mapKeysOf returns the keys of the map values mapsOf returns, in the same order
+// (backend names, for key_runs).
+func mapKeysOf(pairs []any) []string {
+	out := make([]string, 0, len(pairs)/2)
+	for i := 1; i < len(pairs); i += 2 {
+		if _, ok := pairs[i].(map[string]any); ok {
+			out = append(out, fmt.Sprint(pairs[i-1]))
 		}
 	}
 	return out

@@ -81,3 +81,22 @@ func readCert(t *testing.T, path string) *x509.Certificate {
 	}
 	return cert
 }
+
+// TestOtherBinDir: a node started from another checkout's bin/ is stale for this
+// one; the same directory (however written) is not, nor a command line without it.
+func TestOtherBinDir(t *testing.T) {
+	line := func(args ...string) []byte { return []byte(strings.Join(args, "\x00") + "\x00") }
+	for _, c := range []struct {
+		cmdline []byte
+		want    bool
+	}{
+		{line("/a/bin/haptic-cluster", "node", "--bin-dir=/a/bin", "--netns=x"), false},
+		{line("/a/bin/haptic-cluster", "node", "--bin-dir=/a/bin/", "--netns=x"), false},
+		{line("/b/bin/haptic-cluster", "node", "--bin-dir=/b/bin"), true},
+		{line("/a/bin/haptic-cluster", "node"), false},
+	} {
+		if got := otherBinDir(c.cmdline, "/a/bin"); got != c.want {
+			t.Errorf("otherBinDir(%q) = %v, want %v", c.cmdline, got, c.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -234,7 +235,7 @@ func RestartStaleNode(ctx context.Context, cfg Config, out io.Writer) error {
 	if !NodeStale(cfg) {
 		return nil
 	}
-	fmt.Fprintf(out, "restarting the process node: its binary was rebuilt\n")
+	fmt.Fprintf(out, "restarting the process node: its binary was rebuilt, or it runs another checkout's bin/\n")
 	if err := stopProcess(rec, 30*time.Second); err != nil {
 		return fmt.Errorf("stop stale node: %w", err)
 	}
@@ -297,12 +298,28 @@ func repair(ctx context.Context, cfg Config, dead []component, out io.Writer) er
 }
 
 // NodeStale reports whether the running process node's executable was
-// replaced (rebuilt) since it started.
+// replaced (rebuilt) since it started, or it runs the binaries of another
+// checkout's bin/ (its containers would run that checkout's haptic).
 func NodeStale(cfg Config) bool {
 	rec, ok := readPIDFile(cfg, "node")
 	if !ok || !rec.alive() {
 		return false
 	}
 	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", rec.PID))
-	return err == nil && strings.HasSuffix(exe, " (deleted)")
+	if err == nil && strings.HasSuffix(exe, " (deleted)") {
+		return true
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", rec.PID))
+	return err == nil && otherBinDir(cmdline, cfg.BinDir)
+}
+
+// otherBinDir reports whether a node's command line (NUL-separated) names a
+// --bin-dir other than binDir.
+func otherBinDir(cmdline []byte, binDir string) bool {
+	for arg := range strings.SplitSeq(string(cmdline), "\x00") {
+		if dir, ok := strings.CutPrefix(arg, "--bin-dir="); ok {
+			return filepath.Clean(dir) != filepath.Clean(binDir)
+		}
+	}
+	return false
 }
