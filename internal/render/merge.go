@@ -1,7 +1,6 @@
 package render
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/open2b/scriggo/native"
@@ -103,7 +102,8 @@ func mapKeysOf(pairs []any) []string {
 	out := make([]string, 0, len(pairs)/2)
 	for i := 1; i < len(pairs); i += 2 {
 		if _, ok := pairs[i].(map[string]any); ok {
-			out = append(out, fmt.Sprint(pairs[i-1]))
+			k, _ := pairs[i-1].(string)
+			out = append(out, k)
 		}
 	}
 	return out
