@@ -154,10 +154,16 @@ func (s *Store) With(put []Object, drop []string) *Store {
 	added, addedRefused := split(latest)
 	out := &Store{Name: s.Name, IndexBy: s.IndexBy, Type: s.Type, OnDemand: s.OnDemand,
 		objects: make([]Object, 0, len(s.objects)+len(added)), ikeys: make([][]string, 0, len(s.objects)+len(added))}
+	addedKeys := make([][]string, len(added))
+	out.keyOrdered = s.keyOrdered
+	for i, o := range added {
+		addedKeys[i] = out.indexKeys(o.Raw)
+		out.keyOrdered = out.keyOrdered && keysAreIdentity(o, addedKeys[i])
+	}
 	j := 0
 	for i, o := range s.objects {
 		for j < len(added) && less(added[j], o) {
-			out.objects, out.ikeys = append(out.objects, added[j]), append(out.ikeys, out.indexKeys(added[j].Raw))
+			out.objects, out.ikeys = append(out.objects, added[j]), append(out.ikeys, addedKeys[j])
 			j++
 		}
 		if !gone[o.Key()] {
@@ -165,11 +171,7 @@ func (s *Store) With(put []Object, drop []string) *Store {
 		}
 	}
 	for ; j < len(added); j++ {
-		out.objects, out.ikeys = append(out.objects, added[j]), append(out.ikeys, out.indexKeys(added[j].Raw))
-	}
-	out.keyOrdered = s.keyOrdered
-	for _, o := range added {
-		out.keyOrdered = out.keyOrdered && keysAreIdentity(o, out.indexKeys(o.Raw))
+		out.objects, out.ikeys = append(out.objects, added[j]), append(out.ikeys, addedKeys[j])
 	}
 	for _, o := range s.refused {
 		if !gone[o.Key()] {
