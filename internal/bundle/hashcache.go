@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"slices"
 	"sync"
 	"unsafe"
 	"weak"
@@ -51,7 +52,7 @@ func (c *hashCache) put(s string, h string) {
 	}
 	if len(c.order) == hashCacheSize {
 		delete(c.byData, c.order[0])
-		c.order = append(c.order[:0], c.order[1:]...)
+		c.order = slices.Delete(c.order, 0, 1)
 	}
 	c.byData[id] = h
 	c.order = append(c.order, id)

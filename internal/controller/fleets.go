@@ -30,8 +30,8 @@ type fleet struct {
 	pub      *publish.Publisher // its HAProxyCfg
 	cancel   context.CancelFunc
 	// input is the snapshot its last successful render started from, or a later one
-	// that renders to the same bundle (nil: render on the next reconcile); rendered, hash and ledgered what came out of it: the
-	// snapshot as rendered, the bundle's hash and the Gateway revisions recorded for
+	// that renders to the same bundle (nil: render on the next reconcile); rendered,
+	// hash and ledgered what came out of it: the snapshot as rendered, the bundle's hash and the Gateway revisions recorded for
 	// it (fmt.Sprint); storesRead the stores that render queried (a change to
 	// others cannot change its bundle). The reconcile loop alone reads and writes them.
 	input      *snapshot.Snapshot

@@ -111,14 +111,12 @@ func (it *iteration) renderFleet(ctx context.Context, f *fleet, snap *snapshot.S
 	prev, changed := it.good.previous(f, snap)
 	in := render.Input{Snapshot: snap, ExtraContext: f.extra, LeaveOut: true, Suspects: changed, Fallback: prev}
 	res, err := it.engine.Render(ctx, in)
-	if err == nil {
-		r := res.Reuse
-		it.d.metrics.RenderFragments.WithLabelValues(f.name(), "reused").Add(float64(r.Files + r.Units + r.Shared))
-		it.d.metrics.RenderFragments.WithLabelValues(f.name(), "rendered").Add(float64(r.FilesRendered + r.UnitsRendered + r.SharedComputed))
-	}
 	if err != nil {
 		return nil, err
 	}
+	r := res.Reuse
+	it.d.metrics.RenderFragments.WithLabelValues(f.name(), "reused").Add(float64(r.Files + r.Units + r.Shared))
+	it.d.metrics.RenderFragments.WithLabelValues(f.name(), "rendered").Add(float64(r.FilesRendered + r.UnitsRendered + r.SharedComputed))
 	it.d.deliveries.stage(metrics.StageRendered, since, time.Now())
 	// Validation in proportion to the change: a bundle that differs from the last
 	// validated one only in string maps needs no haproxy -c (see validate.NeedsFullCheck).

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -65,7 +66,7 @@ func (m *mapTranslations) translate(name, text string, aliases map[string]string
 	defer m.mu.Unlock()
 	kept := m.byName[name]
 	if len(kept) == translationsKept {
-		kept = append(kept[:0], kept[1:]...)
+		kept = slices.Delete(kept, 0, 1) // the oldest, cleared: not kept alive
 	}
 	m.byName[name] = append(kept, &translation{in: text, out: out, aliases: aliases})
 	return out

@@ -118,14 +118,7 @@ func (m *mergedRuns) account(r *GatewayState, d int, e *sortedEdits) {
 	}
 	for _, list := range [][]string{r.Exact, r.PrefixExact, r.PrefixSorted, r.Regex} {
 		for _, l := range list {
-			k := lineKey(l)
-			was := m.keys[k]
-			switch n := was + d; {
-			case n == 0:
-				delete(m.keys, k)
-			default:
-				m.keys[k] = n
-			}
+			was := count(m.keys, lineKey(l), d)
 			if was >= 2 && was+d < 2 {
 				m.dups--
 			} else if was < 2 && was+d >= 2 {
@@ -134,13 +127,7 @@ func (m *mergedRuns) account(r *GatewayState, d int, e *sortedEdits) {
 		}
 	}
 	for h := range r.Hosts {
-		was := m.hosts[h]
-		if n := was + d; n == 0 {
-			delete(m.hosts, h)
-		} else {
-			m.hosts[h] = n
-		}
-		if (d > 0 && was == 0) || (d < 0 && was == 1) {
+		if was := count(m.hosts, h, d); (d > 0 && was == 0) || (d < 0 && was == 1) {
 			edit[listHosts] = append(edit[listHosts], h+" "+h)
 		}
 	}
@@ -153,6 +140,17 @@ func (m *mergedRuns) account(r *GatewayState, d int, e *sortedEdits) {
 		}
 	}
 	edit[listHeaders] = append(edit[listHeaders], r.HeaderLines...)
+}
+
+// count adds d to counts[k], dropping a zero count, and returns the count before.
+func count(counts map[string]int, k string, d int) (was int) {
+	was = counts[k]
+	if was+d == 0 {
+		delete(counts, k)
+	} else {
+		counts[k] = was + d
+	}
+	return was
 }
 
 // editSorted returns sorted list without one occurrence of each line of out and

@@ -416,16 +416,9 @@ func TestWithIsNewStore(t *testing.T) {
 	held := map[string]Object{}
 	st := NewStore("r", by, nil, nil)
 	for step := range 2000 {
-		var put []Object
-		var drop []string
-		for range rng.IntN(4) {
-			if o := random(); rng.IntN(3) > 0 {
-				put = append(put, o)
-				held[o.Key()] = o
-			} else {
-				drop = append(drop, o.Key())
-				delete(held, o.Key())
-			}
+		put, drop := randomChange(rng, random)
+		for _, k := range drop {
+			delete(held, k)
 		}
 		// a key both dropped and put again in one change keeps the put object
 		for _, o := range put {
@@ -457,16 +450,7 @@ func TestKeyOrderedFetchIsIndexFetch(t *testing.T) {
 	for _, by := range [][]fieldpath.Path{nil, paths("metadata.namespace", "metadata.name")} {
 		st := NewStore("r", by, nil, nil)
 		for step := range 1500 {
-			var put []Object
-			var drop []string
-			for range rng.IntN(4) {
-				if o := random(); rng.IntN(3) > 0 {
-					put = append(put, o)
-				} else {
-					drop = append(drop, o.Key())
-				}
-			}
-			st = st.With(put, drop)
+			st = st.With(randomChange(rng, random))
 			if !st.keyOrdered || st.index != nil {
 				t.Fatalf("step %d: a store indexed by namespace and name built an index map", step)
 			}
@@ -493,4 +477,16 @@ func TestKeyOrderedFetchIsIndexFetch(t *testing.T) {
 	if got, _ := st.Fetch("a", "x"); st.keyOrdered || len(got) != 1 || got[0].Name != "y" {
 		t.Fatalf("an object indexed by its metadata, not its key: keyOrdered %v, Fetch %v", st.keyOrdered, keys(got))
 	}
+}
+
+// randomChange is up to three objects put or keys dropped, for Store.With.
+func randomChange(rng *rand.Rand, random func() Object) (put []Object, drop []string) {
+	for range rng.IntN(4) {
+		if o := random(); rng.IntN(3) > 0 {
+			put = append(put, o)
+		} else {
+			drop = append(drop, o.Key())
+		}
+	}
+	return put, drop
 }

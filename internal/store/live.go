@@ -236,12 +236,11 @@ func (l *Live) Proposed(resource, key string, raw map[string]any) (*snapshot.Sna
 		return nil, nil
 	}
 	snap := l.Snapshot()
-	var st *snapshot.Store
+	var put []snapshot.Object
 	if keep {
-		st = snap.Stores[resource].With([]snapshot.Object{obj}, []string{key})
-	} else {
-		st = snap.Stores[resource].With(nil, []string{key})
+		put = []snapshot.Object{obj}
 	}
+	st := snap.Stores[resource].With(put, []string{key})
 	out := &snapshot.Snapshot{Stores: maps.Clone(snap.Stores)}
 	out.Stores[resource] = st
 	return out, nil
