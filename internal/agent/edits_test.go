@@ -16,8 +16,10 @@ import (
 // TestRuntimeEdits: a runtime apply whose changed map arrives as splices of the
 // agent's copy (agentapi.FileEdit) serves the new entry without a reload, leaves
 // the whole file on disk and in the manifest's set (what a restart reads back), and
-// refuses a stale base (409), a wrong result hash, an unsafe map line and a file
-// sent twice (400) without touching anything.
+// refuses a stale base (409), a set hash its edits do not make, an unsafe map
+// line and a file sent twice (400) without touching anything, and an edit whose
+// result is not the file its hash names (400), which it finds only after the
+// operations ran (the result is built then), with a reload that forgets them.
 func TestRuntimeEdits(t *testing.T) {
 	needHAProxy(t)
 	opts := testOptions(t, t.TempDir())
@@ -59,11 +61,17 @@ func TestRuntimeEdits(t *testing.T) {
 	t.Run("refused edits change nothing", func(t *testing.T) {
 		stale := edit
 		stale.BaseHash = bundle.HashContent("other")
+		// A splice that does not make the file its hash names, in a request whose
+		// set hash agrees with that hash: found only after the operations ran.
 		wrongHash := edit
 		wrongHash.Hash = bundle.HashContent("other")
+		other := baseMap
+		other.Content = "other"
+		wrongSet := merged(base, []bundle.File{other}).Hash
 		unsafe := edit
 		unsafe.Splices = []agentapi.Splice{{Offset: at, Insert: "bad\x01.test be_b\n"}}
 		unsafe.Hash = bundle.HashContent(baseMap.Content[:at] + "bad\x01.test be_b\n" + baseMap.Content[at:])
+		before := getState(t, srv)
 		for _, c := range []struct {
 			name  string
 			req   agentapi.RuntimeRequest
@@ -71,7 +79,8 @@ func TestRuntimeEdits(t *testing.T) {
 			error string
 		}{
 			{"stale base", agentapi.RuntimeRequest{Edits: []agentapi.FileEdit{stale}, Hash: next.Hash, Operations: add}, http.StatusConflict, "does not hold its base"},
-			{"wrong hash", agentapi.RuntimeRequest{Edits: []agentapi.FileEdit{wrongHash}, Hash: next.Hash, Operations: add}, http.StatusBadRequest, "result's hash"},
+			{"wrong set hash", agentapi.RuntimeRequest{Edits: []agentapi.FileEdit{wrongHash}, Hash: next.Hash, Operations: add}, http.StatusBadRequest, "does not match the resulting set"},
+			{"wrong hash", agentapi.RuntimeRequest{Edits: []agentapi.FileEdit{wrongHash}, Hash: wrongSet, Operations: add}, http.StatusBadRequest, "result's hash"},
 			{"unsafe line", agentapi.RuntimeRequest{Edits: []agentapi.FileEdit{unsafe}, Hash: next.Hash, Operations: add}, http.StatusBadRequest, "control character"},
 			{"sent twice", agentapi.RuntimeRequest{Files: []bundle.File{want}, Edits: []agentapi.FileEdit{edit}, Hash: next.Hash, Operations: add}, http.StatusBadRequest, "sent twice"},
 		} {
@@ -85,6 +94,9 @@ func TestRuntimeEdits(t *testing.T) {
 		}
 		if got := fetch(t, port, "new.test"); got != "nomatch" {
 			t.Fatalf("new.test after refused edits: %q", got)
+		}
+		if st := getState(t, srv); st.Reloads != before.Reloads+1 || st.Hash != base.Hash {
+			t.Fatalf("state %+v after refused edits, want %d reloads (the wrong hash's) and hash %s", st, before.Reloads+1, base.Hash)
 		}
 	})
 

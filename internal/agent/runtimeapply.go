@@ -18,7 +18,10 @@ import (
 // reads back the servers and maps they touched (see readBack), then writes the files
 // so that disk matches what runs. If an operation fails or the read-back finds a
 // divergence, the resulting set is validated and applied with a verified reload
-// instead.
+// instead. The edited files are spliced and hashed after the operations ran, so
+// that a large map's copy and hash do not delay the change: a request whose
+// result does not hash as it says (a controller bug) is refused then, and the
+// running set is reloaded to forget its operations.
 func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (agentapi.Result, int) {
 	start := time.Now()
 	res := agentapi.Result{Hash: req.Hash}
@@ -52,31 +55,53 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 	if req.BaseHash != "" && req.BaseHash != a.current.Hash {
 		return fail(http.StatusConflict, "base hash %s is not the running set %s", req.BaseHash, a.current.Hash)
 	}
-	edited, status, err := editedFiles(a.current, req.Edits)
+	// Only what is cheap is checked before the operations: the edits' bases, the
+	// lines they write, the file names and the set hash the edits' own hashes
+	// make. Splicing and hashing the edited files (a copy and a hash of each whole
+	// map) waits until the worker already serves the change.
+	bases, status, err := editBases(a.current, req.Edits)
 	if err != nil {
 		return fail(status, "%v", err)
 	}
-	changed := append(append([]bundle.File(nil), req.Files...), edited...)
-	next, err := merge(a.current, req.Files, edited)
+	declared := make([]bundle.File, len(bases))
+	for i, b := range bases {
+		declared[i] = bundle.File{Kind: b.Kind, Name: b.Name, Hash: req.Edits[i].Hash}
+	}
+	named, err := merge(a.current, req.Files, declared)
 	if err != nil {
 		return fail(http.StatusBadRequest, "%v", err)
 	}
-	if next.Hash != req.Hash {
-		return fail(http.StatusBadRequest, "hash %q does not match the resulting set (%s)", req.Hash, next.Hash)
+	if named.Hash != req.Hash {
+		return fail(http.StatusBadRequest, "hash %q does not match the resulting set (%s)", req.Hash, named.Hash)
 	}
-	if err := checkFiles(a.opts.Layout, next.Files); err != nil {
+	if err := checkFiles(a.opts.Layout, named.Files); err != nil {
 		return fail(http.StatusBadRequest, "%v", err)
 	}
 
 	record := func(mode string) {
-		a.st.recordApply(agentapi.ApplyRecord{At: start.UTC(), Hash: next.Hash, Result: res.Result, Error: res.Error, Mode: mode})
+		a.st.recordApply(agentapi.ApplyRecord{At: start.UTC(), Hash: req.Hash, Result: res.Result, Error: res.Error, Mode: mode})
 	}
 	var opErr error
+	ran := 0
 	for i, op := range req.Operations {
 		if err := op.Run(ctx, a.admin, a.mapPath); err != nil {
 			opErr = fmt.Errorf("operation %d: %w", i, err)
 			break
 		}
+		ran++
+	}
+	next, changed, err := a.resultOf(req, bases)
+	if err != nil {
+		// An edit does not make the file its hash names: forget the operations by
+		// reloading what runs now, and refuse the request.
+		res.Result, res.Error = agentapi.ResultError, err.Error()
+		if ran > 0 {
+			if _, rerr := a.reload(ctx, timeout); rerr != nil {
+				res.Error += fmt.Sprintf("; reload of the current set: %v", rerr)
+			}
+		}
+		record("runtime")
+		return done(http.StatusBadRequest)
 	}
 	if opErr == nil {
 		// Read back what the operations touched; a worker that does not run what
@@ -155,7 +180,7 @@ func keyOf(f bundle.File) fileKey {
 	return fileKey{f.Kind, f.Name}
 }
 
-// merge returns cur with files and edited (hashed by editedFiles) replaced or
+// merge returns cur with files and edited (hashed by resultOf) replaced or
 // added by (kind, name). Only the files that arrived whole are hashed: the rest
 // keep the hashes the agent computed when they arrived, so an apply of a few
 // lines does not rehash the whole set. A file both whole and edited is refused.
@@ -195,12 +220,13 @@ func merge(cur *bundle.Bundle, files, edited []bundle.File) (*bundle.Bundle, err
 	return bundle.Assemble(out), nil
 }
 
-// editedFiles rebuilds the files edits change from the copies in cur. An edit of
+// editBases returns the files of cur that edits splice, in edit order. An edit of
 // a file cur lacks or holds with another content is a conflict (409: the
-// controller planned against another set); a result whose hash is not the edit's,
-// or a map line the runtime API cannot reproduce, is refused (400). Only the
-// lines the splices wrote are checked: the rest passed when it arrived.
-func editedFiles(cur *bundle.Bundle, edits []agentapi.FileEdit) ([]bundle.File, int, error) {
+// controller planned against another set); splices outside their base, or a map
+// line the runtime API cannot reproduce, are refused (400). Only the lines the
+// splices write are checked (the rest passed when it arrived), and nothing is
+// built or hashed.
+func editBases(cur *bundle.Bundle, edits []agentapi.FileEdit) ([]bundle.File, int, error) {
 	if len(edits) == 0 {
 		return nil, 0, nil
 	}
@@ -208,26 +234,43 @@ func editedFiles(cur *bundle.Bundle, edits []agentapi.FileEdit) ([]bundle.File, 
 	for _, f := range cur.Files {
 		have[keyOf(f)] = f
 	}
-	out := make([]bundle.File, 0, len(edits))
+	bases := make([]bundle.File, 0, len(edits))
 	for _, e := range edits {
 		base, ok := have[keyOf(bundle.File{Kind: e.Kind, Name: e.Name})]
 		if !ok || base.Hash != e.BaseHash {
 			return nil, http.StatusConflict, fmt.Errorf("edit of %s:%s: the agent does not hold its base %s", e.Kind, e.Name, e.BaseHash)
 		}
-		content, touched, err := e.Apply(base.Content)
+		touched, err := e.Touched(base.Content)
 		if err != nil {
 			return nil, http.StatusBadRequest, err
 		}
-		f := bundle.File{Kind: base.Kind, Name: base.Name, Content: content, Hash: bundle.HashContent(content)}
-		if f.Hash != e.Hash {
-			return nil, http.StatusBadRequest, fmt.Errorf("edit of %s: the result's hash is %s, not %s", f.Target(), f.Hash, e.Hash)
-		}
-		if f.Kind == bundle.KindMap {
+		if base.Kind == bundle.KindMap {
 			if err := config.CheckMapFile(strings.Join(touched, "\n")); err != nil {
-				return nil, http.StatusBadRequest, fmt.Errorf("map file %s: %w", f.Name, err)
+				return nil, http.StatusBadRequest, fmt.Errorf("map file %s: %w", base.Name, err)
 			}
 		}
-		out = append(out, f)
+		bases = append(bases, base)
 	}
-	return out, 0, nil
+	return bases, 0, nil
+}
+
+// resultOf builds the set req makes of the running one: the edited files spliced
+// from their bases (checked by editBases), each of which must hash as its edit
+// says (the set hash those hashes make was checked before), and the whole files.
+// changed are the files that are new or differ.
+func (a *Agent) resultOf(req agentapi.RuntimeRequest, bases []bundle.File) (next *bundle.Bundle, changed []bundle.File, err error) {
+	changed = append(changed, req.Files...)
+	for i, e := range req.Edits {
+		content, err := e.Apply(bases[i].Content)
+		if err != nil {
+			return nil, nil, err
+		}
+		f := bundle.File{Kind: bases[i].Kind, Name: bases[i].Name, Content: content, Hash: bundle.HashContent(content)}
+		if f.Hash != e.Hash {
+			return nil, nil, fmt.Errorf("edit of %s: the result's hash is %s, not %s", f.Target(), f.Hash, e.Hash)
+		}
+		changed = append(changed, f)
+	}
+	next, err = merge(a.current, req.Files, changed[len(req.Files):])
+	return next, changed, err
 }

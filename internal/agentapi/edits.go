@@ -2,6 +2,7 @@ package agentapi
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
@@ -171,33 +172,71 @@ func backtrack(trace [][]int, off, x, y int) []hunk {
 }
 
 // Apply returns base with the splices applied; it refuses splices out of order,
-// overlapping or outside base. Touched are the spans of the result the splices
-// wrote, extended to whole lines (what a caller checks line by line).
-func (e FileEdit) Apply(base string) (out string, touched []string, err error) {
+// overlapping or outside base.
+func (e FileEdit) Apply(base string) (string, error) {
+	if err := e.check(base); err != nil {
+		return "", err
+	}
 	var sb strings.Builder
 	sb.Grow(len(base))
 	at := 0
-	type span struct{ from, to int }
-	var spans []span
-	for i, s := range e.Splices {
-		if s.Offset < at || s.Delete < 0 || s.Offset+s.Delete > len(base) || s.Offset+s.Delete < s.Offset {
-			return "", nil, fmt.Errorf("edit of %s:%s: splice %d out of order or outside the file", e.Kind, e.Name, i)
-		}
+	for _, s := range e.Splices {
 		sb.WriteString(base[at:s.Offset])
-		from := sb.Len()
 		sb.WriteString(s.Insert)
-		spans = append(spans, span{from, sb.Len()})
 		at = s.Offset + s.Delete
 	}
 	sb.WriteString(base[at:])
-	out = sb.String()
-	for _, sp := range spans {
-		from := strings.LastIndexByte(out[:sp.from], '\n') + 1
-		to := len(out)
-		if i := strings.IndexByte(out[sp.to:], '\n'); i >= 0 {
-			to = sp.to + i
-		}
-		touched = append(touched, out[from:to])
+	return sb.String(), nil
+}
+
+// Touched returns, without building the result, the lines of Apply(base) that the
+// splices wrote: each insert extended to whole lines (what a caller checks line by
+// line before it spends a copy of the file on the edit). It refuses what Apply
+// refuses.
+func (e FileEdit) Touched(base string) ([]string, error) {
+	if err := e.check(base); err != nil {
+		return nil, err
 	}
-	return out, touched, nil
+	// The result is pieces[0] + pieces[1] + ...: base and inserts alternating.
+	pieces := make([]string, 0, 2*len(e.Splices)+1)
+	at := 0
+	for _, s := range e.Splices {
+		pieces = append(pieces, base[at:s.Offset], s.Insert)
+		at = s.Offset + s.Delete
+	}
+	pieces = append(pieces, base[at:])
+	touched := make([]string, 0, len(e.Splices))
+	for p := 1; p < len(pieces); p += 2 {
+		var line []string
+		for q := p - 1; q >= 0; q-- { // back to the newline before the insert
+			if i := strings.LastIndexByte(pieces[q], '\n'); i >= 0 {
+				line = append(line, pieces[q][i+1:])
+				break
+			}
+			line = append(line, pieces[q])
+		}
+		slices.Reverse(line)
+		line = append(line, pieces[p])
+		for q := p + 1; q < len(pieces); q++ { // on to the newline after it
+			if i := strings.IndexByte(pieces[q], '\n'); i >= 0 {
+				line = append(line, pieces[q][:i])
+				break
+			}
+			line = append(line, pieces[q])
+		}
+		touched = append(touched, strings.Join(line, ""))
+	}
+	return touched, nil
+}
+
+// check refuses splices out of order, overlapping or outside base.
+func (e FileEdit) check(base string) error {
+	at := 0
+	for i, s := range e.Splices {
+		if s.Offset < at || s.Delete < 0 || s.Offset+s.Delete > len(base) || s.Offset+s.Delete < s.Offset {
+			return fmt.Errorf("edit of %s:%s: splice %d out of order or outside the file", e.Kind, e.Name, i)
+		}
+		at = s.Offset + s.Delete
+	}
+	return nil
 }

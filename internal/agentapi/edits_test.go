@@ -3,6 +3,7 @@ package agentapi
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestDiffApply(t *testing.T) {
 			t.Fatalf("iteration %d: no diff", iter)
 		}
 		e := FileEdit{Kind: bundle.KindMap, Name: "m", Splices: splices}
-		got, _, err := e.Apply(old)
+		got, err := e.Apply(old)
 		if err != nil || got != nw {
 			t.Fatalf("iteration %d: %v\nold %q\nnew %q\ngot %q\nsplices %+v", iter, err, old, nw, got, splices)
 		}
@@ -84,12 +85,68 @@ func TestApplyRefuses(t *testing.T) {
 		{{Offset: -1}},
 		{{Offset: 1, Delete: -1}},
 	} {
-		if _, _, err := (FileEdit{Splices: s}).Apply(base); err == nil {
+		if _, err := (FileEdit{Splices: s}).Apply(base); err == nil {
 			t.Errorf("%+v applied", s)
 		}
+		if _, err := (FileEdit{Splices: s}).Touched(base); err == nil {
+			t.Errorf("%+v touched", s)
+		}
 	}
-	out, touched, err := FileEdit{Splices: []Splice{{Offset: 5, Delete: 1, Insert: "X\x01"}}}.Apply(base)
+	e := FileEdit{Splices: []Splice{{Offset: 5, Delete: 1, Insert: "X\x01"}}}
+	out, err := e.Apply(base)
+	touched, _ := e.Touched(base)
 	if err != nil || out != "a 1\nbX\x012\nc 3\n" || len(touched) != 1 || touched[0] != "bX\x012" {
 		t.Fatalf("%q %q %v", out, touched, err)
+	}
+}
+
+// TestTouchedIsTheResultsLines: Touched, which never builds the result, returns
+// for random splices (adjacent ones, inserts with and without newlines, a base
+// without a final newline) each insert of the result extended to whole lines.
+func TestTouchedIsTheResultsLines(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	words := []string{"", "a", "b c", "\n", "d\n", "\ne", "f\ng\n"}
+	for iter := range 3000 {
+		var sb strings.Builder
+		for range r.IntN(8) {
+			sb.WriteString(words[r.IntN(len(words))])
+		}
+		base := sb.String()
+		var splices []Splice
+		for at := 0; at <= len(base) && len(splices) < 4; {
+			off := at + r.IntN(len(base)-at+1)
+			del := r.IntN(len(base) - off + 1)
+			splices = append(splices, Splice{Offset: off, Delete: del, Insert: words[r.IntN(len(words))]})
+			at = off + del
+			if r.IntN(3) == 0 {
+				break
+			}
+		}
+		e := FileEdit{Splices: splices}
+		out, err := e.Apply(base)
+		if err != nil {
+			t.Fatalf("iteration %d: %v", iter, err)
+		}
+		got, err := e.Touched(base)
+		if err != nil {
+			t.Fatalf("iteration %d: %v", iter, err)
+		}
+		var want []string
+		end := 0 // where in out the splice's insert ends
+		at := 0
+		for _, s := range splices {
+			start := end + (s.Offset - at)
+			end = start + len(s.Insert)
+			from := strings.LastIndexByte(out[:start], '\n') + 1
+			to := len(out)
+			if i := strings.IndexByte(out[end:], '\n'); i >= 0 {
+				to = end + i
+			}
+			want = append(want, out[from:to])
+			at = s.Offset + s.Delete
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("iteration %d: base %q splices %+v: touched %q, want %q", iter, base, splices, got, want)
+		}
 	}
 }
