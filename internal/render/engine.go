@@ -580,18 +580,16 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 		ctx = context.WithValue(ctx, tracerKey{}, tracer)
 	}
 	last := st.prev.file(target)
-	var buf strings.Builder
+	lastLen := 0
 	if last != nil {
-		// Sized for the last output, so that a large map is written into one
-		// allocation and taken as it is (String does not copy).
-		n := len(last.file.Content)
-		buf.Grow(n + n/32 + 1024)
+		lastLen = len(last.file.Content)
 	}
+	buf := newOutput(lastLen)
 	if st.next != nil {
-		st.rec = newRecorder(target, &buf)
+		st.rec = newRecorder(target, buf)
 		defer func() { st.rec = nil }()
 	}
-	err := runTemplate(ctx, m.tmpl, &buf)
+	err := runTemplate(ctx, m.tmpl, buf)
 	took := time.Since(start)
 	timing := Timing{Target: target, Duration: took}
 	if err != nil {
@@ -601,7 +599,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 		tracer.root.Duration = took
 		profile.add(&tracer.root)
 	}
-	out := normalize(m.file.Kind, buf.String())
+	out := normalize(m.file.Kind, buf.take(m.file.Kind))
 	for _, p := range m.post {
 		out = p.apply(out)
 	}

@@ -71,6 +71,10 @@ type GatewayState struct {
 	Need500    bool
 	// merged holds the sorted lines of a state gateway_merge_runs made.
 	merged *mergedRuns
+	// weightedText is Weighted as map text while it holds weightedLines lines:
+	// kept by a run, and made of the runs' by gateway_merge_runs.
+	weightedText  string
+	weightedLines int
 }
 
 func (e *Engine) gatewayBuiltins() native.Declarations {
@@ -342,8 +346,10 @@ func gatewayIndex(s *GatewayState) map[string]any {
 		backendHeaders = append(backendHeaders, hdr...)
 	}
 	var hosts, exact, prefixExact, prefix, routeHeaders []string
+	var texts [5]string // of the lists, when gateway_merge_runs kept them
 	if m := s.merged; m != nil {
 		hosts, exact, prefixExact, prefix, routeHeaders = m.hostLines, m.exact, m.prefixExact, m.prefix, m.headerLines
+		texts = m.texts
 	} else {
 		hosts = make([]string, 0, len(s.Hosts))
 		for h := range s.Hosts {
@@ -355,6 +361,28 @@ func gatewayIndex(s *GatewayState) map[string]any {
 		routeHeaders = sortStrings(s.HeaderLines)
 	}
 	headerLines := mergeSorted(routeHeaders, sortStrings(backendHeaders))
+	if len(backendHeaders) > 0 {
+		texts[listHeaders] = ""
+	}
+	weighted := s.weightedText
+	if s.weightedLines != len(s.Weighted) {
+		weighted = ""
+	}
+	// The maps' text: kept texts where there are, the lists joined elsewhere.
+	text := func(kept string, lines []string, cut int) string {
+		if kept != "" || len(lines) == 0 {
+			return kept
+		}
+		return joinLines(lines, cut)
+	}
+	mapText := map[string]string{
+		"hosts":       text(texts[listHosts], hosts, 0),
+		"exact":       text(texts[listExact], exact, 0),
+		"prefixExact": text(texts[listPrefixExact], prefixExact, 0),
+		"prefix":      text(texts[listPrefix], prefix, 7),
+		"headerLines": text(texts[listHeaders], headerLines, 0),
+		"weighted":    text(weighted, s.Weighted, 0),
+	}
 	stripped := make([]string, len(prefix))
 	for i, l := range prefix {
 		stripped[i] = l[7:]
@@ -386,6 +414,7 @@ func gatewayIndex(s *GatewayState) map[string]any {
 		"prefix":      stripped,
 		"regex":       linesOf(s.Regex),
 		"weighted":    s.Weighted,
+		"mapText":     mapText,
 		"backends":    s.Backends,
 		"headerLines": headerLines,
 		"lenExact":    sortStrings(lenExact),

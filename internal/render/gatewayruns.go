@@ -1,6 +1,9 @@
 package render
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // gatewayMergeRuns is gateway_merge_runs(s, runs...): gateway_merge(s, runs...) for
 // the merged runs of every route of a render, without the per-line work that makes
@@ -35,6 +38,26 @@ func (e *Engine) gatewayMergeRuns(s *GatewayState, runs ...*GatewayState) {
 		s.addUnkeyed(r)
 	}
 	s.merged = m
+	s.weightedText, s.weightedLines = runsWeightedText(runs)
+}
+
+// runsWeightedText is the text of the runs' weighted.map lines in run order (what
+// addUnkeyed appends to Weighted), made of each run's own text, which a run keeps:
+// a copy of the runs' texts in a few pieces, not of every line.
+func runsWeightedText(runs []*GatewayState) (text string, lines int) {
+	size := 0
+	for _, r := range runs {
+		if r.weightedText == "" && len(r.Weighted) > 0 {
+			r.weightedText, r.weightedLines = joinLines(r.Weighted, 0), len(r.Weighted)
+		}
+		size, lines = size+len(r.weightedText), lines+r.weightedLines
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, r := range runs {
+		b.WriteString(r.weightedText)
+	}
+	return b.String(), lines
 }
 
 // mergedRuns is what gateway_merge_runs keeps of the runs it merged last.
@@ -46,7 +69,14 @@ type mergedRuns struct {
 	// The index's lists, sorted: host.map lines, the exact, prefix-exact and prefix
 	// lines (prefix with its sort key) and the routes' header lines.
 	hostLines, exact, prefixExact, prefix, headerLines []string
+	// texts are the lists as map text (listCut cut off each line, a newline after
+	// it), spliced from the last ones: a change copies them in three pieces instead
+	// of joining thousands of lines scattered over the heap.
+	texts [5]string
 }
+
+// listCut is how much of each line of a list is a sort key, not map text.
+var listCut = [5]int{listPrefix: 7}
 
 // sortedEdits are lines to take out of and put into the sorted lists.
 type sortedEdits struct{ out, in [5][]string }
@@ -103,11 +133,53 @@ func (m *mergedRuns) edit(gone, came []*GatewayState) bool {
 	}
 	ok := true
 	for i, list := range m.lists() {
-		var found bool
-		*list, found = editSorted(*list, e.out[i], e.in[i])
-		ok = ok && found
+		edited, found := editSorted(*list, e.out[i], e.in[i])
+		m.texts[i] = spliceText(*list, edited, m.texts[i], listCut[i])
+		*list, ok = edited, ok && found
 	}
 	return ok
+}
+
+// spliceText returns the text of lines (each line[cut:] and a newline) from
+// oldText, the text of old: the lines both share at the start and at the end are
+// copied from oldText as two pieces; only the lines between are joined.
+func spliceText(old, lines []string, oldText string, cut int) string {
+	p := 0
+	for p < len(old) && p < len(lines) && old[p] == lines[p] {
+		p++
+	}
+	s := 0
+	for s < len(old)-p && s < len(lines)-p && old[len(old)-1-s] == lines[len(lines)-1-s] {
+		s++
+	}
+	if p == len(old) && p == len(lines) {
+		return oldText
+	}
+	head, tail := textLen(old[:p], cut), textLen(old[len(old)-s:], cut)
+	mid := lines[p : len(lines)-s]
+	var b strings.Builder
+	b.Grow(head + textLen(mid, cut) + tail)
+	b.WriteString(oldText[:head])
+	for _, l := range mid {
+		b.WriteString(l[cut:])
+		b.WriteByte('\n')
+	}
+	b.WriteString(oldText[len(oldText)-tail:])
+	return b.String()
+}
+
+// textLen is the length of the text of lines (see spliceText).
+func textLen(lines []string, cut int) int {
+	n := 0
+	for _, l := range lines {
+		n += len(l) - cut + 1
+	}
+	return n
+}
+
+// joinLines is the text of lines (see spliceText) made from nothing.
+func joinLines(lines []string, cut int) string {
+	return spliceText(nil, lines, "", cut)
 }
 
 // account adds (d = 1) or takes out (d = -1) what run r brings.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -58,6 +59,11 @@ func TestMergeRunsIsMerge(t *testing.T) {
 		e.gatewayMergeRuns(incremental, runs...)
 		gatewayMerge(full, runs...)
 		got, want := emptyAsNil(gatewayIndex(incremental)), emptyAsNil(gatewayIndex(full))
+		for name, text := range want["mapText"].(map[string]string) {
+			if lines := want[name].([]string); text != textOf(lines) {
+				t.Fatalf("step %d: mapText %s is not the lines of %s", step, name, name)
+			}
+		}
 		if !reflect.DeepEqual(got, want) {
 			for k := range want {
 				if !reflect.DeepEqual(got[k], want[k]) {
@@ -67,6 +73,14 @@ func TestMergeRunsIsMerge(t *testing.T) {
 			t.FailNow()
 		}
 	}
+}
+
+// textOf is lines as map text: each with a newline.
+func textOf(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // emptyAsNil makes the index's empty lists nil (templates cannot tell them apart).

@@ -2,7 +2,6 @@ package render
 
 import (
 	"reflect"
-	"strings"
 	"sync"
 	"weak"
 
@@ -320,11 +319,11 @@ type scope struct {
 // recorder follows the fragments of one top-level template while it renders.
 type recorder struct {
 	target string
-	out    *strings.Builder
+	out    *output
 	stack  []*scope
 }
 
-func newRecorder(target string, out *strings.Builder) *recorder {
+func newRecorder(target string, out *output) *recorder {
 	return &recorder{target: target, out: out, stack: []*scope{{}}}
 }
 
