@@ -180,3 +180,33 @@ func ProbeRoute(i int) map[string]any {
 		},
 	}
 }
+
+// BuildProbeIngress returns n Ingresses in the shape of the Ingress probe
+// (ProbeIngress), with their one backend Service and its EndpointSlice.
+func BuildProbeIngress(n int) Objects {
+	out := Objects{
+		"services":  {namedService("backend", 8080)},
+		"endpoints": {namedEndpointSlice("backend", 8080, "10.2.0.1")},
+	}
+	for i := range n {
+		out["ingresses"] = append(out["ingresses"], ProbeIngress(i))
+	}
+	return out
+}
+
+// ProbeIngress is the Ingress probe's Ingress i: <i>-ingress, host
+// <i>-ingress.example.com, Prefix /<i> to Service backend port 80.
+func ProbeIngress(i int) map[string]any {
+	return map[string]any{
+		"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+		"metadata": map[string]any{"name": fmt.Sprintf("%d-ingress", i), "namespace": Namespace},
+		"spec": map[string]any{
+			"ingressClassName": "haptic",
+			"rules": []any{map[string]any{
+				"host": fmt.Sprintf("%d-ingress.example.com", i),
+				"http": map[string]any{"paths": []any{map[string]any{"path": fmt.Sprintf("/%d", i), "pathType": "Prefix",
+					"backend": map[string]any{"service": map[string]any{"name": "backend", "port": map[string]any{"number": int64(80)}}}}}},
+			}},
+		},
+	}
+}

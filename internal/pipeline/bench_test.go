@@ -199,46 +199,60 @@ func BenchmarkRerender(b *testing.B) {
 	}
 }
 
-// BenchmarkProbeChange is one step of the probe benchmark offline: a route in the
-// probe's shape is added to (and, on the next iteration, removed from) n others on
-// one Gateway, rendered and planned against the previous render. Its cost at 3,000
-// against 500 is the flatness #13 of the change-latency work measures.
+// BenchmarkProbeChange is one step of the probe benchmarks offline: a route in the
+// probe's shape (an HTTPRoute on one Gateway, or an Ingress) is added to (and, on the
+// next iteration, removed from) n others, rendered and planned against the previous
+// render. Its cost at 3,000 against 500 is the flatness #13 of the change-latency
+// work measures.
 func BenchmarkProbeChange(b *testing.B) {
 	caps, err := plan.CapabilitiesFor("2.6.12")
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := benchPipeline(b, benchmix.HTTPRoute)
-	extra := benchExtra(benchmix.HTTPRoute)
-	for _, n := range []int{500, 3000} {
-		snap, err := p.Builder.Snapshot(benchmix.BuildProbe(n))
-		if err != nil {
-			b.Fatal(err)
-		}
-		snaps := []*snapshot.Snapshot{snap, replace(b, p, snap, "http-routes", benchmix.ProbeRoute(n))}
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			prev, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snap, ExtraContext: extra})
+	for _, kind := range benchKinds {
+		p := benchPipeline(b, kind)
+		extra := benchExtra(kind)
+		for _, n := range []int{500, 3000} {
+			build, res, probe := benchmix.BuildProbe, "http-routes", benchmix.ProbeRoute
+			if kind == benchmix.Ingress {
+				build, res, probe = benchmix.BuildProbeIngress, "ingresses", benchmix.ProbeIngress
+			}
+			snap, err := p.Builder.Snapshot(build(n))
 			if err != nil {
 				b.Fatal(err)
 			}
-			var renderTime, planTime time.Duration
-			i := 0
-			start := cpuTime()
-			for b.Loop() {
-				i++
-				t0 := time.Now()
-				cur, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snaps[i%2], ExtraContext: extra})
-				if err != nil {
-					b.Fatal(err)
-				}
-				t1 := time.Now()
-				plan.Plan(plan.Running{Bundle: prev.Bundle}, cur.Bundle, caps)
-				renderTime, planTime = renderTime+t1.Sub(t0), planTime+time.Since(t1)
-				prev = cur
-			}
-			reportCPU(b, start)
-			b.ReportMetric(float64(renderTime)/float64(time.Millisecond)/float64(b.N), "render-ms/op")
-			b.ReportMetric(float64(planTime)/float64(time.Millisecond)/float64(b.N), "plan-ms/op")
-		})
+			snaps := []*snapshot.Snapshot{snap, replace(b, p, snap, res, probe(n))}
+			benchProbeStep(b, fmt.Sprintf("%s/n=%d", kind, n), p, caps, extra, snaps)
+		}
 	}
+}
+
+// benchProbeStep renders and plans snaps[1], snaps[0], ... in turn, each against
+// the render before.
+func benchProbeStep(b *testing.B, name string, p *Pipeline, caps plan.Capabilities, extra map[string]any, snaps []*snapshot.Snapshot) {
+	b.Run(name, func(b *testing.B) {
+		prev, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snaps[0], ExtraContext: extra})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		var renderTime, planTime time.Duration
+		i := 0
+		start := cpuTime()
+		for b.Loop() {
+			i++
+			t0 := time.Now()
+			cur, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snaps[i%2], ExtraContext: extra})
+			if err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			plan.Plan(plan.Running{Bundle: prev.Bundle}, cur.Bundle, caps)
+			renderTime, planTime = renderTime+t1.Sub(t0), planTime+time.Since(t1)
+			prev = cur
+		}
+		reportCPU(b, start)
+		b.ReportMetric(float64(renderTime)/float64(time.Millisecond)/float64(b.N), "render-ms/op")
+		b.ReportMetric(float64(planTime)/float64(time.Millisecond)/float64(b.N), "plan-ms/op")
+	})
 }
