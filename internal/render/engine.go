@@ -61,8 +61,8 @@ type Engine struct {
 	st    *renderState // the current render
 	g     globals
 	memos []*memo // what earlier renders can reuse, one per extraContext
-	// gateway is what the gateway library's helpers keep between renders.
-	gateway gatewayCaches
+	// kept is what the libraries' Go helpers keep between renders.
+	kept libraryCaches
 }
 
 type mainTemplate struct {
@@ -243,6 +243,7 @@ func (e *Engine) declarations() (native.Declarations, error) {
 	}
 	decls["first_seen"] = e.firstSeen
 	decls["ingress_routes"] = e.ingressRoutes
+	decls["ingress_merge_runs"] = e.ingressMergeRuns
 	decls["ingress_annotations"] = e.ingressAnnotations
 	decls["service_servers"] = e.serviceServers
 	decls["ingresses_of_class"] = e.ingressesOfClass
@@ -496,9 +497,9 @@ func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 	e.begin(in)
 	st := e.st
 	if in.Fresh { // nothing from earlier renders, and this one's order is not kept
-		kept := e.gateway
-		e.gateway = gatewayCaches{}
-		defer func() { e.gateway = kept }()
+		kept := e.kept
+		e.kept = libraryCaches{}
+		defer func() { e.kept = kept }()
 	}
 	if !e.opts.ProfileIncludes {
 		st.next = newMemo(st.extra, in.CurrentConfig)

@@ -97,14 +97,15 @@ func (e *Engine) gatewayRouteOrder(storeKinds ...string) [][]string {
 		e.st.list(storeKinds[i]) // the template reads the lists
 		stores = append(stores, e.st.snapshot.Stores[storeKinds[i]])
 	}
-	return e.gateway.order.update(strings.Join(storeKinds, " "), stores, storeKinds)
+	return e.kept.order.update(strings.Join(storeKinds, " "), stores, storeKinds)
 }
 
-// gatewayCaches are what the gateway library's helpers keep between renders of an
-// engine (not between those of a Fresh render).
-type gatewayCaches struct {
-	order routeOrder
-	runs  map[string]*mergedRuns // by Gateway fleet (extraContext.gateway)
+// libraryCaches are what the libraries' helpers keep between renders of an engine
+// (not between those of a Fresh render).
+type libraryCaches struct {
+	order   routeOrder
+	runs    map[string]*mergedRuns // by Gateway fleet (extraContext.gateway)
+	ingress ingressRuns
 }
 
 // routeOrder is the last gateway_route_order's answer. Its stores are immutable, so
@@ -369,19 +370,20 @@ func gatewayIndex(s *GatewayState) map[string]any {
 		weighted = ""
 	}
 	// The maps' text: kept texts where there are, the lists joined elsewhere.
-	text := func(kept string, lines []string, cut int) string {
+	text := func(kept string, lines []string, start func(string) int) string {
 		if kept != "" || len(lines) == 0 {
 			return kept
 		}
-		return joinLines(lines, cut)
+		return linesText(lines, start)
 	}
+	all := textFrom(0)
 	mapText := map[string]string{
-		"hosts":       text(texts[listHosts], hosts, 0),
-		"exact":       text(texts[listExact], exact, 0),
-		"prefixExact": text(texts[listPrefixExact], prefixExact, 0),
-		"prefix":      text(texts[listPrefix], prefix, 7),
-		"headerLines": text(texts[listHeaders], headerLines, 0),
-		"weighted":    text(weighted, s.Weighted, 0),
+		"hosts":       text(texts[listHosts], hosts, all),
+		"exact":       text(texts[listExact], exact, all),
+		"prefixExact": text(texts[listPrefixExact], prefixExact, all),
+		"prefix":      text(texts[listPrefix], prefix, listText[listPrefix]),
+		"headerLines": text(texts[listHeaders], headerLines, all),
+		"weighted":    text(weighted, s.Weighted, all),
 	}
 	stripped := make([]string, len(prefix))
 	for i, l := range prefix {

@@ -19,13 +19,13 @@ func (e *Engine) gatewayMergeRuns(s *GatewayState, runs ...*GatewayState) {
 		gatewayMerge(s, runs...)
 		return
 	}
-	if e.gateway.runs == nil {
-		e.gateway.runs = map[string]*mergedRuns{}
+	if e.kept.runs == nil {
+		e.kept.runs = map[string]*mergedRuns{}
 	}
-	m := e.gateway.runs[s.Only]
+	m := e.kept.runs[s.Only]
 	if m == nil {
 		m = &mergedRuns{}
-		e.gateway.runs[s.Only] = m
+		e.kept.runs[s.Only] = m
 	}
 	if !m.update(runs) {
 		gatewayMerge(s, runs...)
@@ -48,7 +48,7 @@ func runsWeightedText(runs []*GatewayState) (text string, lines int) {
 	size := 0
 	for _, r := range runs {
 		if r.weightedText == "" && len(r.Weighted) > 0 {
-			r.weightedText, r.weightedLines = joinLines(r.Weighted, 0), len(r.Weighted)
+			r.weightedText, r.weightedLines = linesText(r.Weighted, textFrom(0)), len(r.Weighted)
 		}
 		size, lines = size+len(r.weightedText), lines+r.weightedLines
 	}
@@ -69,14 +69,14 @@ type mergedRuns struct {
 	// The index's lists, sorted: host.map lines, the exact, prefix-exact and prefix
 	// lines (prefix with its sort key) and the routes' header lines.
 	hostLines, exact, prefixExact, prefix, headerLines []string
-	// texts are the lists as map text (listCut cut off each line, a newline after
+	// texts are the lists as map text (from listText of each line, a newline after
 	// it), spliced from the last ones: a change copies them in three pieces instead
 	// of joining thousands of lines scattered over the heap.
 	texts [5]string
 }
 
-// listCut is how much of each line of a list is a sort key, not map text.
-var listCut = [5]int{listPrefix: 7}
+// listText is where each line of a list starts as map text (after a sort key).
+var listText = [5]func(string) int{textFrom(0), textFrom(0), textFrom(0), textFrom(7), textFrom(0)}
 
 // sortedEdits are lines to take out of and put into the sorted lists.
 type sortedEdits struct{ out, in [5][]string }
@@ -134,16 +134,17 @@ func (m *mergedRuns) edit(gone, came []*GatewayState) bool {
 	ok := true
 	for i, list := range m.lists() {
 		edited, found := editSorted(*list, e.out[i], e.in[i])
-		m.texts[i] = spliceText(*list, edited, m.texts[i], listCut[i])
+		m.texts[i] = spliceText(*list, edited, m.texts[i], listText[i])
 		*list, ok = edited, ok && found
 	}
 	return ok
 }
 
-// spliceText returns the text of lines (each line[cut:] and a newline) from
-// oldText, the text of old: the lines both share at the start and at the end are
-// copied from oldText as two pieces; only the lines between are joined.
-func spliceText(old, lines []string, oldText string, cut int) string {
+// spliceText returns the text of lines (each line from start(line) on, and a
+// newline; a line where start is negative has none) from oldText, the text of old:
+// the lines both share at the start and at the end are copied from oldText as two
+// pieces; only the lines between are written.
+func spliceText(old, lines []string, oldText string, start func(string) int) string {
 	p := 0
 	for p < len(old) && p < len(lines) && old[p] == lines[p] {
 		p++
@@ -155,31 +156,48 @@ func spliceText(old, lines []string, oldText string, cut int) string {
 	if p == len(old) && p == len(lines) {
 		return oldText
 	}
-	head, tail := textLen(old[:p], cut), textLen(old[len(old)-s:], cut)
+	head, tail := textLen(old[:p], start), textLen(old[len(old)-s:], start)
 	mid := lines[p : len(lines)-s]
 	var b strings.Builder
-	b.Grow(head + textLen(mid, cut) + tail)
+	b.Grow(head + textLen(mid, start) + tail)
 	b.WriteString(oldText[:head])
 	for _, l := range mid {
-		b.WriteString(l[cut:])
-		b.WriteByte('\n')
+		if i := start(l); i >= 0 {
+			b.WriteString(l[i:])
+			b.WriteByte('\n')
+		}
 	}
 	b.WriteString(oldText[len(oldText)-tail:])
 	return b.String()
 }
 
 // textLen is the length of the text of lines (see spliceText).
-func textLen(lines []string, cut int) int {
+func textLen(lines []string, start func(string) int) int {
 	n := 0
 	for _, l := range lines {
-		n += len(l) - cut + 1
+		if i := start(l); i >= 0 {
+			n += len(l) - i + 1
+		}
 	}
 	return n
 }
 
-// joinLines is the text of lines (see spliceText) made from nothing.
-func joinLines(lines []string, cut int) string {
-	return spliceText(nil, lines, "", cut)
+// linesText is the text of lines (see spliceText) made from nothing.
+func linesText(lines []string, start func(string) int) string {
+	return spliceText(nil, lines, "", start)
+}
+
+// textFrom: every line's text starts at n.
+func textFrom(n int) func(string) int { return func(string) int { return n } }
+
+// textAfter: a line's text follows its first sep; a line without sep has none.
+func textAfter(sep string) func(string) int {
+	return func(l string) int {
+		if i := strings.Index(l, sep); i >= 0 {
+			return i + len(sep)
+		}
+		return -1
+	}
 }
 
 // account adds (d = 1) or takes out (d = -1) what run r brings.

@@ -1,0 +1,113 @@
+package render
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// randomFragment is a run's merged fragment: keyed host, path, flag and rule lines
+// drawn from small sets (so that runs share keys, mostly with the same value, now
+// and then with another), unkeyed notes and a backend.
+func randomFragment(rng *rand.Rand, keys int) map[string][]any {
+	f := map[string][]any{}
+	add := func(list, key string, v any) {
+		for i := 0; i+1 < len(f[list]); i += 2 {
+			if key != "" && f[list][i] == key {
+				return // a run's own merge keeps a key once
+			}
+		}
+		f[list] = append(f[list], key, v)
+	}
+	for range 1 + rng.IntN(5) {
+		k := rng.IntN(keys)
+		v := k
+		if rng.IntN(50) == 0 {
+			v = k + 1 // another value for the key
+		}
+		host := fmt.Sprintf("h%d.example.com", k)
+		add("hosts", host, fmt.Sprintf("%s %s", host, host))
+		add("exact", host+"/e", fmt.Sprintf("%s/e be%d", host, v))
+		add("prefix", host+"/", fmt.Sprintf("%06d %s/ be%d", 199999-len(host), host, v))
+		add("flags", fmt.Sprintf("be%d", v%7), fmt.Sprintf("be%d ,f%d,", v%7, v%7))
+		add("rules", fmt.Sprintf("q x-%d", k%3), fmt.Sprintf("q x-%d\x00http-request set-header x-%d v", k%3, k%3))
+		add("notes", "", fmt.Sprintf("note %d", k))
+		add("backends", fmt.Sprintf("be%d", v), map[string]any{"name": fmt.Sprintf("be%d", v)})
+	}
+	if rng.IntN(20) == 0 {
+		add("headers", "", "unkeyed x") // the same unkeyed line in several runs
+	}
+	return f
+}
+
+// TestIngressMergeRunsIsMerge: after any sequence of run lists, ingress_merge_runs
+// gives what merge_fragments and sorting give, and the text of those lines.
+func TestIngressMergeRunsIsMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	e := &Engine{}
+	var runs []map[string][]any
+	keys := 300
+	kept := 0
+	for step := range 6000 {
+		if step == 3000 {
+			keys, runs = 30000, nil
+		}
+		switch n := rng.IntN(100); {
+		case n < 40 || len(runs) == 0:
+			runs = append(runs, randomFragment(rng, keys))
+		case n < 65:
+			runs[rng.IntN(len(runs))] = randomFragment(rng, keys)
+		case n < 90:
+			i := rng.IntN(len(runs))
+			runs = append(runs[:i:i], runs[i+1:]...)
+		case n < 91:
+			runs = nil
+		}
+		got := e.ingressMergeRuns(runs...)
+		if e.kept.ingress.keys != nil {
+			kept++
+		}
+		full := mergeFragments(runs)
+		for name, start := range ingressSorted {
+			lines := sortStrings(stringsOf(full[name]))
+			var want []string
+			for _, l := range lines {
+				if i := start(l); i >= 0 {
+					want = append(want, l[i:])
+				}
+			}
+			if g := got["sorted"].(map[string][]string)[name]; !reflect.DeepEqual(emptyNil(g), want) {
+				t.Fatalf("step %d, %d runs: %s: got %q, want %q", step, len(runs), name, g, want)
+			}
+			if g := got["text"].(map[string]string)[name]; g != textOf(want) {
+				t.Fatalf("step %d, %d runs: text of %s: got %q, want %q", step, len(runs), name, g, textOf(want))
+			}
+			delete(full, name)
+		}
+		if g := got["merged"].(map[string][]any); !reflect.DeepEqual(emptyLists(g), emptyLists(full)) {
+			t.Fatalf("step %d: merged lists differ:\ngot  %v\nwant %v", step, g, full)
+		}
+	}
+	if kept < 3000 {
+		t.Fatalf("the kept lists were used in %d of 6,000 steps: the comparison proves little", kept)
+	}
+}
+
+func emptyNil(l []string) []string {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
+}
+
+// emptyLists drops empty lists (a template cannot tell them from missing ones).
+func emptyLists(m map[string][]any) map[string][]any {
+	out := map[string][]any{}
+	for k, v := range m {
+		if len(v) > 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
