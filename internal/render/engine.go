@@ -61,8 +61,6 @@ type Engine struct {
 	st    *renderState // the current render
 	g     globals
 	memos []*memo // what earlier renders can reuse, one per extraContext
-	// kept is what the libraries' Go helpers keep between renders.
-	kept libraryCaches
 }
 
 type mainTemplate struct {
@@ -371,10 +369,14 @@ type renderState struct {
 	// leaves for later renders.
 	rec        *recorder
 	prev, next *memo
-	reuse      Reuse
-	extra      map[string]any
-	files      *FileRegistry
-	changed    map[[2]*snapshot.Store]map[string]bool
+	// kept is what the libraries' Go helpers keep between the renders of one
+	// extraContext (carried from memo to memo: the live fleet's and the admission
+	// webhook's renders alternate on one engine).
+	kept    *libraryCaches
+	reuse   Reuse
+	extra   map[string]any
+	files   *FileRegistry
+	changed map[[2]*snapshot.Store]map[string]bool
 	// lastChanged is the entry of changed used last.
 	lastChanged struct {
 		k [2]*snapshot.Store
@@ -496,16 +498,15 @@ func (e *Engine) Render(ctx context.Context, in Input) (*Result, error) {
 func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 	e.begin(in)
 	st := e.st
-	if in.Fresh { // nothing from earlier renders, and this one's order is not kept
-		kept := e.kept
-		e.kept = libraryCaches{}
-		defer func() { e.kept = kept }()
-	}
 	if !e.opts.ProfileIncludes {
 		st.next = newMemo(st.extra, in.CurrentConfig)
 		if !in.Fresh {
 			st.prev = e.memoFor(st.extra, in.CurrentConfig)
+			if st.prev != nil && st.prev.kept != nil {
+				st.kept = st.prev.kept
+			}
 		}
+		st.next.kept = st.kept
 	}
 	res := &Result{Timings: make([]Timing, len(e.mains))}
 	if e.opts.ProfileIncludes {
@@ -552,7 +553,8 @@ func (e *Engine) begin(in Input) {
 	for k, v := range in.ExtraContext {
 		extra[k] = v
 	}
-	e.st = &renderState{snapshot: in.Snapshot, seen: map[string]bool{}, extra: extra, gen: renderGen.Add(1)}
+	e.st = &renderState{snapshot: in.Snapshot, seen: map[string]bool{}, extra: extra, gen: renderGen.Add(1),
+		kept: &libraryCaches{}} // a Fresh render keeps nothing from earlier renders
 	e.g.extraContext = extra
 	for k, p := range e.g.extras {
 		*p = extra[k]

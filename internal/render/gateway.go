@@ -97,7 +97,7 @@ func (e *Engine) gatewayRouteOrder(storeKinds ...string) [][]string {
 		e.st.list(storeKinds[i]) // the template reads the lists
 		stores = append(stores, e.st.snapshot.Stores[storeKinds[i]])
 	}
-	return e.kept.order.update(strings.Join(storeKinds, " "), stores, storeKinds)
+	return e.st.kept.order.update(strings.Join(storeKinds, " "), stores, storeKinds)
 }
 
 // libraryCaches are what the libraries' helpers keep between renders of an engine

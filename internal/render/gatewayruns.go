@@ -19,13 +19,13 @@ func (e *Engine) gatewayMergeRuns(s *GatewayState, runs ...*GatewayState) {
 		gatewayMerge(s, runs...)
 		return
 	}
-	if e.kept.runs == nil {
-		e.kept.runs = map[string]*mergedRuns{}
+	if e.st.kept.runs == nil {
+		e.st.kept.runs = map[string]*mergedRuns{}
 	}
-	m := e.kept.runs[s.Only]
+	m := e.st.kept.runs[s.Only]
 	if m == nil {
 		m = &mergedRuns{}
-		e.kept.runs[s.Only] = m
+		e.st.kept.runs[s.Only] = m
 	}
 	if !m.update(runs) {
 		gatewayMerge(s, runs...)

@@ -37,7 +37,7 @@ func randomRun(rng *rand.Rand, routes int) *GatewayState {
 // the index gateway_merge gives, whether a key is in two runs or not.
 func TestMergeRunsIsMerge(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	e := &Engine{}
+	e := &Engine{st: &renderState{kept: &libraryCaches{}}}
 	var runs []*GatewayState
 	routes := 400 // keys collide now and then; with 40,000 seldom
 	for step := range 6000 {

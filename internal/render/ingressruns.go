@@ -29,7 +29,7 @@ var ingressSorted = map[string]func(string) int{
 // one host and path: the first wins) they are merged in full, as merge_fragments
 // does.
 func (e *Engine) ingressMergeRuns(runs ...map[string][]any) map[string]any {
-	k := &e.kept.ingress
+	k := &e.st.kept.ingress
 	merged := mergeLists(runs, func(name string) bool { return ingressSorted[name] == nil })
 	sorted := make(map[string][]string, len(ingressSorted))
 	text := make(map[string]string, len(ingressSorted))

@@ -45,7 +45,7 @@ func randomFragment(rng *rand.Rand, keys int) map[string][]any {
 // gives what merge_fragments and sorting give, and the text of those lines.
 func TestIngressMergeRunsIsMerge(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	e := &Engine{}
+	e := &Engine{st: &renderState{kept: &libraryCaches{}}}
 	var runs []map[string][]any
 	keys := 300
 	kept := 0
@@ -65,7 +65,7 @@ func TestIngressMergeRunsIsMerge(t *testing.T) {
 			runs = nil
 		}
 		got := e.ingressMergeRuns(runs...)
-		if e.kept.ingress.keys != nil {
+		if e.st.kept.ingress.keys != nil {
 			kept++
 		}
 		full := mergeFragments(runs)

@@ -360,6 +360,7 @@ type memo struct {
 	units  map[string]map[string]*unitMemo  // target → unit key → output
 	shared map[string]*sharedMemo           // shared key → value
 	values map[string]map[string]*valueMemo // target → cached_value key → value
+	kept   *libraryCaches
 }
 
 type fileMemo struct {

@@ -149,3 +149,31 @@ func TestCachedValuesComputedInPlace(t *testing.T) {
 		t.Errorf("a fresh render reused values:\n%s", got)
 	}
 }
+
+// What the libraries' helpers keep belongs to one extraContext: renders with two
+// (the live fleet's and the admission webhook's, alternating on one engine) each
+// find their own, and a Fresh render starts from nothing and leaves it alone.
+func TestKeptCachesFollowTheExtraContext(t *testing.T) {
+	e, err := Compile(testSpec("global\n"), Options{Types: map[string]reflect.Type{"ingresses": ingressType}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := testSnapshot(ingress("ns", "a", "haptic"))
+	kept := map[string]*libraryCaches{}
+	for i, extra := range []string{"live", "webhook", "live", "webhook", "fresh", "live"} {
+		in := Input{Snapshot: snap, ExtraContext: map[string]any{"who": extra}, Fresh: extra == "fresh"}
+		if _, err := e.Render(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+		got := e.st.kept
+		if want, ok := kept[extra]; ok && got != want {
+			t.Fatalf("render %d (%s): another extraContext's or a new kept state", i, extra)
+		}
+		for other, k := range kept {
+			if other != extra && k == got {
+				t.Fatalf("render %d (%s) kept %s's state", i, extra, other)
+			}
+		}
+		kept[extra] = got
+	}
+}
