@@ -265,7 +265,7 @@ func (a *Agent) resultOf(req agentapi.RuntimeRequest, bases []bundle.File) (next
 		if err != nil {
 			return nil, nil, err
 		}
-		f := bundle.File{Kind: bases[i].Kind, Name: bases[i].Name, Content: content, Hash: bundle.HashContent(content)}
+		f := bundle.File{Kind: bases[i].Kind, Name: bases[i].Name, Content: content, Hash: bundle.HashEdited(bases[i].Content, content)}
 		if f.Hash != e.Hash {
 			return nil, nil, fmt.Errorf("edit of %s: the result's hash is %s, not %s", f.Target(), f.Hash, e.Hash)
 		}

@@ -85,16 +85,39 @@ func assemble(out []File) *Bundle {
 // HashContent is the content hash used for every file. A large content's hash is
 // remembered (hashcache.go): a rendered map is hashed again by plan and deploy.
 func HashContent(s string) string {
-	if len(s) >= hashCacheMin {
-		if h, ok := hashes.get(s); ok {
-			return h
+	if len(s) < hashCacheMin {
+		sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(s), len(s)))
+		return hex.EncodeToString(sum[:])
+	}
+	if e, ok := hashes.get(s); ok {
+		return e.hash
+	}
+	h, marks := hashOn(s, nil)
+	hashes.put(s, &hashEntry{h, marks})
+	return h
+}
+
+// HashEdited is HashContent(s) for s made from base (an edited map): when base's
+// hash is remembered, the blocks the two begin with are not hashed again, only s
+// from the last of them on.
+func HashEdited(base, s string) string {
+	if len(s) < hashCacheMin {
+		return HashContent(s)
+	}
+	if e, ok := hashes.get(s); ok {
+		return e.hash
+	}
+	var marks [][]byte
+	if b, ok := hashes.get(base); ok {
+		same := 0 // whole blocks both begin with
+		for same < len(b.marks) && (same+1)*hashMarkEvery <= len(s) &&
+			base[same*hashMarkEvery:(same+1)*hashMarkEvery] == s[same*hashMarkEvery:(same+1)*hashMarkEvery] {
+			same++
 		}
+		marks = b.marks[:same]
 	}
-	sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(s), len(s))) // read only: no copy of a large map
-	h := hex.EncodeToString(sum[:])
-	if len(s) >= hashCacheMin {
-		hashes.put(s, h)
-	}
+	h, all := hashOn(s, marks)
+	hashes.put(s, &hashEntry{h, all})
 	return h
 }
 

@@ -3,6 +3,8 @@ package bundle
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -367,5 +369,62 @@ func TestHashContentRemembersOnlyTheSameBytes(t *testing.T) {
 		if i%50 == 0 {
 			runtime.GC()
 		}
+	}
+}
+
+// TestHashEditedIsTheHash: HashEdited of random edits of a large content (lines
+// inserted, deleted or changed anywhere, in the first block too; the base hashed
+// or not, remembered or collected) is SHA-256 of the result.
+func TestHashEditedIsTheHash(t *testing.T) {
+	direct := func(s string) string {
+		sum := sha256.Sum256([]byte(s))
+		return hex.EncodeToString(sum[:])
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	var lines []string
+	for i := range 12000 {
+		lines = append(lines, fmt.Sprintf("@gw/h%d.example.com/p%d be%d\n", i, i, rng.IntN(50)))
+	}
+	base := strings.Join(lines, "")
+	HashContent(base)
+	resumed := 0
+	for i := range 400 {
+		next := slices.Clone(lines)
+		for range 1 + rng.IntN(3) {
+			at := rng.IntN(len(next))
+			if i%10 == 0 {
+				at = rng.IntN(20) // in the first block
+			}
+			switch rng.IntN(3) {
+			case 0:
+				next = slices.Insert(next, at, fmt.Sprintf("new%d be\n", i))
+			case 1:
+				next = slices.Delete(next, at, at+1)
+			default:
+				next[at] = "changed be\n"
+			}
+		}
+		s := strings.Join(next, "")
+		if i%7 == 0 {
+			s = s[:rng.IntN(len(s))] // shorter, maybe below the size that is remembered
+		}
+		if got := HashEdited(base, s); got != direct(s) {
+			t.Fatalf("step %d: %s, want %s", i, got, direct(s))
+		}
+		if e, ok := hashes.get(s); ok && len(e.marks) != len(s)/hashMarkEvery {
+			t.Fatalf("step %d: %d marks for %d bytes", i, len(e.marks), len(s))
+		}
+		if strings.HasPrefix(s, base[:hashMarkEvery]) {
+			resumed++
+		}
+		if i%3 == 0 && len(s) >= hashCacheMin {
+			base, lines = s, next // edit the edit
+		}
+		if i%50 == 0 {
+			runtime.GC()
+		}
+	}
+	if resumed < 100 {
+		t.Fatalf("only %d edits began like their base: the marks were hardly used", resumed)
 	}
 }

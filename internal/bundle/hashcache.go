@@ -1,6 +1,9 @@
 package bundle
 
 import (
+	"crypto/sha256"
+	"encoding"
+	"encoding/hex"
 	"slices"
 	"sync"
 	"unsafe"
@@ -19,7 +22,17 @@ const hashCacheSize = 64
 // Strings are immutable, so the same bytes at the same length are the same
 // content; the bytes are held weakly, and a weak pointer never equals one made
 // after its object was freed, so a reused address cannot match an old entry.
-var hashes = &hashCache{byData: map[contentID]string{}}
+var hashes = &hashCache{byData: map[contentID]*hashEntry{}}
+
+// hashMarkEvery is how often the hash of a large content keeps the hash's state (a
+// mark): a content that begins like one hashed before (an edited map) is hashed on
+// from the last mark the two share.
+const hashMarkEvery = 64 << 10
+
+type hashEntry struct {
+	hash  string
+	marks [][]byte // marks[i]: the SHA-256 state after (i+1)·hashMarkEvery bytes
+}
 
 type contentID struct {
 	data weak.Pointer[byte]
@@ -28,7 +41,7 @@ type contentID struct {
 
 type hashCache struct {
 	mu     sync.Mutex
-	byData map[contentID]string
+	byData map[contentID]*hashEntry
 	order  []contentID // oldest first
 }
 
@@ -36,14 +49,14 @@ func idOf(s string) contentID {
 	return contentID{weak.Make(unsafe.StringData(s)), len(s)}
 }
 
-func (c *hashCache) get(s string) (string, bool) {
+func (c *hashCache) get(s string) (*hashEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h, ok := c.byData[idOf(s)]
 	return h, ok
 }
 
-func (c *hashCache) put(s string, h string) {
+func (c *hashCache) put(s string, h *hashEntry) {
 	id := idOf(s)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -56,4 +69,29 @@ func (c *hashCache) put(s string, h string) {
 	}
 	c.byData[id] = h
 	c.order = append(c.order, id)
+}
+
+// hashOn hashes s on from marks (the states after its first len(marks) blocks) and
+// returns the hash and the marks of all of s.
+func hashOn(s string, marks [][]byte) (string, [][]byte) {
+	d := sha256.New()
+	at := 0
+	if n := len(marks); n > 0 {
+		if d.(encoding.BinaryUnmarshaler).UnmarshalBinary(marks[n-1]) == nil {
+			at = n * hashMarkEvery
+		} else {
+			d.Reset()
+			marks = nil
+		}
+	}
+	out := make([][]byte, len(marks), len(s)/hashMarkEvery)
+	copy(out, marks)
+	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only: no copy of a large map
+	for ; at+hashMarkEvery <= len(b); at += hashMarkEvery {
+		d.Write(b[at : at+hashMarkEvery])
+		st, _ := d.(encoding.BinaryMarshaler).MarshalBinary() // (cannot fail for SHA-256)
+		out = append(out, st)
+	}
+	d.Write(b[at:])
+	return hex.EncodeToString(d.Sum(nil)), out
 }

@@ -614,7 +614,9 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 		return bundle.File{}, timing, &TemplateError{Target: target, Template: target, Message: err.Error()}
 	}
 	f := m.file
-	f.Content, f.Hash = out, bundle.HashContent(out) // memoized with the file: a reuse does not hash again
+	// Memoized with the file: a reuse does not hash again; a changed map is hashed
+	// on from where it stops beginning like its last output.
+	f.Content, f.Hash = out, bundle.HashEdited(prev, out)
 	if st.rec != nil {
 		st.next.putFile(target, &fileMemo{file: f, deps: st.rec.root()})
 		st.reuse.FilesRendered++
