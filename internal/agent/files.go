@@ -124,7 +124,7 @@ func install(l bundle.Layout, files []bundle.File, prev []fileRef) error {
 		if f.Kind == bundle.KindCert {
 			mode = 0o600
 		}
-		if err := os.WriteFile(tmp, []byte(f.Content), mode); err != nil {
+		if err := writeString(tmp, f.Content, mode); err != nil {
 			cleanup()
 			_ = os.Remove(tmp)
 			return fmt.Errorf("stage %s: %w", f.Target(), err)
@@ -192,4 +192,17 @@ func readJSON(path string, v any) error {
 		return fmt.Errorf("decode %s: %w", filepath.Base(path), err)
 	}
 	return nil
+}
+
+// writeString is os.WriteFile of a string, without copying it (a map is megabytes).
+func writeString(path, s string, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(s)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
