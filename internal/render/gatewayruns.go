@@ -1,9 +1,6 @@
 package render
 
-import (
-	"sort"
-	"strings"
-)
+import "strings"
 
 // gatewayMergeRuns is gateway_merge_runs(s, runs...): gateway_merge(s, runs...) for
 // the merged runs of every route of a render, without the per-line work that makes
@@ -140,66 +137,6 @@ func (m *mergedRuns) edit(gone, came []*GatewayState) bool {
 	return ok
 }
 
-// spliceText returns the text of lines (each line from start(line) on, and a
-// newline; a line where start is negative has none) from oldText, the text of old:
-// the lines both share at the start and at the end are copied from oldText as two
-// pieces; only the lines between are written.
-func spliceText(old, lines []string, oldText string, start func(string) int) string {
-	p := 0
-	for p < len(old) && p < len(lines) && old[p] == lines[p] {
-		p++
-	}
-	s := 0
-	for s < len(old)-p && s < len(lines)-p && old[len(old)-1-s] == lines[len(lines)-1-s] {
-		s++
-	}
-	if p == len(old) && p == len(lines) {
-		return oldText
-	}
-	head, tail := textLen(old[:p], start), textLen(old[len(old)-s:], start)
-	mid := lines[p : len(lines)-s]
-	var b strings.Builder
-	b.Grow(head + textLen(mid, start) + tail)
-	b.WriteString(oldText[:head])
-	for _, l := range mid {
-		if i := start(l); i >= 0 {
-			b.WriteString(l[i:])
-			b.WriteByte('\n')
-		}
-	}
-	b.WriteString(oldText[len(oldText)-tail:])
-	return b.String()
-}
-
-// textLen is the length of the text of lines (see spliceText).
-func textLen(lines []string, start func(string) int) int {
-	n := 0
-	for _, l := range lines {
-		if i := start(l); i >= 0 {
-			n += len(l) - i + 1
-		}
-	}
-	return n
-}
-
-// linesText is the text of lines (see spliceText) made from nothing.
-func linesText(lines []string, start func(string) int) string {
-	return spliceText(nil, lines, "", start)
-}
-
-// textFrom: every line's text starts at n.
-func textFrom(n int) func(string) int { return func(string) int { return n } }
-
-// textAfter: a line's text follows its first sep; a line without sep has none.
-func textAfter(sep string) func(string) int {
-	return func(l string) int {
-		if i := strings.Index(l, sep); i >= 0 {
-			return i + len(sep)
-		}
-		return -1
-	}
-}
-
 // account adds (d = 1) or takes out (d = -1) what run r brings.
 func (m *mergedRuns) account(r *GatewayState, d int, e *sortedEdits) {
 	edit := &e.in
@@ -241,46 +178,4 @@ func count(counts map[string]int, k string, d int) (was int) {
 		counts[k] = was + d
 	}
 	return was
-}
-
-// editSorted returns sorted list without one occurrence of each line of out and
-// with the lines of in, as a new slice (the old one may be part of a remembered
-// index); list itself when there is nothing to edit. found is false when a line of
-// out is not in list.
-func editSorted(list, out, in []string) (edited []string, found bool) {
-	if len(out) == 0 && len(in) == 0 {
-		return list, true
-	}
-	found = true
-	sort.Strings(out)
-	kept := make([]string, 0, len(list)-len(out)+len(in))
-	at := 0
-	for _, l := range out {
-		i := at + sort.SearchStrings(list[at:], l)
-		kept = append(kept, list[at:i]...)
-		if i < len(list) && list[i] == l {
-			i++ // taken out
-		} else {
-			found = false
-		}
-		at = i
-	}
-	kept = append(kept, list[at:]...)
-	sort.Strings(in)
-	return mergeSorted(kept, in), found
-}
-
-// mergeSorted merges sorted b into sorted a: a new slice, or a when b is empty.
-func mergeSorted(a, b []string) []string {
-	if len(b) == 0 {
-		return a
-	}
-	out := make([]string, 0, len(a)+len(b))
-	at := 0
-	for _, l := range b {
-		i := at + sort.SearchStrings(a[at:], l)
-		out = append(append(out, a[at:i]...), l)
-		at = i
-	}
-	return append(out, a[at:]...)
 }
