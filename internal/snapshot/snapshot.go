@@ -160,18 +160,34 @@ func (s *Store) With(put []Object, drop []string) *Store {
 		addedKeys[i] = out.indexKeys(o.Raw)
 		out.keyOrdered = out.keyOrdered && keysAreIdentity(o, addedKeys[i])
 	}
-	j := 0
-	for i, o := range s.objects {
-		for j < len(added) && less(added[j], o) {
-			out.objects, out.ikeys = append(out.objects, added[j]), append(out.ikeys, addedKeys[j])
-			j++
-		}
-		if !gone[o.Key()] {
-			out.objects, out.ikeys = append(out.objects, o), append(out.ikeys, s.ikeys[i])
+	// Objects taken out are found by binary search and the kept ones copied in
+	// runs: a change of one object costs no key per object of the store.
+	var taken []int
+	for k := range gone {
+		if i, ok := s.position(k); ok {
+			taken = append(taken, i)
 		}
 	}
-	for ; j < len(added); j++ {
-		out.objects, out.ikeys = append(out.objects, added[j]), append(out.ikeys, addedKeys[j])
+	sort.Ints(taken)
+	i, t := 0, 0
+	for j := 0; j <= len(added); j++ {
+		stop := len(s.objects) // where added[j] goes
+		if j < len(added) {
+			stop = sort.Search(len(s.objects), func(x int) bool { return !less(s.objects[x], added[j]) })
+		}
+		for i < stop {
+			end := stop
+			if t < len(taken) && taken[t] < stop {
+				end = taken[t]
+			}
+			out.objects, out.ikeys = append(out.objects, s.objects[i:end]...), append(out.ikeys, s.ikeys[i:end]...)
+			if i = end; t < len(taken) && taken[t] == i {
+				i, t = i+1, t+1
+			}
+		}
+		if j < len(added) {
+			out.objects, out.ikeys = append(out.objects, added[j]), append(out.ikeys, addedKeys[j])
+		}
 	}
 	for _, o := range s.refused {
 		if !gone[o.Key()] {
@@ -239,6 +255,17 @@ func (s *Store) Changes(old *Store) map[string]bool {
 		touch(o, s)
 	}
 	return out
+}
+
+// position is where the object under key is in s.objects.
+func (s *Store) position(key string) (int, bool) {
+	ns, name, found := strings.Cut(key, "/")
+	if !found {
+		ns, name = "", key
+	}
+	want := Object{Namespace: ns, Name: name}
+	i := sort.Search(len(s.objects), func(x int) bool { return !less(s.objects[x], want) })
+	return i, i < len(s.objects) && s.objects[i].Namespace == ns && s.objects[i].Name == name
 }
 
 func less(a, b Object) bool {
