@@ -100,8 +100,8 @@ func (e *Engine) gatewayRouteOrder(storeKinds ...string) [][]string {
 	return e.st.kept.order.update(strings.Join(storeKinds, " "), stores, storeKinds)
 }
 
-// libraryCaches are what the libraries' helpers keep between renders of an engine
-// (not between those of a Fresh render).
+// libraryCaches are what the libraries' helpers keep between the renders of one
+// extraContext (see renderState.kept; a Fresh render starts from none).
 type libraryCaches struct {
 	order   routeOrder
 	runs    map[string]*mergedRuns // by Gateway fleet (extraContext.gateway)

@@ -1,6 +1,9 @@
 package render
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // gatewayMergeRuns is gateway_merge_runs(s, runs...): gateway_merge(s, runs...) for
 // the merged runs of every route of a render, without the per-line work that makes
@@ -59,10 +62,10 @@ func runsWeightedText(runs []*GatewayState) (text string, lines int) {
 
 // mergedRuns is what gateway_merge_runs keeps of the runs it merged last.
 type mergedRuns struct {
-	runs  map[*GatewayState]bool
-	keys  map[string]int // a keyed line's key → how many runs hold it
-	dups  int            // keys that more than one run holds
-	hosts map[string]int // host → how many runs hold it
+	prev  []*GatewayState // the runs merged last
+	keys  map[string]int  // a keyed line's key → how many runs hold it
+	dups  int             // keys that more than one run holds
+	hosts map[string]int  // host → how many runs hold it
 	// The index's lists, sorted: host.map lines, the exact, prefix-exact and prefix
 	// lines (prefix with its sort key) and the routes' header lines.
 	hostLines, exact, prefixExact, prefix, headerLines []string
@@ -92,26 +95,12 @@ func (m *mergedRuns) lists() [5]*[]string {
 
 // update makes m describe runs; it reports whether no key is in two runs.
 func (m *mergedRuns) update(runs []*GatewayState) bool {
-	now := make(map[*GatewayState]bool, len(runs))
-	for _, r := range runs {
-		now[r] = true
-	}
-	var gone, came []*GatewayState
-	for r := range m.runs {
-		if !now[r] {
-			gone = append(gone, r)
-		}
-	}
-	for _, r := range runs {
-		if !m.runs[r] {
-			came = append(came, r)
-		}
-	}
+	gone, came := runChanges(m.prev, runs, func(r *GatewayState) *GatewayState { return r })
 	if len(gone)+len(came) > len(runs)/2 || !m.edit(gone, came) { // most of it, or lost track: start over
 		*m = mergedRuns{}
 		m.edit(nil, runs)
 	}
-	m.runs = now
+	m.prev = slices.Clone(runs) // (the caller may reuse its slice)
 	return m.dups == 0
 }
 

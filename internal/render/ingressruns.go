@@ -6,12 +6,19 @@ import (
 )
 
 // ingressSorted are the lists of ingress fragments that the ingress library writes
-// as sorted map lines, and where each line's map text starts: prefix lines and
-// frontend rules start with a sort key the text leaves out (see sorted_after).
-var ingressSorted = map[string]func(string) int{
-	"hosts": textFrom(0), "exact": textFrom(0), "prefixExact": textFrom(0), "flags": textFrom(0),
-	"rates": textFrom(0), "cors": textFrom(0), "headers": textFrom(0),
-	"prefix": textAfter(" "), "rules": textAfter("\x00"),
+// as sorted lines, and the separator that ends each line's sort key: prefix lines
+// and frontend rules start with a key their text leaves out (see sorted_after).
+var ingressSorted = map[string]string{
+	"hosts": "", "exact": "", "prefixExact": "", "flags": "", "rates": "", "cors": "", "headers": "",
+	"prefix": " ", "rules": "\x00",
+}
+
+// textStart is where a line's text starts after the sort key sep ends.
+func textStart(sep string) func(string) int {
+	if sep == "" {
+		return textFrom(0)
+	}
+	return textAfter(sep)
 }
 
 // ingressMergeRuns is ingress_merge_runs(runs...): merge_fragments(runs...) for the
@@ -30,46 +37,40 @@ var ingressSorted = map[string]func(string) int{
 // does.
 func (e *Engine) ingressMergeRuns(runs ...map[string][]any) map[string]any {
 	k := &e.st.kept.ingress
-	merged := mergeLists(runs, func(name string) bool { return ingressSorted[name] == nil })
+	isSorted := func(name string) bool { _, ok := ingressSorted[name]; return ok }
+	merged := mergeLists(runs, func(name string) bool { return !isSorted(name) })
 	sorted := make(map[string][]string, len(ingressSorted))
 	text := make(map[string]string, len(ingressSorted))
 	if k.update(runs) {
-		for name, start := range ingressSorted {
-			sorted[name], text[name] = withoutKeys(k.lists[name], start), k.texts[name]
+		for name, sep := range ingressSorted {
+			if sep != "" {
+				sorted[name] = afterKeys(slices.Clone(k.lists[name]), sep) // (the kept list stays as it is)
+			} else {
+				sorted[name] = k.lists[name]
+			}
+			text[name] = k.texts[name]
 		}
 	} else {
 		*k = ingressRuns{}
-		full := mergeLists(runs, func(name string) bool { return ingressSorted[name] != nil })
-		for name, start := range ingressSorted {
+		full := mergeLists(runs, isSorted)
+		for name, sep := range ingressSorted {
 			lines := sortStrings(stringsOf(full[name]))
-			sorted[name], text[name] = withoutKeys(lines, start), linesText(lines, start)
+			text[name] = linesText(lines, textStart(sep))
+			sorted[name] = afterKeys(lines, sep)
 		}
 	}
 	return map[string]any{"merged": merged, "sorted": sorted, "text": text}
 }
 
-// withoutKeys is lines from where their text starts (lines without text dropped);
-// lines itself when every text starts at 0.
-func withoutKeys(lines []string, start func(string) int) []string {
-	if len(lines) == 0 || start(lines[0]) == 0 && start("") == 0 {
-		return lines
-	}
-	out := make([]string, 0, len(lines))
-	for _, l := range lines {
-		if i := start(l); i >= 0 {
-			out = append(out, l[i:])
-		}
-	}
-	return out
-}
-
 // ingressRuns is what ingress_merge_runs keeps of the runs it merged last.
 type ingressRuns struct {
 	prev  []map[string][]any
-	keys  map[string]keyedValue // "<list>\x00<key>" → its value and how many runs hold it
-	lists map[string][]string   // ingressSorted's values, sorted
+	keys  map[listKey]keyedValue // a list's key → its value and how many runs hold it
+	lists map[string][]string    // ingressSorted's values, sorted
 	texts map[string]string
 }
+
+type listKey struct{ list, key string }
 
 type keyedValue struct {
 	value string
@@ -79,25 +80,9 @@ type keyedValue struct {
 // update makes k describe runs; false when a key has two values among them, or a
 // value is not a string (k is then of no use).
 func (k *ingressRuns) update(runs []map[string][]any) bool {
-	now := make(map[uintptr]bool, len(runs))
-	for _, r := range runs {
-		now[identity(r)] = true
-	}
-	had := make(map[uintptr]bool, len(k.prev))
-	var gone, came []map[string][]any
-	for _, r := range k.prev {
-		had[identity(r)] = true
-		if !now[identity(r)] {
-			gone = append(gone, r)
-		}
-	}
-	for _, r := range runs {
-		if !had[identity(r)] {
-			came = append(came, r)
-		}
-	}
+	gone, came := runChanges(k.prev, runs, identity)
 	if k.keys == nil || len(gone)+len(came) > len(runs)/2 { // most of it: start over
-		*k = ingressRuns{keys: map[string]keyedValue{}, lists: map[string][]string{}, texts: map[string]string{}}
+		*k = ingressRuns{keys: map[listKey]keyedValue{}, lists: map[string][]string{}, texts: map[string]string{}}
 		gone, came = nil, runs
 	}
 	if !k.edit(gone, came) {
@@ -120,7 +105,7 @@ func (k *ingressRuns) edit(gone, came []map[string][]any) bool {
 					out[name] = append(out[name], v)
 					continue
 				}
-				kk := name + "\x00" + key
+				kk := listKey{name, key}
 				kv := k.keys[kk]
 				if kv.runs--; kv.runs <= 0 {
 					delete(k.keys, kk)
@@ -144,7 +129,7 @@ func (k *ingressRuns) edit(gone, came []map[string][]any) bool {
 					in[name] = append(in[name], v)
 					continue
 				}
-				kk := name + "\x00" + key
+				kk := listKey{name, key}
 				kv, held := k.keys[kk]
 				if held && kv.value != v {
 					return false
@@ -158,7 +143,7 @@ func (k *ingressRuns) edit(gone, came []map[string][]any) bool {
 			}
 		}
 	}
-	for name, start := range ingressSorted {
+	for name, sep := range ingressSorted {
 		if len(out[name])+len(in[name]) == 0 {
 			continue
 		}
@@ -166,7 +151,7 @@ func (k *ingressRuns) edit(gone, came []map[string][]any) bool {
 		if !found {
 			return false
 		}
-		k.texts[name] = spliceText(k.lists[name], edited, k.texts[name], start)
+		k.texts[name] = spliceText(k.lists[name], edited, k.texts[name], textStart(sep))
 		k.lists[name] = edited
 	}
 	return true
@@ -176,19 +161,4 @@ func (k *ingressRuns) edit(gone, came []map[string][]any) bool {
 // from one render to the next.
 func identity(f map[string][]any) uintptr {
 	return uintptr(reflect.ValueOf(f).UnsafePointer())
-}
-
-// mergeLists is mergeFragments of frags' lists that take names.
-func mergeLists(frags []map[string][]any, take func(name string) bool) map[string][]any {
-	picked := make([]map[string][]any, len(frags))
-	for i, f := range frags {
-		p := make(map[string][]any, len(f))
-		for name, pairs := range f {
-			if take(name) {
-				p[name] = pairs
-			}
-		}
-		picked[i] = p
-	}
-	return mergeFragments(picked)
 }

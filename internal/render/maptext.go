@@ -6,7 +6,30 @@ import (
 )
 
 // Sorted map lines and their text, kept between renders by gateway_merge_runs and
-// ingress_merge_runs and edited by the lines that came and went.
+// ingress_merge_runs and edited by the lines of the runs that came and went.
+
+// runChanges are the runs of prev that are not in now (gone) and those of now that
+// were not in prev (came), by id: runs are remembered values, the same from one
+// render to the next while their routes do not change.
+func runChanges[R any, K comparable](prev, now []R, id func(R) K) (gone, came []R) {
+	in := make(map[K]bool, len(now))
+	for _, r := range now {
+		in[id(r)] = true
+	}
+	had := make(map[K]bool, len(prev))
+	for _, r := range prev {
+		had[id(r)] = true
+		if !in[id(r)] {
+			gone = append(gone, r)
+		}
+	}
+	for _, r := range now {
+		if !had[id(r)] {
+			came = append(came, r)
+		}
+	}
+	return gone, came
+}
 
 // editSorted returns sorted list without one occurrence of each line of out and
 // with the lines of in, as a new slice (the old one may be part of a remembered

@@ -30,12 +30,19 @@ func mergeBuiltins() native.Declarations {
 // A key is what makes an entry unique across objects: two Ingresses routing the same
 // host and path give the same key, and the first Ingress wins.
 func mergeFragments(frags []map[string][]any) map[string][]any {
+	return mergeLists(frags, nil)
+}
+
+// mergeLists is mergeFragments of the lists take names (all of them when take is nil).
+func mergeLists(frags []map[string][]any, take func(name string) bool) map[string][]any {
 	// Sized first: the merge of a render's runs holds every object's entries, and
 	// growing the lists and sets as it goes was a third of its cost.
 	sizes := map[string]int{}
 	for _, f := range frags {
 		for name, pairs := range f {
-			sizes[name] += len(pairs)
+			if take == nil || take(name) {
+				sizes[name] += len(pairs)
+			}
 		}
 	}
 	out := make(map[string][]any, len(sizes))
@@ -47,6 +54,9 @@ func mergeFragments(frags []map[string][]any) map[string][]any {
 	for _, f := range frags {
 		for name, pairs := range f {
 			s, list := seen[name], out[name]
+			if s == nil {
+				continue // a list take leaves out
+			}
 			for i := 0; i+1 < len(pairs); i += 2 {
 				k, _ := pairs[i].(string)
 				if k != "" {
@@ -113,9 +123,17 @@ func mapKeysOf(pairs []any) []string {
 // the text after the first sep (a line without sep is dropped). Templates sort map
 // lines by a key they then remove ("199990 <key> <value>", "<phase> <name>\x00<rule>").
 func sortedAfter(lines []string, sep string) []string {
-	sorted := sortStrings(lines)
-	out := sorted[:0]
-	for _, l := range sorted {
+	return afterKeys(sortStrings(lines), sep)
+}
+
+// afterKeys is each line's text after its first sep (lines without sep dropped),
+// in place; lines as they are when sep is "" (they have no sort key).
+func afterKeys(lines []string, sep string) []string {
+	if sep == "" {
+		return lines
+	}
+	out := lines[:0]
+	for _, l := range lines {
 		if _, after, ok := strings.Cut(l, sep); ok {
 			out = append(out, after)
 		}

@@ -18,7 +18,7 @@ const heldPiece = 32 << 10
 // than white space.
 type output struct {
 	b      strings.Builder
-	piece  string // the large string held, which belongs at b's pieceAt
+	piece  string // the large string held, which belongs at b's position at
 	at     int
 	blank  bool // b holds only white space
 	sizeTo int  // the size b grows to for the first text that is not white space
