@@ -164,7 +164,11 @@ func (s *Store) With(put []Object, drop []string) *Store {
 	// runs: a change of one object costs no key per object of the store.
 	var taken []int
 	for k := range gone {
-		if i, ok := s.position(k); ok {
+		ns, name, found := strings.Cut(k, "/")
+		if !found {
+			ns, name = "", k
+		}
+		if i, ok := s.find(ns, name); ok {
 			taken = append(taken, i)
 		}
 	}
@@ -173,7 +177,7 @@ func (s *Store) With(put []Object, drop []string) *Store {
 	for j := 0; j <= len(added); j++ {
 		stop := len(s.objects) // where added[j] goes
 		if j < len(added) {
-			stop = sort.Search(len(s.objects), func(x int) bool { return !less(s.objects[x], added[j]) })
+			stop, _ = s.find(added[j].Namespace, added[j].Name)
 		}
 		for i < stop {
 			end := stop
@@ -257,12 +261,8 @@ func (s *Store) Changes(old *Store) map[string]bool {
 	return out
 }
 
-// position is where the object under key is in s.objects.
-func (s *Store) position(key string) (int, bool) {
-	ns, name, found := strings.Cut(key, "/")
-	if !found {
-		ns, name = "", key
-	}
+// find is where the object ns/name is in s.objects, or where it would go.
+func (s *Store) find(ns, name string) (int, bool) {
 	want := Object{Namespace: ns, Name: name}
 	i := sort.Search(len(s.objects), func(x int) bool { return !less(s.objects[x], want) })
 	return i, i < len(s.objects) && s.objects[i].Namespace == ns && s.objects[i].Name == name
@@ -319,9 +319,7 @@ func (s *Store) fetchByKey(keys []string) []Object {
 		hi := sort.Search(n, func(i int) bool { return s.objects[i].Namespace > keys[0] })
 		return slices.Clone(s.objects[lo:hi])
 	case 2:
-		want := Object{Namespace: keys[0], Name: keys[1]}
-		i := sort.Search(n, func(i int) bool { return !less(s.objects[i], want) })
-		if i < n && s.objects[i].Namespace == keys[0] && s.objects[i].Name == keys[1] {
+		if i, ok := s.find(keys[0], keys[1]); ok {
 			return []Object{s.objects[i]}
 		}
 	}
