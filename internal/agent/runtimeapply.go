@@ -67,14 +67,14 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 	for i, b := range bases {
 		declared[i] = bundle.File{Kind: b.Kind, Name: b.Name, Hash: req.Edits[i].Hash}
 	}
-	named, err := merge(a.current, req.Files, declared)
+	next, err := merge(a.current, req.Files, declared)
 	if err != nil {
 		return fail(http.StatusBadRequest, "%v", err)
 	}
-	if named.Hash != req.Hash {
-		return fail(http.StatusBadRequest, "hash %q does not match the resulting set (%s)", req.Hash, named.Hash)
+	if next.Hash != req.Hash {
+		return fail(http.StatusBadRequest, "hash %q does not match the resulting set (%s)", req.Hash, next.Hash)
 	}
-	if err := checkFiles(a.opts.Layout, named.Files); err != nil {
+	if err := checkFiles(a.opts.Layout, next.Files); err != nil {
 		return fail(http.StatusBadRequest, "%v", err)
 	}
 
@@ -90,7 +90,7 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 		}
 		ran++
 	}
-	next, changed, err := a.resultOf(req, bases)
+	changed, err := fillEdits(next, req, bases)
 	if err != nil {
 		// An edit does not make the file its hash names: forget the operations by
 		// reloading what runs now, and refuse the request.
@@ -180,7 +180,7 @@ func keyOf(f bundle.File) fileKey {
 	return fileKey{f.Kind, f.Name}
 }
 
-// merge returns cur with files and edited (hashed by resultOf) replaced or
+// merge returns cur with files and edited (hashed by the caller) replaced or
 // added by (kind, name). Only the files that arrived whole are hashed: the rest
 // keep the hashes the agent computed when they arrived, so an apply of a few
 // lines does not rehash the whole set. A file both whole and edited is refused.
@@ -254,23 +254,27 @@ func editBases(cur *bundle.Bundle, edits []agentapi.FileEdit) ([]bundle.File, in
 	return bases, 0, nil
 }
 
-// resultOf builds the set req makes of the running one: the edited files spliced
-// from their bases (checked by editBases), each of which must hash as its edit
-// says (the set hash those hashes make was checked before), and the whole files.
-// changed are the files that are new or differ.
-func (a *Agent) resultOf(req agentapi.RuntimeRequest, bases []bundle.File) (next *bundle.Bundle, changed []bundle.File, err error) {
-	changed = append(changed, req.Files...)
+// fillEdits gives next, the resulting set with the edited files' declared hashes,
+// their contents: spliced from their bases (checked by editBases), each of which
+// must hash as its edit says (the set hash those hashes make was checked before).
+// It returns the files that are new or differ: req's whole files and these.
+func fillEdits(next *bundle.Bundle, req agentapi.RuntimeRequest, bases []bundle.File) ([]bundle.File, error) {
+	at := make(map[fileKey]int, len(next.Files))
+	for i, f := range next.Files {
+		at[keyOf(f)] = i
+	}
+	changed := append([]bundle.File(nil), req.Files...)
 	for i, e := range req.Edits {
 		content, err := e.Apply(bases[i].Content)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		f := bundle.File{Kind: bases[i].Kind, Name: bases[i].Name, Content: content, Hash: bundle.HashEdited(bases[i].Content, content)}
 		if f.Hash != e.Hash {
-			return nil, nil, fmt.Errorf("edit of %s: the result's hash is %s, not %s", f.Target(), f.Hash, e.Hash)
+			return nil, fmt.Errorf("edit of %s: the result's hash is %s, not %s", f.Target(), f.Hash, e.Hash)
 		}
+		next.Files[at[keyOf(f)]] = f
 		changed = append(changed, f)
 	}
-	next, err = merge(a.current, req.Files, changed[len(req.Files):])
-	return next, changed, err
+	return changed, nil
 }
