@@ -79,12 +79,32 @@ type GatewayState struct {
 
 func (e *Engine) gatewayBuiltins() native.Declarations {
 	return native.Declarations{
-		"GatewayState":        reflect.TypeOf(GatewayState{}),
-		"gateway_merge":       gatewayMerge,
-		"gateway_merge_runs":  e.gatewayMergeRuns,
-		"gateway_index":       gatewayIndex,
-		"gateway_route_order": e.gatewayRouteOrder,
+		"GatewayState":              reflect.TypeOf(GatewayState{}),
+		"gateway_merge":             gatewayMerge,
+		"gateway_merge_runs":        e.gatewayMergeRuns,
+		"gateway_index":             gatewayIndex,
+		"gateway_route_order":       e.gatewayRouteOrder,
+		"gateway_host_intersection": gatewayHostIntersection,
 	}
+}
+
+// gatewayHostIntersection is a listener's hostname ∩ a route's hostname, the narrower
+// of the two: "" when they do not intersect; an empty listener hostname takes every
+// host. A wildcard "*.suffix" covers every host under that suffix, at any depth.
+func gatewayHostIntersection(listener, route string) string {
+	if listener == "" || hostCovers(listener, route) {
+		return route
+	}
+	if hostCovers(route, listener) {
+		return listener
+	}
+	return ""
+}
+
+// hostCovers reports whether hostname pattern p covers h, an exact host or a
+// narrower wildcard.
+func hostCovers(p, h string) bool {
+	return p == h || strings.HasPrefix(p, "*.") && strings.HasSuffix(h, p[1:])
 }
 
 // gatewayRouteOrder is gateway_route_order(store, kind, store, kind...): the routes

@@ -72,3 +72,24 @@ func TestCommentLines(t *testing.T) {
 		t.Errorf("no notes: %q", got)
 	}
 }
+
+func TestGatewayHostIntersection(t *testing.T) {
+	for _, c := range []struct{ listener, route, want string }{
+		{"", "a.example.com", "a.example.com"},
+		{"", "*.example.com", "*.example.com"},
+		{"a.example.com", "a.example.com", "a.example.com"},
+		{"*.example.com", "a.example.com", "a.example.com"},
+		{"*.example.com", "a.b.example.com", "a.b.example.com"},
+		{"*.example.com", "*.b.example.com", "*.b.example.com"},
+		{"a.example.com", "*.example.com", "a.example.com"},
+		{"*.b.example.com", "*.example.com", "*.b.example.com"},
+		{"*.example.com", "example.com", ""},
+		{"a.example.com", "b.example.com", ""},
+		{"*.example.com", "a.example.org", ""},
+		{"*.a.example.com", "*.b.example.com", ""},
+	} {
+		if got := gatewayHostIntersection(c.listener, c.route); got != c.want {
+			t.Errorf("gateway_host_intersection(%q, %q) = %q, want %q", c.listener, c.route, got, c.want)
+		}
+	}
+}
