@@ -278,6 +278,25 @@ func (s *GatewayState) add(r *GatewayState) {
 	s.addUnkeyed(r)
 }
 
+// addDistinct is addUnkeyed of every run when no backend is in two runs (nor in s):
+// each run brings all its backends and their notes, so the lists are appended
+// whole, without the set of backend names (BackendIdx stays unfilled).
+func (s *GatewayState) addDistinct(runs []*GatewayState) {
+	backends, notes := 0, 0
+	for _, r := range runs {
+		backends, notes = backends+len(r.Backends), notes+len(r.Notes)
+	}
+	s.Backends = slices.Grow(s.Backends, backends)
+	s.Notes = slices.Grow(s.Notes, notes)
+	for _, r := range runs {
+		s.PlainPrefixes = append(s.PlainPrefixes, r.PlainPrefixes...)
+		s.Regex = append(s.Regex, r.Regex...)
+		s.Backends = append(s.Backends, r.Backends...)
+		s.Notes = append(s.Notes, r.Notes...)
+		s.addLines(r)
+	}
+}
+
 // addUnkeyed adds what add does but the hosts and the lines gateway_index sorts
 // (keyed lines, header lines).
 func (s *GatewayState) addUnkeyed(r *GatewayState) {
@@ -301,6 +320,11 @@ func (s *GatewayState) addUnkeyed(r *GatewayState) {
 		}
 		s.Notes = append(s.Notes, n)
 	}
+	s.addLines(r)
+}
+
+// addLines is addUnkeyed after the backends and notes.
+func (s *GatewayState) addLines(r *GatewayState) {
 	s.Weighted = append(s.Weighted, r.Weighted...)
 	s.CorsLines = append(s.CorsLines, r.CorsLines...)
 	s.CorsOriginLines = append(s.CorsOriginLines, r.CorsOriginLines...)

@@ -13,7 +13,8 @@ import (
 // in two runs (two routes claim one match: the first wins), or s already holds
 // lines, it merges as gateway_merge does. Otherwise it leaves s.Seen, s.Hosts,
 // s.Exact, s.PrefixExact, s.PrefixSorted and s.HeaderLines unfilled: gateway_index
-// reads those lines from the remembered lists.
+// reads those lines from the remembered lists. When no backend is in two runs either,
+// the runs' backends are appended whole and s.BackendIdx stays unfilled too.
 func (e *Engine) gatewayMergeRuns(s *GatewayState, runs ...*GatewayState) {
 	if len(s.Exact)+len(s.PrefixExact)+len(s.PrefixSorted)+len(s.Regex)+len(s.Hosts)+len(s.HeaderLines) > 0 {
 		gatewayMerge(s, runs...)
@@ -32,10 +33,14 @@ func (e *Engine) gatewayMergeRuns(s *GatewayState, runs ...*GatewayState) {
 		return
 	}
 	s.prepareUnkeyed(runs)
-	for _, r := range runs { // no key is in two runs: every line is kept
-		s.PlainPrefixes = append(s.PlainPrefixes, r.PlainPrefixes...)
-		s.Regex = append(s.Regex, r.Regex...)
-		s.addUnkeyed(r)
+	if m.sharedBackends > 0 || len(s.Backends) > 0 || len(s.BackendIdx) > 0 {
+		for _, r := range runs { // no key is in two runs: every line is kept
+			s.PlainPrefixes = append(s.PlainPrefixes, r.PlainPrefixes...)
+			s.Regex = append(s.Regex, r.Regex...)
+			s.addUnkeyed(r)
+		}
+	} else {
+		s.addDistinct(runs)
 	}
 	s.merged = m
 	s.weightedText, s.weightedLines = runsWeightedText(runs)
@@ -66,6 +71,11 @@ type mergedRuns struct {
 	keys  map[string]int  // a keyed line's key → how many runs hold it
 	dups  int             // keys that more than one run holds
 	hosts map[string]int  // host → how many runs hold it
+	// backends counts the runs that hold each backend; sharedBackends is how many
+	// backends more than one run holds (without any, the runs' backends are appended
+	// as they are, and BackendIdx is left unfilled).
+	backends       map[string]int
+	sharedBackends int
 	// The index's lists, sorted: host.map lines, the exact, prefix-exact and prefix
 	// lines (prefix with its sort key) and the routes' header lines.
 	hostLines, exact, prefixExact, prefix, headerLines []string
@@ -108,7 +118,7 @@ func (m *mergedRuns) update(runs []*GatewayState) bool {
 // to take out is not there.
 func (m *mergedRuns) edit(gone, came []*GatewayState) bool {
 	if m.keys == nil {
-		m.keys, m.hosts = map[string]int{}, map[string]int{}
+		m.keys, m.hosts, m.backends = map[string]int{}, map[string]int{}, map[string]int{}
 	}
 	var e sortedEdits
 	for _, r := range gone {
@@ -140,6 +150,14 @@ func (m *mergedRuns) account(r *GatewayState, d int, e *sortedEdits) {
 			} else if was < 2 && was+d >= 2 {
 				m.dups++
 			}
+		}
+	}
+	for _, b := range r.Backends {
+		name, _ := b["name"].(string)
+		if was := count(m.backends, name, d); was == 1 && d > 0 {
+			m.sharedBackends++
+		} else if was == 2 && d < 0 {
+			m.sharedBackends--
 		}
 	}
 	for h := range r.Hosts {

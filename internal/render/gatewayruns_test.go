@@ -9,7 +9,7 @@ import (
 )
 
 // randomRun is a run's merged state with keyed lines, hosts, header lines and a
-// backend, drawn from small sets so that runs share hosts and, now and then, a key.
+// backend with its notes, drawn from small sets so that runs share hosts and, now and then, a key.
 func randomRun(rng *rand.Rand, routes int) *GatewayState {
 	r := &GatewayState{Hosts: map[string]bool{}, PrefixCondHosts: map[string]bool{}}
 	for range 1 + rng.IntN(4) {
@@ -29,7 +29,10 @@ func randomRun(rng *rand.Rand, routes int) *GatewayState {
 		r.HeaderLines = append(r.HeaderLines, fmt.Sprintf("@h/%d/qa/x-a v%d", route, rng.IntN(3)))
 		r.Weighted = append(r.Weighted, fmt.Sprintf("@h/%d 1", route))
 	}
-	r.Backends = []map[string]any{{"name": fmt.Sprintf("be%d", rng.IntN(10)), "hdr": []string{fmt.Sprintf("@b/%d x", rng.IntN(5))}}}
+	// With 400 routes most backends are in several runs; with 40,000 seldom one.
+	backend := fmt.Sprintf("be%d", rng.IntN(routes/40))
+	r.Backends = []map[string]any{{"name": backend, "hdr": []string{fmt.Sprintf("@b/%d x", rng.IntN(5))}}}
+	r.Notes = []string{"\x00" + backend + "\x00a note about " + backend, fmt.Sprintf("a note %d", rng.IntN(5))}
 	return r
 }
 
