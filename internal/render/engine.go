@@ -602,7 +602,18 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 		tracer.root.Duration = took
 		profile.add(&tracer.root)
 	}
-	out := normalize(m.file.Kind, buf.take(m.file.Kind))
+	raw := buf.take(m.file.Kind)
+	if last != nil && raw == last.raw {
+		// Written as last time (a change it read did not change what it writes, as
+		// haproxy.cfg after most route changes): the last file, normalized, checked
+		// and hashed, stands.
+		if st.rec != nil {
+			st.next.putFile(target, &fileMemo{file: last.file, raw: last.raw, deps: st.rec.root()})
+			st.reuse.FilesRendered++
+		}
+		return last.file, timing, nil
+	}
+	out := normalize(m.file.Kind, raw)
 	for _, p := range m.post {
 		out = p.apply(out)
 	}
@@ -618,7 +629,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	// on from where it stops beginning like its last output.
 	f.Content, f.Hash = out, bundle.HashEdited(prev, out)
 	if st.rec != nil {
-		st.next.putFile(target, &fileMemo{file: f, deps: st.rec.root()})
+		st.next.putFile(target, &fileMemo{file: f, raw: raw, deps: st.rec.root()})
 		st.reuse.FilesRendered++
 	}
 	return f, timing, nil

@@ -246,6 +246,11 @@ func (s *GatewayState) prepareUnkeyed(shares []*GatewayState) {
 		}
 		s.BackendIdx = make(map[string]bool, backends)
 	}
+	s.prepareSets()
+}
+
+// prepareSets makes the sets addLines writes.
+func (s *GatewayState) prepareSets() {
 	if s.Conds == nil {
 		s.Conds = map[string][]string{}
 	}
@@ -282,12 +287,17 @@ func (s *GatewayState) add(r *GatewayState) {
 // each run brings all its backends and their notes, so the lists are appended
 // whole, without the set of backend names (BackendIdx stays unfilled).
 func (s *GatewayState) addDistinct(runs []*GatewayState) {
-	backends, notes := 0, 0
+	var backends, notes, prefixes, regex, weighted, cors, origins int
 	for _, r := range runs {
-		backends, notes = backends+len(r.Backends), notes+len(r.Notes)
+		backends, notes, prefixes = backends+len(r.Backends), notes+len(r.Notes), prefixes+len(r.PlainPrefixes)
+		regex, weighted = regex+len(r.Regex), weighted+len(r.Weighted)
+		cors, origins = cors+len(r.CorsLines), origins+len(r.CorsOriginLines)
 	}
-	s.Backends = slices.Grow(s.Backends, backends)
-	s.Notes = slices.Grow(s.Notes, notes)
+	s.Backends, s.Notes = slices.Grow(s.Backends, backends), slices.Grow(s.Notes, notes)
+	s.PlainPrefixes, s.Regex = slices.Grow(s.PlainPrefixes, prefixes), slices.Grow(s.Regex, regex)
+	s.Weighted, s.CorsLines = slices.Grow(s.Weighted, weighted), slices.Grow(s.CorsLines, cors)
+	s.CorsOriginLines = slices.Grow(s.CorsOriginLines, origins)
+	s.prepareSets()
 	for _, r := range runs {
 		s.PlainPrefixes = append(s.PlainPrefixes, r.PlainPrefixes...)
 		s.Regex = append(s.Regex, r.Regex...)

@@ -32,8 +32,8 @@ func (e *Engine) gatewayMergeRuns(s *GatewayState, runs ...*GatewayState) {
 		gatewayMerge(s, runs...)
 		return
 	}
-	s.prepareUnkeyed(runs)
 	if m.sharedBackends > 0 || len(s.Backends) > 0 || len(s.BackendIdx) > 0 {
+		s.prepareUnkeyed(runs)
 		for _, r := range runs { // no key is in two runs: every line is kept
 			s.PlainPrefixes = append(s.PlainPrefixes, r.PlainPrefixes...)
 			s.Regex = append(s.Regex, r.Regex...)

@@ -365,6 +365,7 @@ type memo struct {
 
 type fileMemo struct {
 	file bundle.File // passed checkOutput
+	raw  string      // what the template wrote, before normalize (often file.Content itself)
 	deps *deps
 }
 
