@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"time"
@@ -25,6 +27,7 @@ type benchmarkFlags struct {
 	profileIncludes bool
 	schemaDir       string
 	rerender        bool
+	cpuProfile      string
 }
 
 func newBenchmarkCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -52,6 +55,7 @@ render after that one change is timed (--iterations times, alternating versions)
 	fl.BoolVar(&f.profileIncludes, "profile-includes", false, "show the 20 slowest template includes")
 	fl.StringVar(&f.schemaDir, "schema-dir", schemaDirDefault(), "extra OpenAPI v3 schemas or CRDs for typed access ($HAPTIC_SCHEMA_DIR)")
 	fl.BoolVar(&f.rerender, "rerender", false, "also time the render after one object of each resource changes")
+	fl.StringVar(&f.cpuProfile, "cpu-profile", "", "write a pprof CPU profile of the timed renders to this file")
 	return cmd
 }
 
@@ -79,6 +83,13 @@ func runBenchmark(ctx context.Context, f benchmarkFlags, stdout, stderr io.Write
 	names, err := benchmarkTests(cfg.Spec.ValidationTests, f.tests)
 	if err != nil {
 		return usageError(err)
+	}
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return usageError(err)
+		}
+		defer stop()
 	}
 	profile := &render.Profile{}
 	for _, name := range names {
@@ -221,4 +232,20 @@ func benchmarkRerender(ctx context.Context, w io.Writer, p *pipeline.Pipeline, f
 			reuse.Units, reuse.Units+reuse.UnitsRendered)
 	}
 	return nil
+}
+
+// startCPUProfile writes a pprof CPU profile to path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	out, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		out.Close()
+	}, nil
 }

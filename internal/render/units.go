@@ -45,7 +45,7 @@ func (e *Engine) cached(key string, inputs ...any) (any, bool) {
 	}
 	if v := st.prev.value(rec.target, key); v != nil && sameInputs(v.inputs, inputs) && v.deps.current(st) && st.replay(v.deps, st.files) {
 		rec.top().deps.add(v.deps)
-		st.next.putValue(rec.target, key, v)
+		st.next.putValue(rec.target, key, v.with(inputs))
 		st.reuse.Units++
 		return v.value, true
 	}
@@ -90,7 +90,7 @@ func (e *Engine) cachedValue(key string, fn func() any, inputs ...any) any {
 	}
 	if v := st.prev.value(rec.target, key); v != nil && sameInputs(v.inputs, inputs) && v.deps.current(st) && st.replay(v.deps, st.files) {
 		rec.top().deps.add(v.deps)
-		st.next.putValue(rec.target, key, v)
+		st.next.putValue(rec.target, key, v.with(inputs))
 		st.reuse.Units++
 		return v.value
 	}
@@ -126,7 +126,8 @@ func (e *Engine) unit(key string, inputs ...any) bool {
 		rec.out.WriteString(u.output)
 		rec.top().deps.add(u.deps)
 		rec.push(&scope{unit: key, hit: true})
-		st.next.putUnit(rec.target, key, u)
+		// (remembered with this render's inputs, as valueMemo.with says why)
+		st.next.putUnit(rec.target, key, &unitMemo{inputs: inputs, output: u.output, deps: u.deps})
 		st.reuse.Units++
 		return false
 	}
@@ -156,6 +157,13 @@ func (e *Engine) endUnit(key string) string {
 		e.st.reuse.UnitsRendered++
 	}
 	return ""
+}
+
+// with is v remembered with inputs, equal to its own: the next render compares them
+// with its inputs, and inputs that are the very same values compare at once (equal
+// ones kept from an older render would be walked by every render after).
+func (v *valueMemo) with(inputs []any) *valueMemo {
+	return &valueMemo{inputs: inputs, value: v.value, deps: v.deps}
 }
 
 func sameInputs(a, b []any) bool {
