@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/open2b/scriggo"
@@ -151,7 +152,7 @@ func (e *Engine) findObject(ctx context.Context, m mainTemplate, in Input, messa
 		var te *TemplateError
 		return errors.As(err, &te) && te.Message == message
 	}
-	for _, s := range in.Suspects {
+	for _, s := range append(slices.Clone(in.Suspects), namedIn(in.Snapshot, message)...) {
 		store := in.Snapshot.Stores[s.Resource]
 		if store == nil || budget <= 0 {
 			continue
@@ -182,6 +183,38 @@ func (e *Engine) findObject(ctx context.Context, m mainTemplate, in Input, messa
 		}
 	}
 	return "", ""
+}
+
+// namedIn returns the namespaced objects the message names by namespace/name (as in
+// "HTTPRoute default/evil: spec.rules[0]..."): suspects ahead of the bisection, which
+// would blame the first store whose removal hides the error (a GatewayClass hides
+// every route's).
+func namedIn(snap *snapshot.Snapshot, message string) []snapshot.Ref {
+	var out []snapshot.Ref
+	for _, name := range snap.Names() {
+		for _, o := range snap.Stores[name].List() {
+			if o.Namespace != "" && namesKey(message, o.Key()) {
+				out = append(out, snapshot.Ref{Resource: name, Key: o.Key()})
+			}
+		}
+	}
+	return out
+}
+
+// namesKey reports whether key stands in message as a word of its own: after a space
+// or at the start, before a colon, a space or the end.
+func namesKey(message, key string) bool {
+	for i := 0; ; {
+		j := strings.Index(message[i:], key)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(key)
+		if (start == 0 || message[start-1] == ' ') && (end == len(message) || message[end] == ':' || message[end] == ' ') {
+			return true
+		}
+		i = start + 1
+	}
 }
 
 func find(objs []snapshot.Object, key string) (snapshot.Object, bool) {
