@@ -90,18 +90,19 @@ func (r *typedRoot) value(state func() *renderState) reflect.Value {
 			}
 			return []reflect.Value{elemOf(f.elem, objs[0])}
 		}))
-		sv.Field(3).Set(reflect.ValueOf(func() []string { return keysOf(state().list(f.resource)) }))
+		sv.Field(3).Set(reflect.ValueOf(func() []string { return state().keys(f.resource) }))
 	}
 	return root
 }
 
-// keysOf returns the keys ("namespace/name", or "name") of objs in their order.
-func keysOf(objs []snapshot.Object) []string {
-	out := make([]string, len(objs))
-	for i, o := range objs {
-		out[i] = o.Key()
+// keys answers a template's Keys(): what List returns, read as List reads it, by
+// the store's kept keys.
+func (st *renderState) keys(resource string) []string {
+	st.list(resource)
+	if store := st.snapshot.Stores[resource]; store != nil {
+		return store.Keys()
 	}
-	return out
+	return []string{}
 }
 
 func listOf(st *snapshot.Store) []snapshot.Object {
@@ -189,7 +190,7 @@ func (u *UntypedStore) Fetch(keys ...string) []map[string]any {
 // Keys returns the key ("namespace/name", or "name") of every object, in List's order.
 // It reads what List reads: a fragment that loops over the keys and fetches each object
 // by them depends on the set of objects and on each object it fetched.
-func (u *UntypedStore) Keys() []string { return keysOf(u.state().list(u.name)) }
+func (u *UntypedStore) Keys() []string { return u.state().keys(u.name) }
 
 // GetSingle returns the one object matching keys, or nil.
 func (u *UntypedStore) GetSingle(keys ...string) map[string]any {

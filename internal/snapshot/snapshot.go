@@ -64,6 +64,9 @@ type Store struct {
 	// ikeys are each object's index keys (indexKey of every prefix of its index
 	// values): a store made With a few changes computes only theirs.
 	ikeys [][]string
+	// keys are the objects' keys (Object.Key), kept like ikeys: templates list them
+	// on every render (Keys), and building 3,000 of them each time showed.
+	keys []string
 	// OnDemand, when set, answers Fetch and GetSingle instead of the held objects.
 	OnDemand Loader
 }
@@ -88,10 +91,10 @@ func indexKey(keys []string) string {
 func NewStore(name string, indexBy []fieldpath.Path, typ reflect.Type, objects []Object) *Store {
 	objs, refused := split(objects)
 	s := &Store{Name: name, IndexBy: indexBy, Type: typ, objects: objs, refused: refused}
-	s.ikeys = make([][]string, len(objs))
+	s.ikeys, s.keys = make([][]string, len(objs)), make([]string, len(objs))
 	s.keyOrdered = indexIsKey(indexBy)
 	for i, o := range objs {
-		s.ikeys[i] = s.indexKeys(o.Raw)
+		s.ikeys[i], s.keys[i] = s.indexKeys(o.Raw), o.Key()
 		s.keyOrdered = s.keyOrdered && keysAreIdentity(o, s.ikeys[i])
 	}
 	if !s.keyOrdered {
@@ -153,7 +156,8 @@ func (s *Store) With(put []Object, drop []string) *Store {
 	}
 	added, addedRefused := split(latest)
 	out := &Store{Name: s.Name, IndexBy: s.IndexBy, Type: s.Type, OnDemand: s.OnDemand,
-		objects: make([]Object, 0, len(s.objects)+len(added)), ikeys: make([][]string, 0, len(s.objects)+len(added))}
+		objects: make([]Object, 0, len(s.objects)+len(added)), ikeys: make([][]string, 0, len(s.objects)+len(added)),
+		keys: make([]string, 0, len(s.objects)+len(added))}
 	addedKeys := make([][]string, len(added))
 	out.keyOrdered = s.keyOrdered
 	for i, o := range added {
@@ -185,12 +189,14 @@ func (s *Store) With(put []Object, drop []string) *Store {
 				end = taken[t]
 			}
 			out.objects, out.ikeys = append(out.objects, s.objects[i:end]...), append(out.ikeys, s.ikeys[i:end]...)
+			out.keys = append(out.keys, s.keys[i:end]...)
 			if i = end; t < len(taken) && taken[t] == i {
 				i, t = i+1, t+1
 			}
 		}
 		if j < len(added) {
 			out.objects, out.ikeys = append(out.objects, added[j]), append(out.ikeys, addedKeys[j])
+			out.keys = append(out.keys, added[j].Key())
 		}
 	}
 	for _, o := range s.refused {
@@ -277,6 +283,10 @@ func less(a, b Object) bool {
 
 // List returns every object, sorted by namespace and name.
 func (s *Store) List() []Object { return s.objects }
+
+// Keys returns the keys of the held objects in their order, a copy the caller may
+// change.
+func (s *Store) Keys() []string { return slices.Clone(s.keys) }
 
 // Refused returns the objects kept out of the store, sorted by namespace and name.
 func (s *Store) Refused() []Object { return s.refused }

@@ -431,6 +431,9 @@ func TestWithIsNewStore(t *testing.T) {
 			t.Fatalf("step %d: With gives %v %v %v, NewStore %v %v %v", step, keys(st.objects), keys(st.refused), st.index,
 				keys(want.objects), keys(want.refused), want.index)
 		}
+		if got := st.Keys(); !slices.Equal(got, keys(want.objects)) {
+			t.Fatalf("step %d: With's Keys %v, want %v", step, got, keys(want.objects))
+		}
 	}
 }
 
