@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -146,5 +148,66 @@ func TestMapFileEntriesFor(t *testing.T) {
 	}
 	if got := MapFileEntriesFor(content, keys); !reflect.DeepEqual(got, want) || len(want) != 4 {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// TestMapFileEntriesForIsAParse: on random map files (long lines cut by the read
+// buffer, keys inside values and other keys, blanks, comments, CR), the entries
+// of some keys are those a parse of every line finds.
+func TestMapFileEntriesForIsAParse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	words := []string{"a.test", "ab.test", "b", "/x", "#c", "a", "@gw:80/h.example.com/r1", "v"}
+	word := func() string { return words[rng.IntN(len(words))] }
+	for round := range 400 {
+		var b strings.Builder
+		for range 1 + rng.IntN(40) {
+			switch rng.IntN(10) {
+			case 0:
+				b.WriteString("# " + word() + " " + word())
+			case 1:
+				b.WriteString(strings.Repeat(" ", rng.IntN(3)) + "\t" + word() + " " + word())
+			case 2: // longer than a read: the rest is a line of its own
+				b.WriteString(word() + " " + strings.Repeat("x", config.MapFileBufSize-rng.IntN(40)) + " " + word() + " " + word())
+			case 3:
+				b.WriteString(word() + word() + "\r")
+			default:
+				b.WriteString(word() + " " + word() + " " + word())
+			}
+			b.WriteString("\n")
+		}
+		content := b.String()
+		if rng.IntN(4) == 0 {
+			content = strings.TrimSuffix(content, "\n")
+		}
+		keys := map[string]bool{}
+		for range 1 + rng.IntN(3) {
+			keys[word()] = true
+		}
+		var want []MapEntry
+		for _, e := range ParseMapFile(content) {
+			if keys[e.Key] {
+				want = append(want, e)
+			}
+		}
+		if got := MapFileEntriesFor(content, keys); !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d, keys %v: got %q, want %q", round, keys, got, want)
+		}
+	}
+}
+
+// BenchmarkMapFileEntriesFor reads back two keys of a host map of 3,000 routes
+// (about 150 KB), as the agent does after a route's runtime operations.
+func BenchmarkMapFileEntriesFor(b *testing.B) {
+	var sb strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&sb, "@gw:80/%d-route.example.com @gw:80/%d-route.example.com\n", i, i)
+	}
+	content := sb.String()
+	keys := map[string]bool{"@gw:80/1500-route.example.com": true, "@gw:80/2999-route.example.com": true}
+	b.ReportAllocs()
+	for b.Loop() {
+		if got := MapFileEntriesFor(content, keys); len(got) != 2 {
+			b.Fatalf("%d entries", len(got))
+		}
 	}
 }
