@@ -237,7 +237,7 @@ func (s *GatewayState) prepare(shares []*GatewayState) {
 	s.prepareUnkeyed(shares)
 }
 
-// prepareUnkeyed makes the sets addUnkeyed writes.
+// prepareUnkeyed makes room for what addUnkeyed adds of shares.
 func (s *GatewayState) prepareUnkeyed(shares []*GatewayState) {
 	if len(s.BackendIdx) == 0 {
 		backends := 0
@@ -246,11 +246,22 @@ func (s *GatewayState) prepareUnkeyed(shares []*GatewayState) {
 		}
 		s.BackendIdx = make(map[string]bool, backends)
 	}
-	s.prepareSets()
+	s.growFor(shares)
 }
 
-// prepareSets makes the sets addLines writes.
-func (s *GatewayState) prepareSets() {
+// growFor makes room in s's lists for what shares bring (appending to lists grown
+// as they go copied each several times) and makes the sets addLines writes.
+func (s *GatewayState) growFor(shares []*GatewayState) {
+	var backends, notes, prefixes, regex, weighted, cors, origins int
+	for _, r := range shares {
+		backends, notes, prefixes = backends+len(r.Backends), notes+len(r.Notes), prefixes+len(r.PlainPrefixes)
+		regex, weighted = regex+len(r.Regex), weighted+len(r.Weighted)
+		cors, origins = cors+len(r.CorsLines), origins+len(r.CorsOriginLines)
+	}
+	s.Backends, s.Notes = slices.Grow(s.Backends, backends), slices.Grow(s.Notes, notes)
+	s.PlainPrefixes, s.Regex = slices.Grow(s.PlainPrefixes, prefixes), slices.Grow(s.Regex, regex)
+	s.Weighted, s.CorsLines = slices.Grow(s.Weighted, weighted), slices.Grow(s.CorsLines, cors)
+	s.CorsOriginLines = slices.Grow(s.CorsOriginLines, origins)
 	if s.Conds == nil {
 		s.Conds = map[string][]string{}
 	}
@@ -287,17 +298,7 @@ func (s *GatewayState) add(r *GatewayState) {
 // each run brings all its backends and their notes, so the lists are appended
 // whole, without the set of backend names (BackendIdx stays unfilled).
 func (s *GatewayState) addDistinct(runs []*GatewayState) {
-	var backends, notes, prefixes, regex, weighted, cors, origins int
-	for _, r := range runs {
-		backends, notes, prefixes = backends+len(r.Backends), notes+len(r.Notes), prefixes+len(r.PlainPrefixes)
-		regex, weighted = regex+len(r.Regex), weighted+len(r.Weighted)
-		cors, origins = cors+len(r.CorsLines), origins+len(r.CorsOriginLines)
-	}
-	s.Backends, s.Notes = slices.Grow(s.Backends, backends), slices.Grow(s.Notes, notes)
-	s.PlainPrefixes, s.Regex = slices.Grow(s.PlainPrefixes, prefixes), slices.Grow(s.Regex, regex)
-	s.Weighted, s.CorsLines = slices.Grow(s.Weighted, weighted), slices.Grow(s.CorsLines, cors)
-	s.CorsOriginLines = slices.Grow(s.CorsOriginLines, origins)
-	s.prepareSets()
+	s.growFor(runs)
 	for _, r := range runs {
 		s.PlainPrefixes = append(s.PlainPrefixes, r.PlainPrefixes...)
 		s.Regex = append(s.Regex, r.Regex...)
