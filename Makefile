@@ -77,7 +77,7 @@ test-upgrade: haproxy cluster-binaries cluster-tool
 
 ## bench-render: render cost of the default libraries at 100, 1,000 and 5,000 Ingresses and HTTPRoutes (docs/rendering.md)
 bench-render:
-	$(CURDIR)/scripts/test-benchmark.sh --steps 100,1000,5000 --iterations 3
+	$(CURDIR)/scripts/test-benchmark.sh --steps 100,1000,5000 --iterations 7
 
 ## bench-status: 1,000 HTTPRoutes on one Gateway in the local cluster: status writes per route, time until all are Accepted
 .PHONY: bench-status
