@@ -177,6 +177,16 @@ func TestBenchmarkReportsTimings(t *testing.T) {
 	if code, _, _ := runCLI(t, "benchmark", "-f", example, "--iterations", "0"); code != exitUsage {
 		t.Errorf("--iterations 0: exit %d", code)
 	}
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	if code, out, errOut := runCLI(t, "benchmark", "-f", example, "--test", "routes-an-ingress", "--cpu-profile", prof); code != exitOK {
+		t.Fatalf("--cpu-profile: exit %d\n%s%s", code, out, errOut)
+	}
+	if p, err := os.ReadFile(prof); err != nil || len(p) == 0 {
+		t.Errorf("--cpu-profile wrote no profile: %v", err)
+	}
+	if code, _, _ := runCLI(t, "benchmark", "-f", example, "--cpu-profile", filepath.Join(prof, "no", "such")); code != exitUsage {
+		t.Errorf("--cpu-profile to a path that cannot be created: exit %d", code)
+	}
 }
 
 func TestRenderWritesBundle(t *testing.T) {
