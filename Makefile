@@ -79,6 +79,11 @@ test-upgrade: haproxy cluster-binaries cluster-tool
 bench-render:
 	$(CURDIR)/scripts/test-benchmark.sh --steps 100,1000,5000 --iterations 7
 
+## pgo-profile: regenerate cmd/haptic/default.pgo (profile-guided optimization of the controller) from render benchmarks
+.PHONY: pgo-profile
+pgo-profile:
+	$(CURDIR)/scripts/pgo-profile.sh
+
 ## bench-status: 1,000 HTTPRoutes on one Gateway in the local cluster: status writes per route, time until all are Accepted
 .PHONY: bench-status
 bench-status: cluster-binaries cluster-tool
