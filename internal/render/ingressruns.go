@@ -38,10 +38,11 @@ func textStart(sep string) func(string) int {
 func (e *Engine) ingressMergeRuns(runs ...map[string][]any) map[string]any {
 	k := &e.st.kept.ingress
 	isSorted := func(name string) bool { _, ok := ingressSorted[name]; return ok }
-	merged := mergeLists(runs, func(name string) bool { return !isSorted(name) })
 	sorted := make(map[string][]string, len(ingressSorted))
 	text := make(map[string]string, len(ingressSorted))
+	var merged map[string][]any
 	if k.update(runs) {
+		merged = k.mergeUnsorted(runs)
 		for name, sep := range ingressSorted {
 			if sep != "" {
 				sorted[name] = afterKeys(slices.Clone(k.lists[name]), sep) // (the kept list stays as it is)
@@ -52,6 +53,7 @@ func (e *Engine) ingressMergeRuns(runs ...map[string][]any) map[string]any {
 		}
 	} else {
 		*k = ingressRuns{}
+		merged = mergeLists(runs, func(name string) bool { return !isSorted(name) })
 		full := mergeLists(runs, isSorted)
 		for name, sep := range ingressSorted {
 			lines := sortStrings(stringsOf(full[name]))
@@ -68,6 +70,11 @@ type ingressRuns struct {
 	keys  map[listKey]keyedValue // a list's key → its value and how many runs hold it
 	lists map[string][]string    // ingressSorted's values, sorted
 	texts map[string]string
+	// occurs counts the pairs of the other lists by list and key; repeated is, per
+	// list, how many of its keys occur more than once (only those lists need the
+	// merge that keeps a key's first pair: the others are the runs' lists in a row).
+	occurs   map[listKey]int
+	repeated map[string]int
 }
 
 type listKey struct{ list, key string }
@@ -82,7 +89,8 @@ type keyedValue struct {
 func (k *ingressRuns) update(runs []map[string][]any) bool {
 	gone, came := runChanges(k.prev, runs, identity)
 	if k.keys == nil || len(gone)+len(came) > len(runs)/2 { // most of it: start over
-		*k = ingressRuns{keys: map[listKey]keyedValue{}, lists: map[string][]string{}, texts: map[string]string{}}
+		*k = ingressRuns{keys: map[listKey]keyedValue{}, lists: map[string][]string{}, texts: map[string]string{},
+			occurs: map[listKey]int{}, repeated: map[string]int{}}
 		gone, came = nil, runs
 	}
 	if !k.edit(gone, came) {
@@ -94,6 +102,12 @@ func (k *ingressRuns) update(runs []map[string][]any) bool {
 
 // edit takes the runs gone out and puts the runs that came in.
 func (k *ingressRuns) edit(gone, came []map[string][]any) bool {
+	for _, r := range gone {
+		k.countUnsorted(r, -1)
+	}
+	for _, r := range came {
+		k.countUnsorted(r, 1)
+	}
 	out, in := map[string][]string{}, map[string][]string{}
 	for _, r := range gone {
 		for name := range ingressSorted {
@@ -155,6 +169,61 @@ func (k *ingressRuns) edit(gone, came []map[string][]any) bool {
 		k.lists[name] = edited
 	}
 	return true
+}
+
+// countUnsorted adds (d = 1) or takes out (d = -1) the keyed pairs run r has in the
+// lists ingressSorted does not name.
+func (k *ingressRuns) countUnsorted(r map[string][]any, d int) {
+	for name, pairs := range r {
+		if _, ok := ingressSorted[name]; ok {
+			continue
+		}
+		for i := 0; i+1 < len(pairs); i += 2 {
+			key, _ := pairs[i].(string)
+			if key == "" {
+				continue // never merged away
+			}
+			kk := listKey{name, key}
+			was := k.occurs[kk]
+			if was+d <= 0 {
+				delete(k.occurs, kk)
+			} else {
+				k.occurs[kk] = was + d
+			}
+			if was < 2 && was+d >= 2 {
+				k.repeated[name]++
+			} else if was >= 2 && was+d < 2 {
+				k.repeated[name]--
+			}
+		}
+	}
+}
+
+// mergeUnsorted is mergeLists of runs' lists that ingressSorted does not name: a list
+// none of whose keys occurs twice is the runs' lists in a row, without a set of its
+// keys.
+func (k *ingressRuns) mergeUnsorted(runs []map[string][]any) map[string][]any {
+	sizes := map[string]int{}
+	for _, r := range runs {
+		for name, pairs := range r {
+			if _, ok := ingressSorted[name]; !ok {
+				sizes[name] += len(pairs)
+			}
+		}
+	}
+	out := make(map[string][]any, len(sizes))
+	for name, n := range sizes {
+		if k.repeated[name] > 0 {
+			out[name] = mergeLists(runs, func(l string) bool { return l == name })[name]
+			continue
+		}
+		list := make([]any, 0, n)
+		for _, r := range runs {
+			list = append(list, r[name]...)
+		}
+		out[name] = list
+	}
+	return out
 }
 
 // identity is a fragment's identity: runs are remembered fragments, the same map
