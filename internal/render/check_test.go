@@ -1,6 +1,14 @@
 package render
 
-import "testing"
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+)
 
 func TestChangedOutputIsChecked(t *testing.T) {
 	prev := "global\n    maxconn 10\n"
@@ -9,5 +17,52 @@ func TestChangedOutputIsChecked(t *testing.T) {
 	}
 	if err := checkChanged("config", prev, prev, true); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCheckChangedIsCheck: for a last output that passed and a new one with lines
+// added and taken out at up to two places, checkChanged fails exactly when the whole
+// new output fails the check.
+func TestCheckChangedIsCheck(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	line := func(bad bool) string {
+		if bad {
+			return fmt.Sprintf("h%d.example.com be\x01x\n", rng.IntN(1000)) // a control byte
+		}
+		return fmt.Sprintf("h%d.example.com be_%d\n", rng.IntN(1000), rng.IntN(9))
+	}
+	checked := 0
+	for round := range 3000 {
+		var prev []string
+		for range rng.IntN(40) {
+			prev = append(prev, line(false))
+		}
+		out := slices.Clone(prev)
+		for range 1 + rng.IntN(2) { // one or two places
+			at := rng.IntN(len(out) + 1)
+			if rng.IntN(3) == 0 && at < len(out) {
+				out = slices.Delete(out, at, min(len(out), at+1+rng.IntN(2)))
+				continue
+			}
+			var add []string
+			for range 1 + rng.IntN(2) {
+				add = append(add, line(rng.IntN(4) == 0))
+			}
+			out = slices.Insert(out, at, add...)
+		}
+		p, o := strings.Join(prev, ""), strings.Join(out, "")
+		if checkOutput(bundle.KindMap, p) != nil {
+			t.Fatalf("round %d: the last output fails", round)
+		}
+		got, want := checkChanged(bundle.KindMap, o, p, true), checkOutput(bundle.KindMap, o)
+		if (got == nil) != (want == nil) {
+			t.Fatalf("round %d: checkChanged = %v, the whole check %v\nprev %q\nout  %q", round, got, want, p, o)
+		}
+		if want != nil {
+			checked++
+		}
+	}
+	if checked < 300 {
+		t.Fatalf("only %d rounds had a bad line", checked)
 	}
 }
