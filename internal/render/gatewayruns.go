@@ -144,21 +144,12 @@ func (m *mergedRuns) account(r *GatewayState, d int, e *sortedEdits) {
 	}
 	for _, list := range [][]string{r.Exact, r.PrefixExact, r.PrefixSorted, r.Regex} {
 		for _, l := range list {
-			was := count(m.keys, lineKey(l), d)
-			if was >= 2 && was+d < 2 {
-				m.dups--
-			} else if was < 2 && was+d >= 2 {
-				m.dups++
-			}
+			m.dups += countShared(m.keys, lineKey(l), d)
 		}
 	}
 	for _, b := range r.Backends {
 		name, _ := b["name"].(string)
-		if was := count(m.backends, name, d); was == 1 && d > 0 {
-			m.sharedBackends++
-		} else if was == 2 && d < 0 {
-			m.sharedBackends--
-		}
+		m.sharedBackends += countShared(m.backends, name, d)
 	}
 	for h := range r.Hosts {
 		if was := count(m.hosts, h, d); (d > 0 && was == 0) || (d < 0 && was == 1) {
@@ -177,12 +168,24 @@ func (m *mergedRuns) account(r *GatewayState, d int, e *sortedEdits) {
 }
 
 // count adds d to counts[k], dropping a zero count, and returns the count before.
-func count(counts map[string]int, k string, d int) (was int) {
+func count[K comparable](counts map[K]int, k K, d int) (was int) {
 	was = counts[k]
-	if was+d == 0 {
+	if was+d <= 0 {
 		delete(counts, k)
 	} else {
 		counts[k] = was + d
 	}
 	return was
+}
+
+// countShared is count that returns how the number of keys counted twice or more
+// changes: 1, -1 or 0.
+func countShared[K comparable](counts map[K]int, k K, d int) int {
+	switch was := count(counts, k, d); {
+	case was < 2 && was+d >= 2:
+		return 1
+	case was >= 2 && was+d < 2:
+		return -1
+	}
+	return 0
 }

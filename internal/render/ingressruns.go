@@ -13,6 +13,8 @@ var ingressSorted = map[string]string{
 	"prefix": " ", "rules": "\x00",
 }
 
+func isSorted(name string) bool { _, ok := ingressSorted[name]; return ok }
+
 // textStart is where a line's text starts after the sort key sep ends.
 func textStart(sep string) func(string) int {
 	if sep == "" {
@@ -37,7 +39,6 @@ func textStart(sep string) func(string) int {
 // does.
 func (e *Engine) ingressMergeRuns(runs ...map[string][]any) map[string]any {
 	k := &e.st.kept.ingress
-	isSorted := func(name string) bool { _, ok := ingressSorted[name]; return ok }
 	sorted := make(map[string][]string, len(ingressSorted))
 	text := make(map[string]string, len(ingressSorted))
 	var merged map[string][]any
@@ -175,7 +176,7 @@ func (k *ingressRuns) edit(gone, came []map[string][]any) bool {
 // lists ingressSorted does not name.
 func (k *ingressRuns) countUnsorted(r map[string][]any, d int) {
 	for name, pairs := range r {
-		if _, ok := ingressSorted[name]; ok {
+		if isSorted(name) {
 			continue
 		}
 		for i := 0; i+1 < len(pairs); i += 2 {
@@ -183,18 +184,7 @@ func (k *ingressRuns) countUnsorted(r map[string][]any, d int) {
 			if key == "" {
 				continue // never merged away
 			}
-			kk := listKey{name, key}
-			was := k.occurs[kk]
-			if was+d <= 0 {
-				delete(k.occurs, kk)
-			} else {
-				k.occurs[kk] = was + d
-			}
-			if was < 2 && was+d >= 2 {
-				k.repeated[name]++
-			} else if was >= 2 && was+d < 2 {
-				k.repeated[name]--
-			}
+			k.repeated[name] += countShared(k.occurs, listKey{name, key}, d)
 		}
 	}
 }
@@ -203,20 +193,16 @@ func (k *ingressRuns) countUnsorted(r map[string][]any, d int) {
 // none of whose keys occurs twice is the runs' lists in a row, without a set of its
 // keys.
 func (k *ingressRuns) mergeUnsorted(runs []map[string][]any) map[string][]any {
+	out := mergeLists(runs, func(name string) bool { return !isSorted(name) && k.repeated[name] > 0 })
 	sizes := map[string]int{}
 	for _, r := range runs {
 		for name, pairs := range r {
-			if _, ok := ingressSorted[name]; !ok {
+			if !isSorted(name) && k.repeated[name] == 0 {
 				sizes[name] += len(pairs)
 			}
 		}
 	}
-	out := make(map[string][]any, len(sizes))
 	for name, n := range sizes {
-		if k.repeated[name] > 0 {
-			out[name] = mergeLists(runs, func(l string) bool { return l == name })[name]
-			continue
-		}
 		list := make([]any, 0, n)
 		for _, r := range runs {
 			list = append(list, r[name]...)

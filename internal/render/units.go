@@ -126,8 +126,7 @@ func (e *Engine) unit(key string, inputs ...any) bool {
 		rec.out.WriteString(u.output)
 		rec.top().deps.add(u.deps)
 		rec.push(&scope{unit: key, hit: true})
-		// (remembered with this render's inputs, as valueMemo.with says why)
-		st.next.putUnit(rec.target, key, &unitMemo{inputs: inputs, output: u.output, deps: u.deps})
+		st.next.putUnit(rec.target, key, u.with(inputs))
 		st.reuse.Units++
 		return false
 	}
@@ -159,9 +158,13 @@ func (e *Engine) endUnit(key string) string {
 	return ""
 }
 
-// with is v remembered with inputs, equal to its own: the next render compares them
-// with its inputs, and inputs that are the very same values compare at once (equal
-// ones kept from an older render would be walked by every render after).
+// with is u (or v) remembered with inputs, equal to its own: the next render compares
+// them with its inputs, and inputs that are the very same values compare at once
+// (equal ones kept from an older render would be walked by every render after).
+func (u *unitMemo) with(inputs []any) *unitMemo {
+	return &unitMemo{inputs: inputs, output: u.output, deps: u.deps}
+}
+
 func (v *valueMemo) with(inputs []any) *valueMemo {
 	return &valueMemo{inputs: inputs, value: v.value, deps: v.deps}
 }
