@@ -6,6 +6,7 @@
 #
 #   scripts/test-benchmark.sh --ingress-only --steps 100,1000,5000 --iterations 3
 #   scripts/test-benchmark.sh --httproute-only --steps 100,1000 --iterations 3
+#   scripts/test-benchmark.sh --steps 5000 --cpu-profiles DIR   # DIR/<kind>.prof too
 #
 # Without --*-only both route kinds run. Every timed full render starts from nothing;
 # the re-render columns time the render after one object changed (the middle route,
@@ -16,6 +17,7 @@ cd "$(dirname "$0")/.."
 kinds="ingress httproute"
 steps="100,1000,5000"
 iterations=3
+profiles=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--ingress-only) kinds="ingress" ;;
@@ -24,7 +26,8 @@ while [ $# -gt 0 ]; do
 	--steps=*) steps="${1#--steps=}" ;;
 	--iterations) iterations="$2"; shift ;;
 	--iterations=*) iterations="${1#--iterations=}" ;;
-	-h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+	--cpu-profiles) profiles="$2"; shift ;;
+	-h|--help) sed -n '2,13p' "$0"; exit 0 ;;
 	*) echo "test-benchmark.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -40,6 +43,7 @@ for kind in $kinds; do
 	go run ./tools/benchfixtures -kind "$kind" -steps "$steps" >"$work/fixtures.yaml"
 	tests=()
 	for n in ${steps//,/ }; do tests+=(--test "benchmark-$kind-$n"); done
+	if [ -n "$profiles" ]; then tests+=(--cpu-profile "$profiles/$kind.prof"); fi
 	"$work/haptic" benchmark -f charts/haptic/libraries/base.yaml -f "charts/haptic/libraries/$lib.yaml" \
 		-f deploy/local/30-haptic-overlay.yaml -f "$work/fixtures.yaml" \
 		"${tests[@]}" --iterations "$iterations" --rerender >"$work/out.txt"
