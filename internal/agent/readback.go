@@ -218,7 +218,7 @@ func sameIP(a, b string) bool {
 // keysReadBack reports whether the worker answers each key single-entry
 // operations touched exactly as the map file says (`get map`: the entry itself
 // found with the file's value, or not found when the file lacks the key). It
-// costs a lookup per key instead of a dump of the whole map; any answer it cannot
+// costs a lookup per key (all of them in one exchange) instead of a dump of the whole map; any answer it cannot
 // take as a match (another key matched first, a duplicate key in the file, an
 // error) returns false and the caller compares the whole map.
 func (a *Agent) keysReadBack(ctx context.Context, name, content string, keys map[string]bool) bool {
@@ -233,12 +233,17 @@ func (a *Agent) keysReadBack(ctx context.Context, name, content string, keys map
 		want[e.Key] = e.Value
 	}
 	path := runtime.Escape(a.mapPath(name))
-	for _, k := range sortedKeys(keys) {
-		out, err := a.admin.Do(ctx, "get map "+path+" "+runtime.Escape(k))
-		if err != nil {
-			return false
-		}
-		line := strings.TrimSpace(out)
+	sorted := sortedKeys(keys)
+	cmds := make([]string, len(sorted))
+	for i, k := range sorted {
+		cmds[i] = "get map " + path + " " + runtime.Escape(k)
+	}
+	replies, err := runtime.DoEach(ctx, a.admin, cmds)
+	if err != nil {
+		return false
+	}
+	for i, k := range sorted {
+		line := replies[i]
 		v, present := want[k]
 		switch {
 		case !strings.HasPrefix(line, "type="):

@@ -11,6 +11,7 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 	"github.com/haproxy-haptic/haptic/internal/validate/haproxycheck"
 )
 
@@ -82,13 +83,9 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 		a.st.recordApply(agentapi.ApplyRecord{At: start.UTC(), Hash: req.Hash, Result: res.Result, Error: res.Error, Mode: mode})
 	}
 	var opErr error
-	ran := 0
-	for i, op := range req.Operations {
-		if err := op.Run(ctx, a.admin, a.mapPath); err != nil {
-			opErr = fmt.Errorf("operation %d: %w", i, err)
-			break
-		}
-		ran++
+	ran, failed, err := runtime.RunOps(ctx, a.admin, a.mapPath, req.Operations)
+	if err != nil {
+		opErr = fmt.Errorf("operation %d: %w", failed, err)
 	}
 	changed, err := fillEdits(next, req, bases)
 	if err != nil {

@@ -66,6 +66,13 @@
 //	{"op":"set-server-state", "backend":"be","server":"s1","state":"ready|drain|maint"}
 //	{"op":"set-server-weight","backend":"be","server":"s1","weight":0..256}
 //
+// RunOps runs a list of operations: consecutive set/add/del map operations go
+// ';'-joined in lines under 8 KB (DoEach), one exchange with HAProxy instead of one
+// per entry: on an idle machine twelve `add map` took 0.75 ms as twelve exchanges
+// and 0.1 ms as one, and under load each exchange also waits for HAProxy's thread.
+// HAProxy ends each command's output with an empty line; DoEach cuts the reply there,
+// so every command of a line gets its own reply (single-line replies only).
+//
 // Keys and values must pass config.CheckMapEntry and are escaped for the CLI byte
 // by byte (blank, ';' and '\' get a backslash; HAProxy removes it); a map command longer
 // than MaxCommand (15,360 bytes: escaping can double an entry) is refused unsent, and

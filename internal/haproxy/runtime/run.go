@@ -36,40 +36,68 @@ func srv(be, s string) string { return be + "/" + s }
 // config.CheckMapEntry) and refuse, unsent, a command longer than MaxCommand: an entry that
 // HAProxy would not store as given never reaches the socket.
 
-func (o *SetMap) Run(ctx context.Context, x Execer, maps MapPath) error {
-	if err := o.Validate(); err != nil {
-		return err
-	}
-	cmd := fmt.Sprintf("set map %s %s %s", Escape(maps(o.Map)), Escape(o.Key), Escape(o.Value))
-	if err := fits(cmd); err != nil {
-		return wrapKey(o, o.Map, o.Key, err)
-	}
-	_, err := expect(ctx, x, cmd, empty)
-	return wrapKey(o, o.Map, o.Key, err)
+func (o *SetMap) Run(ctx context.Context, x Execer, maps MapPath) error { return runEntry(ctx, x, maps, o) }
+func (o *AddMap) Run(ctx context.Context, x Execer, maps MapPath) error { return runEntry(ctx, x, maps, o) }
+func (o *DelMap) Run(ctx context.Context, x Execer, maps MapPath) error { return runEntry(ctx, x, maps, o) }
+
+// entryOp is a single-entry map operation: one command line, one reply.
+type entryOp interface {
+	Operation
+	// entry is the map and key the operation changes.
+	entry() (m, key string)
+	// line is the command line, maps resolved and arguments escaped.
+	line(maps MapPath) string
+	// success reports whether a reply (trimmed) is the command's success reply.
+	success(reply string) bool
 }
 
-func (o *AddMap) Run(ctx context.Context, x Execer, maps MapPath) error {
-	if err := o.Validate(); err != nil {
-		return err
-	}
-	cmd := fmt.Sprintf("add map %s %s %s", Escape(maps(o.Map)), Escape(o.Key), Escape(o.Value))
-	if err := fits(cmd); err != nil {
-		return wrapKey(o, o.Map, o.Key, err)
-	}
-	_, err := expect(ctx, x, cmd, empty)
-	return wrapKey(o, o.Map, o.Key, err)
+func (o *SetMap) entry() (string, string) { return o.Map, o.Key }
+func (o *AddMap) entry() (string, string) { return o.Map, o.Key }
+func (o *DelMap) entry() (string, string) { return o.Map, o.Key }
+
+func (o *SetMap) line(maps MapPath) string {
+	return "set map " + Escape(maps(o.Map)) + " " + Escape(o.Key) + " " + Escape(o.Value)
 }
 
-func (o *DelMap) Run(ctx context.Context, x Execer, maps MapPath) error {
+func (o *AddMap) line(maps MapPath) string {
+	return "add map " + Escape(maps(o.Map)) + " " + Escape(o.Key) + " " + Escape(o.Value)
+}
+
+func (o *DelMap) line(maps MapPath) string { return "del map " + Escape(maps(o.Map)) + " " + Escape(o.Key) }
+
+func (o *SetMap) success(r string) bool { return r == "" }
+func (o *AddMap) success(r string) bool { return r == "" }
+func (o *DelMap) success(r string) bool { return r == "" || r == "Key not found." }
+
+// entryCommand validates o and returns its command line.
+func entryCommand(o entryOp, maps MapPath) (string, error) {
 	if err := o.Validate(); err != nil {
+		return "", err
+	}
+	cmd := o.line(maps)
+	if err := fits(cmd); err != nil {
+		m, key := o.entry()
+		return "", wrapKey(o, m, key, err)
+	}
+	return cmd, nil
+}
+
+// entryDone is the error of o's reply, or of the exchange that should have brought it.
+func entryDone(o entryOp, reply string, err error) error {
+	if reply = strings.TrimSpace(reply); err == nil && !o.success(reply) {
+		err = fmt.Errorf("%s: %s", strings.ReplaceAll(o.Kind(), "-", " "), reply)
+	}
+	m, key := o.entry()
+	return wrapKey(o, m, key, err)
+}
+
+func runEntry(ctx context.Context, x Execer, maps MapPath, o entryOp) error {
+	cmd, err := entryCommand(o, maps)
+	if err != nil {
 		return err
 	}
-	cmd := fmt.Sprintf("del map %s %s", Escape(maps(o.Map)), Escape(o.Key))
-	if err := fits(cmd); err != nil {
-		return wrapKey(o, o.Map, o.Key, err)
-	}
-	_, err := expect(ctx, x, cmd, func(r string) bool { return r == "" || r == "Key not found." })
-	return wrapKey(o, o.Map, o.Key, err)
+	reply, err := x.Do(ctx, cmd)
+	return entryDone(o, reply, err)
 }
 
 var newVersionRe = regexp.MustCompile(`New version created: (\d+)`)
@@ -115,22 +143,11 @@ func fits(cmd string) error {
 // batch joins "<prefix><key> <value>" commands with ';' into lines under MaxLine
 // (a command longer than MaxLine goes alone on its line).
 func batch(prefix string, entries []MapEntry) []string {
-	var lines []string
-	var b strings.Builder
-	for _, e := range entries {
-		cmd := prefix + Escape(e.Key) + " " + Escape(e.Value)
-		if b.Len() > 0 && b.Len()+1+len(cmd) > MaxLine {
-			lines = append(lines, b.String())
-			b.Reset()
-		}
-		if b.Len() > 0 {
-			b.WriteByte(';')
-		}
-		b.WriteString(cmd)
+	cmds := make([]string, len(entries))
+	for i, e := range entries {
+		cmds[i] = prefix + Escape(e.Key) + " " + Escape(e.Value)
 	}
-	if b.Len() > 0 {
-		lines = append(lines, b.String())
-	}
+	lines, _ := joinLines(cmds)
 	return lines
 }
 
