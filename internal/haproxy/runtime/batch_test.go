@@ -21,8 +21,8 @@ func TestSplitReplies(t *testing.T) {
 		{"type=str, found=yes, key=\"a\"\n\ntype=str, found=no\n\nKey not found.\n\n\n", 4,
 			[]string{`type=str, found=yes, key="a"`, "type=str, found=no", "Key not found.", ""}, false},
 		{"\nUnknown command\n\n", 2, []string{"", "Unknown command"}, false},
-		{"\n\n", 3, nil, true},        // a reply missing
-		{"\n\n\n\n", 3, nil, true},    // one too many
+		{"\n\n", 3, nil, true},     // a reply missing
+		{"\n\n\n\n", 3, nil, true}, // one too many
 		{"a\n\nb\nc\n\n", 2, []string{"a", "b\nc"}, false},
 	} {
 		got, err := splitReplies(c.out, c.n)

@@ -36,9 +36,15 @@ func srv(be, s string) string { return be + "/" + s }
 // config.CheckMapEntry) and refuse, unsent, a command longer than MaxCommand: an entry that
 // HAProxy would not store as given never reaches the socket.
 
-func (o *SetMap) Run(ctx context.Context, x Execer, maps MapPath) error { return runEntry(ctx, x, maps, o) }
-func (o *AddMap) Run(ctx context.Context, x Execer, maps MapPath) error { return runEntry(ctx, x, maps, o) }
-func (o *DelMap) Run(ctx context.Context, x Execer, maps MapPath) error { return runEntry(ctx, x, maps, o) }
+func (o *SetMap) Run(ctx context.Context, x Execer, maps MapPath) error {
+	return runEntry(ctx, x, maps, o)
+}
+func (o *AddMap) Run(ctx context.Context, x Execer, maps MapPath) error {
+	return runEntry(ctx, x, maps, o)
+}
+func (o *DelMap) Run(ctx context.Context, x Execer, maps MapPath) error {
+	return runEntry(ctx, x, maps, o)
+}
 
 // entryOp is a single-entry map operation: one command line, one reply.
 type entryOp interface {
@@ -63,7 +69,9 @@ func (o *AddMap) line(maps MapPath) string {
 	return "add map " + Escape(maps(o.Map)) + " " + Escape(o.Key) + " " + Escape(o.Value)
 }
 
-func (o *DelMap) line(maps MapPath) string { return "del map " + Escape(maps(o.Map)) + " " + Escape(o.Key) }
+func (o *DelMap) line(maps MapPath) string {
+	return "del map " + Escape(maps(o.Map)) + " " + Escape(o.Key)
+}
 
 func (o *SetMap) success(r string) bool { return r == "" }
 func (o *AddMap) success(r string) bool { return r == "" }
