@@ -165,12 +165,19 @@ func (a *Agent) readBack(ctx context.Context, ops []runtime.Op, b *bundle.Bundle
 		}
 	}
 	maps := mapFiles(b)
+	lookups := map[string]map[string]bool{} // the keys to look up, by map
+	for name := range t.maps {
+		if _, ok := maps[name]; ok && !t.replaced[name] && len(t.keys[name]) > 0 {
+			lookups[name] = t.keys[name]
+		}
+	}
+	matched := a.keysReadBack(ctx, maps, lookups)
 	for _, name := range sortedKeys(t.maps) {
 		content, ok := maps[name]
 		if !ok {
 			continue // not a file of the set: nothing on disk to compare with
 		}
-		if !t.replaced[name] && a.keysReadBack(ctx, name, content, t.keys[name]) {
+		if matched[name] {
 			continue
 		}
 		md, err := a.diffMap(ctx, name, content)
@@ -215,47 +222,60 @@ func sameIP(a, b string) bool {
 	return ia != nil && ia.Equal(ib)
 }
 
-// keysReadBack reports whether the worker answers each key single-entry
-// operations touched exactly as the map file says (`get map`: the entry itself
-// found with the file's value, or not found when the file lacks the key). It
-// costs a lookup per key (all of them in one exchange) instead of a dump of the whole map; any answer it cannot
-// take as a match (another key matched first, a duplicate key in the file, an
-// error) returns false and the caller compares the whole map.
-func (a *Agent) keysReadBack(ctx context.Context, name, content string, keys map[string]bool) bool {
-	if len(keys) == 0 {
-		return false
-	}
-	want := make(map[string]string, len(keys))
-	for _, e := range runtime.MapFileEntriesFor(content, keys) {
-		if _, dup := want[e.Key]; dup {
-			return false
+// keysReadBack returns the maps whose keys (lookups: by map, the keys single-entry
+// operations touched) the worker answers exactly as the map file (files: by name)
+// says: `get map` finds the entry itself with the file's value, or finds nothing
+// when the file lacks the key. It costs a lookup per key, all of them in one
+// exchange, instead of a dump of each map; a map with an answer it cannot take as
+// a match (another key matched first, a duplicate key in the file, an error) is
+// left out, and the caller compares it whole.
+func (a *Agent) keysReadBack(ctx context.Context, files map[string]string, lookups map[string]map[string]bool) map[string]bool {
+	type lookup struct{ name, key string }
+	var asked []lookup
+	var cmds []string
+	want := map[string]map[string]string{} // by map: the file's value of each key it holds
+	for _, name := range sortedKeys(lookups) {
+		keys := lookups[name]
+		values := make(map[string]string, len(keys))
+		dup := false
+		for _, e := range runtime.MapFileEntriesFor(files[name], keys) {
+			_, seen := values[e.Key]
+			dup = dup || seen
+			values[e.Key] = e.Value
 		}
-		want[e.Key] = e.Value
+		if dup {
+			continue
+		}
+		want[name] = values
+		path := runtime.Escape(a.mapPath(name))
+		for _, k := range sortedKeys(keys) {
+			asked = append(asked, lookup{name, k})
+			cmds = append(cmds, "get map "+path+" "+runtime.Escape(k))
+		}
 	}
-	path := runtime.Escape(a.mapPath(name))
-	sorted := sortedKeys(keys)
-	cmds := make([]string, len(sorted))
-	for i, k := range sorted {
-		cmds[i] = "get map " + path + " " + runtime.Escape(k)
+	if len(cmds) == 0 {
+		return nil
 	}
 	replies, err := runtime.DoEach(ctx, a.admin, cmds)
 	if err != nil {
-		return false
+		return nil
 	}
-	for i, k := range sorted {
+	matched := make(map[string]bool, len(want))
+	for name := range want {
+		matched[name] = true
+	}
+	for i, l := range asked {
 		line := replies[i]
-		v, present := want[k]
+		v, present := want[l.name][l.key]
 		switch {
-		case !strings.HasPrefix(line, "type="):
-			return false
-		case present && !(strings.Contains(line, ", found=yes, ") &&
-			strings.Contains(line, `, key="`+k+`", value="`+v+`", type="`)):
-			return false
-		case !present && !strings.HasSuffix(line, ", found=no"):
-			return false
+		case !strings.HasPrefix(line, "type="),
+			present && !(strings.Contains(line, ", found=yes, ") &&
+				strings.Contains(line, `, key="`+l.key+`", value="`+v+`", type="`)),
+			!present && !strings.HasSuffix(line, ", found=no"):
+			matched[l.name] = false
 		}
 	}
-	return true
+	return matched
 }
 
 // diffMap compares a map file's content with what the worker holds for it.
