@@ -244,6 +244,19 @@ func (r *run) probeLoop(res *ScenarioResult, w probeWork) error {
 	perTarget := len(samples) / max(1, len(w.targets))
 	res.Headline = map[string]any{"routes": perTarget, "latency": sum,
 		"latency_last_10pct": Summarize(last10), "apply": Summarize(apply), "unexpected": len(unexpected), "http_5xx": fivexx}
+	routes := make([]int, len(samples))
+	for i, s := range samples {
+		routes[i] = s.Route
+	}
+	if flat := FlatnessOf(routes, lat, probeFlatBlock); flat.BlockRoutes > 0 {
+		res.Headline["flatness"] = flat
+		var p50s []string
+		for _, b := range flat.Blocks {
+			p50s = append(p50s, fmt.Sprintf("%.1f", b.P50Ms))
+		}
+		r.logf("%s: p50 per %d routes %s ms; last/first p50 %.2f, mean %.2f", w.dir, probeFlatBlock,
+			strings.Join(p50s, ", "), flat.P50Ratio, flat.MeanRatio)
+	}
 	if beforeErr == nil && afterErr == nil {
 		res.Headline["controller"] = controllerWork(before, after, perTarget)
 	} else {
@@ -264,6 +277,10 @@ func (r *run) probeLoop(res *ScenarioResult, w probeWork) error {
 	}
 	return harness
 }
+
+// probeFlatBlock is the block of routes the flatness compares (the first and the
+// last 500 routes, as the change-latency target is written).
+const probeFlatBlock = 500
 
 // probeOne polls object i through target tg with Host host until the first 200
 // (10,000 polls at most, as upstream).
