@@ -60,10 +60,10 @@ type Flatness struct {
 	Blocks      []Summary `json:"blocks"`
 	// First and Last are the first and the last BlockRoutes routes (Last overlaps
 	// the block before when the route count is not a multiple of BlockRoutes).
-	First       Summary `json:"first"`
-	Last        Summary `json:"last"`
-	P50Ratio    float64 `json:"p50_last_over_first"`
-	MeanRatio   float64 `json:"mean_last_over_first"`
+	First     Summary `json:"first"`
+	Last      Summary `json:"last"`
+	P50Ratio  float64 `json:"p50_last_over_first"`
+	MeanRatio float64 `json:"mean_last_over_first"`
 }
 
 // FlatnessOf computes Flatness of samples (latency of route routes[i]) in blocks of
