@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -94,6 +96,42 @@ func emptyAsNil(idx map[string]any) map[string]any {
 		}
 	}
 	return idx
+}
+
+// TestEditSortedIsEdit: on random sorted lists with repeated lines, editSorted is
+// taking out one occurrence of each line of out that is there, putting in the lines
+// of in, and sorting.
+func TestEditSortedIsEdit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	line := func() string { return string(rune('a' + rng.IntN(12))) }
+	for range 3000 {
+		var list, out, in []string
+		for range rng.IntN(20) {
+			list = append(list, line())
+		}
+		sort.Strings(list)
+		for range rng.IntN(5) {
+			out = append(out, line())
+		}
+		for range rng.IntN(5) {
+			in = append(in, line())
+		}
+		want, wantFound := slices.Clone(list), true
+		for _, l := range out {
+			if i := slices.Index(want, l); i >= 0 {
+				want = slices.Delete(want, i, i+1)
+			} else {
+				wantFound = false
+			}
+		}
+		want = append(want, in...)
+		sort.Strings(want)
+		before := slices.Clone(list)
+		got, found := editSorted(list, slices.Clone(out), slices.Clone(in))
+		if found != wantFound || !slices.Equal(got, want) || !slices.Equal(list, before) {
+			t.Fatalf("editSorted(%q, %q, %q) = %q %v, want %q %v (list now %q)", before, out, in, got, found, want, wantFound, list)
+		}
+	}
 }
 
 func TestEditSorted(t *testing.T) {

@@ -32,30 +32,45 @@ func runChanges[R any, K comparable](prev, now []R, id func(R) K) (gone, came []
 }
 
 // editSorted returns sorted list without one occurrence of each line of out and
-// with the lines of in, as a new slice (the old one may be part of a remembered
-// index); list itself when there is nothing to edit. found is false when a line of
-// out is not in list.
+// with the lines of in, as a new slice made in one pass (the old one may be part of
+// a remembered index); list itself when there is nothing to edit. found is false
+// when a line of out is not in list.
 func editSorted(list, out, in []string) (edited []string, found bool) {
 	if len(out) == 0 && len(in) == 0 {
 		return list, true
 	}
 	found = true
 	sort.Strings(out)
-	kept := make([]string, 0, len(list)-len(out)+len(in))
+	sort.Strings(in)
+	cut := make([]int, 0, len(out)+1) // positions taken out, ascending
 	at := 0
 	for _, l := range out {
 		i := at + sort.SearchStrings(list[at:], l)
-		kept = append(kept, list[at:i]...)
 		if i < len(list) && list[i] == l {
-			i++ // taken out
+			cut = append(cut, i)
+			i++
 		} else {
 			found = false
 		}
 		at = i
 	}
-	kept = append(kept, list[at:]...)
-	sort.Strings(in)
-	return mergeSorted(kept, in), found
+	cut = append(cut, len(list))
+	edited = make([]string, 0, len(list)-len(cut)+1+len(in))
+	from := 0
+	for _, c := range cut {
+		seg := list[from:c]
+		for len(in) > 0 {
+			k := sort.SearchStrings(seg, in[0])
+			if k == len(seg) && c < len(list) {
+				break // sorts after this piece: placed with a later one
+			}
+			edited = append(append(edited, seg[:k]...), in[0])
+			seg, in = seg[k:], in[1:]
+		}
+		edited = append(edited, seg...)
+		from = c + 1
+	}
+	return edited, found
 }
 
 // mergeSorted merges sorted b into sorted a: a new slice, or a when b is empty.
