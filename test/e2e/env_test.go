@@ -65,6 +65,8 @@ type env struct {
 	ctx     context.Context
 	http    *http.Client
 	metrics string // base URL of the controller's /metrics (loopback)
+	// stopController stops the controller startController ran.
+	stopController func()
 	// controllerName is the GatewayClass controllerName the test's controller serves.
 	controllerName string
 	logs           *clustertest.LogBuffer // every controller of the test logs here
@@ -211,7 +213,7 @@ func contains(s []string, v string) bool {
 // connections start inside the cluster's network namespace; its metrics listen on
 // loopback in the root namespace.
 func (e *env) startController(cancelAll context.CancelFunc) {
-	e.metrics, _ = e.runController(nil)
+	e.metrics, e.stopController = e.runController(nil)
 	_ = cancelAll
 }
 
