@@ -1,0 +1,105 @@
+package e2e
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// TestScaleIngress: with the default libraries (base and ingress), N Ingresses, each
+// to a Service of its own, all reach the pod's host.map within budget; the
+// controller's heap stays within budget; and a controller started afresh deploys
+// them within budget (10 s at 5,000: the render-speed target). The Services have no
+// endpoints: N backends of servers on the one echo pod would have HAProxy health-check
+// it N times over. N is 200 in make test; make test-scale runs 5,000.
+func TestScaleIngress(t *testing.T) {
+	size := scaleSizeFromEnv(t)
+	e := setupLibraries(t, 1, "", "base", "ingress")
+	var pod string
+	e.eventually("a ready HAProxy pod", 90*time.Second, func() (bool, string) {
+		for name := range e.haproxyPods() {
+			pod = name
+		}
+		return pod != "", ""
+	})
+	cfg := rest.CopyConfig(e.c.REST)
+	cfg.QPS, cfg.Burst = 500, 1000
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < size.routes; i += 8 {
+				if err := createScaleIngress(e, kube, i); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("create Ingresses: %v", err)
+	}
+	e.eventually(fmt.Sprintf("all %d Ingresses in the pod's host.map", size.routes), size.convergence+2*time.Minute, func() (bool, string) {
+		n := strings.Count(e.podExec(pod, "cat", "/etc/haproxy/maps/host.map"), ".scale.localhost ")
+		return n >= size.routes, fmt.Sprintf("%d of %d", n, size.routes)
+	})
+	convergence := time.Since(start)
+
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	coldStart := e.coldStart("pod=" + pod + " ")
+	checkBudgets(t, fmt.Sprintf("TestScaleIngress at %d Ingresses, each with its own Service (default libraries)", size.routes), []budgetRow{
+		{"full convergence (create → all in the pod's host.map)", convergence.Seconds(), size.convergence.Seconds(), "s"},
+		{"controller heap in use after GC", float64(ms.HeapInuse) / (1 << 20), size.controllerMiB, "MiB"},
+		{"cold start: new controller → Ingresses deployed", coldStart.Seconds(), size.coldStart.Seconds(), "s"},
+	})
+}
+
+// createScaleIngress creates Ingress i (host scale-i.scale.localhost, Prefix /) and
+// its Service (port http 80, no selector: no endpoints).
+func createScaleIngress(e *env, kube kubernetes.Interface, i int) error {
+	name := fmt.Sprintf("scale-%d", i)
+	if _, err := kube.CoreV1().Services(e.ns).Create(e.ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("service %s: %w", name, err)
+	}
+	prefix, class := networkingv1.PathTypePrefix, e.ns
+	_, err := kube.NetworkingV1().Ingresses(e.ns).Create(e.ctx, &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
+			Host: name + ".scale.localhost",
+			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+				Path: "/", PathType: &prefix,
+				Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+					Name: name, Port: networkingv1.ServiceBackendPort{Name: "http"}}},
+			}}}},
+		}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("ingress %s: %w", name, err)
+	}
+	return nil
+}
