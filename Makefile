@@ -44,7 +44,7 @@ test: deps build cluster-binaries
 	@# Packages that share the local cluster run one at a time: one may restart the node.
 	$(GO) test -race -count=1 -p 1 -timeout 25m -skip '^TestScale$$' ./localcluster/... $$($(GO) list ./test/... | grep -v /test/resilience)
 	@# TestScale's latency budgets hold for the product, not for the race detector's 5-10x slowdown.
-	$(GO) test -count=1 -timeout 15m -run '^TestScale$$' -v ./test/e2e/ 2>&1 | grep -E '^(=== RUN|--- |\s+scale_test|\s{8}|PASS|FAIL|ok)'; exit $${PIPESTATUS[0]}
+	$(GO) test -count=1 -timeout 15m -run '^(TestScale|TestScaleIngress)$$' -v ./test/e2e/ 2>&1 | grep -E '^(=== RUN|--- |\s+scale_test|\s{8}|PASS|FAIL|ok)'; exit $${PIPESTATUS[0]}
 	@# The fault suite's short form: the HAProxy master killed (its container restarts, the agent adopts the new master), the agent's container restarted (adopts the running HAProxy); all of it: make test-resilience.
 	$(GO) test -race -count=1 -timeout 10m -run '^(TestHAProxyMasterKilled|TestAgentRestarted)$$' -v ./test/resilience/
 	$(BIN)/haptic validate -f examples/ingress/haptic-config.yaml
@@ -116,11 +116,11 @@ bench-gateway-api-smoke:
 	BENCH_SCALE_ROUTES_PER_NAMESPACE=$${BENCH_SCALE_ROUTES_PER_NAMESPACE:-50} BENCH_SCALE_DURATION=$${BENCH_SCALE_DURATION:-1m} \
 	  $(MAKE) bench-gateway-api
 
-## test-scale: TestScale at full size (5,000 HTTPRoutes; make test runs 200), with its budget table
+## test-scale: TestScale and TestScaleIngress at full size (5,000 HTTPRoutes, 5,000 Ingresses; make test runs 200), with their budget tables
 ## test-churn: TestGatewayChurn for 10 minutes (make test runs 30 s)
 .PHONY: test-scale test-churn
 test-scale: build cluster-binaries
-	HAPTIC_SCALE_ROUTES=$${HAPTIC_SCALE_ROUTES:-5000} $(GO) test -count=1 -timeout 60m -run '^TestScale$$' -v ./test/e2e/ 2>&1 \
+	HAPTIC_SCALE_ROUTES=$${HAPTIC_SCALE_ROUTES:-5000} $(GO) test -count=1 -timeout 60m -run '^(TestScale|TestScaleIngress)$$' -v ./test/e2e/ 2>&1 \
 	  | grep -vE '^\s*$$'; exit $${PIPESTATUS[0]}
 test-churn: build cluster-binaries
 	HAPTIC_CHURN_DURATION=$${HAPTIC_CHURN_DURATION:-10m} $(GO) test -count=1 -timeout 60m -run '^TestGatewayChurn$$' -v ./test/e2e/ 2>&1 \

@@ -20,7 +20,7 @@ type scaleSize struct {
 	convergence   time.Duration // all routes created → every route Accepted and answering 200
 	changeP50     time.Duration // one new route → first 200, at this size
 	changeMax     time.Duration
-	controllerMiB float64 // Go heap in use after GC (the controller runs in the test process)
+	controllerMiB float64       // Go heap in use after GC (the controller runs in the test process)
 	coldStart     time.Duration // a new controller's start → the N routes deployed to the Gateway's pod
 }
 
