@@ -142,11 +142,17 @@ func TestFailedApplyIsRetried(t *testing.T) {
 	want := testBundle(7)
 	d.SetDesired(want)
 	d.SetPods([]Pod{pod})
-	waitFor(t, "retry", func() bool { return last(a.history()) == want.Hash })
+	// The retry's outcome, not only its request: the agent records a request before
+	// the deployer has its answer.
+	waitFor(t, "retry", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(outcomes) >= 2 && outcomes[len(outcomes)-1].Err == nil
+	})
 	mu.Lock()
 	defer mu.Unlock()
-	if len(outcomes) < 2 || outcomes[0].Err == nil || outcomes[len(outcomes)-1].Err != nil {
-		t.Fatalf("outcomes %+v", outcomes)
+	if outcomes[0].Err == nil || outcomes[len(outcomes)-1].Hash != want.Hash || last(a.history()) != want.Hash {
+		t.Fatalf("outcomes %+v, agent history %v", outcomes, a.history())
 	}
 }
 
