@@ -42,9 +42,9 @@ test: deps build cluster-binaries
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./internal/haproxy/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 200000x ./internal/fieldpath/
 	@# Packages that share the local cluster run one at a time: one may restart the node.
-	$(GO) test -race -count=1 -p 1 -timeout 25m -skip '^TestScale$$' ./localcluster/... $$($(GO) list ./test/... | grep -v /test/resilience)
-	@# TestScale's latency budgets hold for the product, not for the race detector's 5-10x slowdown.
-	$(GO) test -count=1 -timeout 15m -run '^(TestScale|TestScaleIngress)$$' -v ./test/e2e/ 2>&1 | grep -E '^(=== RUN|--- |\s+scale_test|\s{8}|PASS|FAIL|ok)'; exit $${PIPESTATUS[0]}
+	$(GO) test -race -count=1 -p 1 -timeout 25m -skip '^(TestScale|TestScaleIngress)$$' ./localcluster/... $$($(GO) list ./test/... | grep -v /test/resilience)
+	@# The scale tests' latency budgets hold for the product, not for the race detector's 5-10x slowdown.
+	$(GO) test -count=1 -timeout 15m -run '^(TestScale|TestScaleIngress)$$' -v ./test/e2e/ 2>&1 | grep -E '^(=== RUN|--- |\s+scale_(ingress_)?test|\s{8}|PASS|FAIL|ok)'; exit $${PIPESTATUS[0]}
 	@# The fault suite's short form: the HAProxy master killed (its container restarts, the agent adopts the new master), the agent's container restarted (adopts the running HAProxy); all of it: make test-resilience.
 	$(GO) test -race -count=1 -timeout 10m -run '^(TestHAProxyMasterKilled|TestAgentRestarted)$$' -v ./test/resilience/
 	$(BIN)/haptic validate -f examples/ingress/haptic-config.yaml
