@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -68,10 +69,12 @@ func TestScaleIngress(t *testing.T) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	rss := residentMiB(t)
 	coldStart := e.coldStart("pod=" + pod + " ")
 	checkBudgets(t, fmt.Sprintf("TestScaleIngress at %d Ingresses, each with its own Service (default libraries)", size.routes), []budgetRow{
 		{"full convergence (create → all in the pod's host.map)", convergence.Seconds(), size.convergence.Seconds(), "s"},
 		{"controller heap in use after GC", float64(ms.HeapInuse) / (1 << 20), size.controllerMiB, "MiB"},
+		{"test process RSS (the controller and the test's clients)", rss, size.controllerMiB + 64, "MiB"},
 		{"cold start: new controller → Ingresses deployed", coldStart.Seconds(), size.coldStart.Seconds(), "s"},
 	})
 }
@@ -102,4 +105,23 @@ func createScaleIngress(e *env, kube kubernetes.Interface, i int) error {
 		return fmt.Errorf("ingress %s: %w", name, err)
 	}
 	return nil
+}
+
+// residentMiB is the test process's resident set (VmRSS), in MiB.
+func residentMiB(t *testing.T) float64 {
+	t.Helper()
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			var kb float64
+			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), &kb); err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	t.Fatalf("no VmRSS in /proc/self/status")
+	return 0
 }

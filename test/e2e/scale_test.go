@@ -137,12 +137,14 @@ func TestScale(t *testing.T) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	rss := residentMiB(t)
 	coldStart := g.coldStart("pod=haproxy-gw-")
 	checkBudgets(t, fmt.Sprintf("TestScale at %d HTTPRoutes (one Gateway, default libraries)", size.routes), []budgetRow{
 		{"full convergence (create → all Accepted + 200)", convergence.Seconds(), size.convergence.Seconds(), "s"},
 		{"single change → first 200, median of 10", ms64(median(changes)), ms64(size.changeP50), "ms"},
 		{"single change → first 200, max of 10", ms64(maxDuration(changes)), ms64(size.changeMax), "ms"},
 		{"controller heap in use after GC", float64(ms.HeapInuse) / (1 << 20), size.controllerMiB, "MiB"},
+		{"test process RSS (the controller and the test's clients)", rss, size.controllerMiB + 64, "MiB"},
 		{"cold start: new controller → routes deployed", coldStart.Seconds(), size.coldStart.Seconds(), "s"},
 		{"haproxy_reloads_total delta over the 10 changes", after.controller - before.controller, 0, ""},
 		{"agent reloads over the 10 changes", float64(after.agent - before.agent), 0, ""},
