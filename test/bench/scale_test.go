@@ -21,6 +21,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/haproxy-haptic/haptic/localcluster/clustertest"
 )
 
 // zeroCounters are the controller counters whose delta over the scale window must
@@ -79,7 +81,7 @@ func (r *run) scale(res *ScenarioResult) error {
 	}()
 	smp := r.startSampler()
 	var retries retryCount
-	if err := r.parallel(total, func(k int) error { return r.createApp(k/appN, k%appN, &retries) }); err != nil {
+	if err := clustertest.Parallel(total, func(k int) error { return r.createApp(k/appN, k%appN, &retries) }); err != nil {
 		smp.finish()
 		return fmt.Errorf("create the workload: %w", err)
 	}
@@ -164,27 +166,6 @@ func (r *run) scale(res *ScenarioResult) error {
 }
 
 func round1(f float64) float64 { return float64(int(f*10+0.5)) / 10 }
-
-// parallel runs fn(0..n-1) on 8 workers and returns the first error.
-func (r *run) parallel(n int, fn func(int) error) error {
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := w; k < n; k += 8 {
-				if err := fn(k); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
-}
 
 // createApp creates application j of namespace i: a Deployment at 0 replicas, a
 // selector-less Service, its EndpointSlice with one ready address, an HTTPRoute.

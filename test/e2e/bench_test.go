@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -152,33 +151,19 @@ func (e *env) createIngressRange(from, to int) {
 	}
 	pathType := networkingv1.PathTypePrefix
 	class := e.ns
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := from + w; i < to; i += 8 {
-				ing := &networkingv1.Ingress{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("scale-%d", i)},
-					Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
-						Host: fmt.Sprintf("scale-%d.localhost", i),
-						IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
-							Path: "/", PathType: &pathType,
-							Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "echo", Port: networkingv1.ServiceBackendPort{Name: "http"}}},
-						}}}},
-					}}},
-				}
-				if _, err := client.NetworkingV1().Ingresses(e.ns).Create(e.ctx, ing, metav1.CreateOptions{}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		e.t.Fatalf("create ingresses: %v", err)
-	}
+	createAll(e.t, to-from, func(k int) error {
+		i := from + k
+		ing := &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("scale-%d", i)},
+			Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
+				Host: fmt.Sprintf("scale-%d.localhost", i),
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+					Path: "/", PathType: &pathType,
+					Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "echo", Port: networkingv1.ServiceBackendPort{Name: "http"}}},
+				}}}},
+			}}},
+		}
+		_, err := client.NetworkingV1().Ingresses(e.ns).Create(e.ctx, ing, metav1.CreateOptions{})
+		return err
+	})
 }

@@ -2,10 +2,7 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,39 +38,18 @@ func TestScaleIngress(t *testing.T) {
 	}
 
 	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < size.routes; i += 8 {
-				if err := createScaleIngress(e, kube, i); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatalf("create Ingresses: %v", err)
-	}
+	createAll(t, size.routes, func(i int) error { return createScaleIngress(e, kube, i) })
 	e.eventually(fmt.Sprintf("all %d Ingresses in the pod's host.map", size.routes), size.convergence+2*time.Minute, func() (bool, string) {
 		n := strings.Count(e.podExec(pod, "cat", "/etc/haproxy/maps/host.map"), ".scale.localhost ")
 		return n >= size.routes, fmt.Sprintf("%d of %d", n, size.routes)
 	})
 	convergence := time.Since(start)
 
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	rss := residentMiB(t)
+	heap, rss := memoryNow(t)
 	coldStart := e.coldStart("pod=" + pod + " ")
 	checkBudgets(t, fmt.Sprintf("TestScaleIngress at %d Ingresses, each with its own Service (default libraries)", size.routes), []budgetRow{
 		{"full convergence (create → all in the pod's host.map)", convergence.Seconds(), size.convergence.Seconds(), "s"},
-		{"controller heap in use after GC", float64(ms.HeapInuse) / (1 << 20), size.controllerMiB, "MiB"},
+		{"controller heap in use after GC", heap, size.controllerMiB, "MiB"},
 		{"test process RSS (the controller and the test's clients)", rss, size.controllerMiB + 64, "MiB"},
 		{"cold start: new controller → Ingresses deployed", coldStart.Seconds(), size.coldStart.Seconds(), "s"},
 	})
@@ -105,23 +81,4 @@ func createScaleIngress(e *env, kube kubernetes.Interface, i int) error {
 		return fmt.Errorf("ingress %s: %w", name, err)
 	}
 	return nil
-}
-
-// residentMiB is the test process's resident set (VmRSS), in MiB.
-func residentMiB(t *testing.T) float64 {
-	t.Helper()
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			var kb float64
-			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), &kb); err == nil {
-				return kb / 1024
-			}
-		}
-	}
-	t.Fatalf("no VmRSS in /proc/self/status")
-	return 0
 }

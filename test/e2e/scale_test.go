@@ -6,11 +6,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/haproxy-haptic/haptic/localcluster/clustertest"
 )
 
 // scaleSize is TestScale's size: small in make test, full under make test-scale
@@ -63,26 +64,11 @@ func TestScale(t *testing.T) {
 	}
 
 	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < size.routes; i += 8 {
-				r := httpRoute(fmt.Sprintf("scale-%d", i), "scale", fmt.Sprintf("scale-%d.example.com", i), "/")
-				if _, err := g.gw.GatewayV1().HTTPRoutes(g.ns).Create(g.ctx, r, metav1.CreateOptions{}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatalf("create routes: %v", err)
-	}
+	createAll(t, size.routes, func(i int) error {
+		r := httpRoute(fmt.Sprintf("scale-%d", i), "scale", fmt.Sprintf("scale-%d.example.com", i), "/")
+		_, err := g.gw.GatewayV1().HTTPRoutes(g.ns).Create(g.ctx, r, metav1.CreateOptions{})
+		return err
+	})
 	g.eventually(fmt.Sprintf("all %d routes Accepted and answering 200", size.routes), size.convergence+2*time.Minute, func() (bool, string) {
 		list, err := g.gw.GatewayV1().HTTPRoutes(g.ns).List(g.ctx, metav1.ListOptions{})
 		if err != nil {
@@ -134,16 +120,13 @@ func TestScale(t *testing.T) {
 		})
 	}
 	after := g.reloadCounts(addr)
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	rss := residentMiB(t)
+	heap, rss := memoryNow(t)
 	coldStart := g.coldStart("pod=haproxy-gw-")
 	checkBudgets(t, fmt.Sprintf("TestScale at %d HTTPRoutes (one Gateway, default libraries)", size.routes), []budgetRow{
 		{"full convergence (create → all Accepted + 200)", convergence.Seconds(), size.convergence.Seconds(), "s"},
 		{"single change → first 200, median of 10", ms64(median(changes)), ms64(size.changeP50), "ms"},
 		{"single change → first 200, max of 10", ms64(maxDuration(changes)), ms64(size.changeMax), "ms"},
-		{"controller heap in use after GC", float64(ms.HeapInuse) / (1 << 20), size.controllerMiB, "MiB"},
+		{"controller heap in use after GC", heap, size.controllerMiB, "MiB"},
 		{"test process RSS (the controller and the test's clients)", rss, size.controllerMiB + 64, "MiB"},
 		{"cold start: new controller → routes deployed", coldStart.Seconds(), size.coldStart.Seconds(), "s"},
 		{"haproxy_reloads_total delta over the 10 changes", after.controller - before.controller, 0, ""},
@@ -173,4 +156,36 @@ func (e *env) coldStart(pod string) time.Duration {
 		return false, "no deploy logged yet"
 	})
 	return time.Since(start)
+}
+
+// createAll runs create(i) for i in [0, n) in parallel (clustertest.Parallel) and
+// fails t on an error.
+func createAll(t testing.TB, n int, create func(i int) error) {
+	t.Helper()
+	if err := clustertest.Parallel(n, create); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+}
+
+// memoryNow is, after a GC, the Go heap in use and the process's resident set
+// (VmRSS), in MiB: the controller runs in the test process.
+func memoryNow(t *testing.T) (heapMiB, rssMiB float64) {
+	t.Helper()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			var kb float64
+			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), &kb); err == nil {
+				return float64(ms.HeapInuse) / (1 << 20), kb / 1024
+			}
+		}
+	}
+	t.Fatal("no VmRSS in /proc/self/status")
+	return 0, 0
 }
