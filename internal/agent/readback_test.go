@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -325,5 +326,49 @@ func TestRuntimeVerify(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("verify=servers: %s", resp.Status)
+	}
+}
+
+// TestReadBackOfSeveralMaps: the keys a request touches in several maps are read
+// back in one exchange, and only the map whose key the worker answers otherwise is
+// compared whole, counted and named.
+func TestReadBackOfSeveralMaps(t *testing.T) {
+	needHAProxy(t)
+	opts := testOptions(t, t.TempDir())
+	a, _ := startAgent(t, opts)
+	port := freePort(t)
+	base := bundle.New(routeSet(port, 10, opts.Layout.MapsDir))
+	if res, code := a.ApplyConfig(context.Background(), agentapi.ConfigRequest{Hash: base.Hash, Files: base.Files}); code != http.StatusOK {
+		t.Fatalf("initial set: %d %+v", code, res)
+	}
+	apply := func(k int) agentapi.Result {
+		t.Helper()
+		cur := a.current
+		host, path := fmt.Sprintf("%d-route.example.com", k), fmt.Sprintf("/%d/", k)
+		files := []bundle.File{
+			{Kind: bundle.KindMap, Name: "host.map", Content: mapContent(cur, "host.map") + host + " r" + strconv.Itoa(k) + "\n"},
+			{Kind: bundle.KindMap, Name: "path-prefix.map", Content: mapContent(cur, "path-prefix.map") + path + " be_" + strconv.Itoa(k) + "\n"},
+		}
+		res, code := a.ApplyRuntime(context.Background(), agentapi.RuntimeRequest{BaseHash: cur.Hash, Hash: merged(cur, files).Hash, Files: files,
+			Operations: []runtime.Op{
+				{Operation: &runtime.AddMap{Map: "host.map", Key: host, Value: "r" + strconv.Itoa(k)}},
+				{Operation: &runtime.AddMap{Map: "path-prefix.map", Key: path, Value: "be_" + strconv.Itoa(k)}},
+			}})
+		if code != http.StatusOK {
+			t.Fatalf("route %d: %d %+v", k, code, res)
+		}
+		return res
+	}
+	if res := apply(10); res.Result != agentapi.ResultApplied || res.Reloaded || res.MapDivergence != 0 {
+		t.Fatalf("clean change of two maps: %+v", res)
+	}
+	// Behind the agent's back the worker already maps /11/ elsewhere: its lookup
+	// answers that entry, not the file's.
+	worker(t, a, "add map "+a.mapPath("path-prefix.map")+" /11/ be_elsewhere")
+	res := apply(11)
+	if res.Result != agentapi.ResultRuntimeFallback || !res.Reloaded || res.MapDivergence != 1 ||
+		!strings.Contains(res.Error, "map path-prefix.map: ") || strings.Contains(res.Error, "map host.map") ||
+		!strings.Contains(res.Error, "1 extra (/11/ be_elsewhere)") {
+		t.Fatalf("one map of two diverging: %+v", res)
 	}
 }
