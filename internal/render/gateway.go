@@ -239,20 +239,16 @@ func (s *GatewayState) prepare(shares []*GatewayState) {
 
 // prepareUnkeyed makes room for what addUnkeyed adds of shares.
 func (s *GatewayState) prepareUnkeyed(shares []*GatewayState) {
-	if len(s.BackendIdx) == 0 {
-		backends := 0
-		for _, r := range shares {
-			backends += len(r.Backends)
-		}
+	if backends := s.growFor(shares); len(s.BackendIdx) == 0 {
 		s.BackendIdx = make(map[string]bool, backends)
 	}
-	s.growFor(shares)
 }
 
 // growFor makes room in s's lists for what shares bring (appending to lists grown
-// as they go copied each several times) and makes the sets addLines writes.
-func (s *GatewayState) growFor(shares []*GatewayState) {
-	var backends, notes, prefixes, regex, weighted, cors, origins int
+// as they go copied each several times), makes the sets addLines writes and returns
+// how many backends shares bring.
+func (s *GatewayState) growFor(shares []*GatewayState) (backends int) {
+	var notes, prefixes, regex, weighted, cors, origins int
 	for _, r := range shares {
 		backends, notes, prefixes = backends+len(r.Backends), notes+len(r.Notes), prefixes+len(r.PlainPrefixes)
 		regex, weighted = regex+len(r.Regex), weighted+len(r.Weighted)
@@ -274,6 +270,7 @@ func (s *GatewayState) growFor(shares []*GatewayState) {
 	if s.PrefixCondFrontends == nil {
 		s.PrefixCondFrontends = map[string]bool{}
 	}
+	return backends
 }
 
 func (s *GatewayState) add(r *GatewayState) {

@@ -98,16 +98,12 @@ func RunOps(ctx context.Context, x Execer, maps MapPath, ops []Op) (sent, failed
 		first := sent
 		sent += len(pending)
 		for i, o := range pending {
-			var oerr error
-			switch {
-			case i < len(replies):
-				oerr = entryDone(o, replies[i], nil)
-			case err != nil:
-				oerr = entryDone(o, "", err)
-			default:
-				oerr = entryDone(o, "", fmt.Errorf("no reply"))
+			// DoEach answers every command or fails: past its replies, its error.
+			reply, rerr := "", err
+			if i < len(replies) {
+				reply, rerr = replies[i], nil
 			}
-			if oerr != nil {
+			if oerr := entryDone(o, reply, rerr); oerr != nil {
 				failed = first + i
 				return oerr
 			}
