@@ -59,7 +59,7 @@ func EditOf(base, f bundle.File) (FileEdit, bool) {
 func Diff(old, new string) ([]Splice, bool) {
 	pre, suf := bundle.CommonLines(old, new)
 	a, b := splitLines(old[pre:len(old)-suf]), splitLines(new[pre:len(new)-suf])
-	hunks, ok := lineHunks(a, b, MaxEditDistance)
+	hunks, ok := bundle.Hunks(a, b, MaxEditDistance)
 	if !ok {
 		return nil, false
 	}
@@ -71,8 +71,8 @@ func Diff(old, new string) ([]Splice, bool) {
 	}
 	out := make([]Splice, 0, len(hunks))
 	for _, h := range hunks {
-		out = append(out, Splice{Offset: starts[h.a0], Delete: starts[h.a1] - starts[h.a0],
-			Insert: strings.Join(b[h.b0:h.b1], "")})
+		out = append(out, Splice{Offset: starts[h.A0], Delete: starts[h.A1] - starts[h.A0],
+			Insert: strings.Join(b[h.B0:h.B1], "")})
 	}
 	return out, true
 }
@@ -84,91 +84,6 @@ func splitLines(s string) []string {
 		lines = lines[:n-1]
 	}
 	return lines
-}
-
-// hunk replaces a[a0:a1] with b[b0:b1].
-type hunk struct{ a0, a1, b0, b1 int }
-
-// lineHunks is Myers' diff of a and b, as maximal hunks, or false when the edit
-// distance exceeds maxD.
-func lineHunks(a, b []string, maxD int) ([]hunk, bool) {
-	n, m := len(a), len(b)
-	maxD = min(maxD, n+m)
-	off := maxD + 1
-	v := make([]int, 2*maxD+3)
-	var trace [][]int
-	for d := 0; d <= maxD; d++ {
-		trace = append(trace, append([]int(nil), v...))
-		for k := -d; k <= d; k += 2 {
-			var x int
-			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-				x = v[off+k+1]
-			} else {
-				x = v[off+k-1] + 1
-			}
-			y := x - k
-			for x < n && y < m && a[x] == b[y] {
-				x++
-				y++
-			}
-			v[off+k] = x
-			if x >= n && y >= m {
-				return backtrack(trace, off, n, m), true
-			}
-		}
-	}
-	return nil, false
-}
-
-// backtrack walks the Myers trace from the end and groups the deleted and
-// inserted lines into hunks, in ascending order.
-func backtrack(trace [][]int, off, x, y int) []hunk {
-	var hs []hunk
-	add := func(ax, bx int, del bool) {
-		// Extends the hunk being built backwards when adjacent.
-		if n := len(hs); n > 0 {
-			h := &hs[n-1]
-			if del && ax+1 == h.a0 && bx == h.b0 {
-				h.a0 = ax
-				return
-			}
-			if !del && bx+1 == h.b0 && ax == h.a0 {
-				h.b0 = bx
-				return
-			}
-		}
-		if del {
-			hs = append(hs, hunk{ax, ax + 1, bx, bx})
-		} else {
-			hs = append(hs, hunk{ax, ax, bx, bx + 1})
-		}
-	}
-	for d := len(trace) - 1; d > 0; d-- {
-		v := trace[d]
-		k := x - y
-		var pk int
-		if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-			pk = k + 1
-		} else {
-			pk = k - 1
-		}
-		px := v[off+pk]
-		py := px - pk
-		for x > px && y > py {
-			x--
-			y--
-		}
-		if x == px {
-			add(x, py, false) // b[py] inserted before a[x]
-		} else {
-			add(px, y, true) // a[px] deleted
-		}
-		x, y = px, py
-	}
-	for i, j := 0, len(hs)-1; i < j; i, j = i+1, j-1 {
-		hs[i], hs[j] = hs[j], hs[i]
-	}
-	return hs
 }
 
 // Apply returns base with the splices applied; it refuses splices out of order,

@@ -68,6 +68,32 @@ type mapChange struct {
 	old, cur         *parsedMap
 	oldMid, curMid   []runtime.MapEntry
 	prefixN, suffixN int // entries in the common lines before and after
+	// hunks are the middles' differences (entry indices into oldMid and curMid),
+	// when they are few (diffed): a route's lines land apart in a sorted map, and
+	// everything between them is common too.
+	hunks  []bundle.Hunk
+	diffed bool
+}
+
+// maxMapDiff bounds the entries a map diff deletes and inserts: more than that
+// are more than MaxSingleMapOps operations (a changed value is one of each).
+const maxMapDiff = 2 * MaxSingleMapOps
+
+// changed returns the entries of the hunks on either side, in order: every entry
+// of the middles that is not common to both (all of them when not diffed).
+func (c mapChange) changed() (gone, came []runtime.MapEntry) {
+	if !c.diffed {
+		return c.oldMid, c.curMid
+	}
+	if len(c.hunks) == 1 {
+		h := c.hunks[0]
+		return c.oldMid[h.A0:h.A1], c.curMid[h.B0:h.B1]
+	}
+	for _, h := range c.hunks {
+		gone = append(gone, c.oldMid[h.A0:h.A1]...)
+		came = append(came, c.curMid[h.B0:h.B1]...)
+	}
+	return gone, came
 }
 
 // parsedMaps remembers the parse of the map files plans saw last. A route's change
@@ -129,6 +155,7 @@ func (c *mapParses) change(old, cur bundle.File) mapChange {
 	if n := c.get(cur); n != nil {
 		mc.cur = n
 		mc.curMid = n.entries[prefixN : len(n.entries)-suffixN]
+		mc.hunks, mc.diffed = bundle.Hunks(mc.oldMid, mc.curMid, maxMapDiff)
 		return mc
 	}
 	mid, midStarts := runtime.ParseMapFileAt(cur.Content[pre : len(cur.Content)-suf])
@@ -152,8 +179,10 @@ func (c *mapParses) change(old, cur bundle.File) mapChange {
 	for _, s := range o.starts[len(o.starts)-suffixN:] {
 		n.starts = append(n.starts, s+shift)
 	}
-	n.keys, n.dup = deriveKeys(o, mc.oldMid, mid, n.entries)
 	mc.cur, mc.curMid = n, mid
+	mc.hunks, mc.diffed = bundle.Hunks(mc.oldMid, mid, maxMapDiff)
+	gone, came := mc.changed()
+	n.keys, n.dup = deriveKeys(o, gone, came, n.entries)
 	c.put(cur.Name, n)
 	return mc
 }
@@ -175,9 +204,10 @@ func rebaseString(s, from, to string, shift int) string {
 	return to[at+shift : at+shift+len(s)]
 }
 
-// deriveKeys is mapKeys(entries) for a map whose entries are old's with oldMid
-// replaced by curMid: without duplicates in old, old's keys with oldMid's taken out
-// and curMid's put in.
+// deriveKeys is mapKeys(entries) for a map whose entries are old's with the
+// entries oldMid (those of old not in entries, and maybe some that are) replaced by
+// curMid: without duplicates in old, old's keys with oldMid's taken out and
+// curMid's put in.
 func deriveKeys(old *parsedMap, oldMid, curMid, entries []runtime.MapEntry) (*keySet, bool) {
 	if old.dup || old.keys.depth >= maxKeyDepth {
 		return mapKeys(entries)

@@ -188,3 +188,107 @@ func TestMapChangeChains(t *testing.T) {
 		}
 	}
 }
+
+// TestScatteredMapChange: a change whose lines land apart in a map sorted longest
+// key first (as map_beg maps are) is planned from its hunks: the operations leave
+// a running map that answers every map_beg lookup as the desired map does, and
+// added keys that no other key begins or is begun by are single adds, not a
+// replace of the map, however far apart they land.
+func TestScatteredMapChange(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	beg := "frontend f\n    use_backend %[path,map_beg(/etc/haproxy/maps/p.map)]\n"
+	sortedText := func(keys map[string]string) string {
+		ks := make([]string, 0, len(keys))
+		for k := range keys {
+			ks = append(ks, k)
+		}
+		slices.SortFunc(ks, func(a, b string) int {
+			if len(a) != len(b) {
+				return len(b) - len(a)
+			}
+			return strings.Compare(a, b)
+		})
+		var b strings.Builder
+		for _, k := range ks {
+			fmt.Fprintf(&b, "%s %s\n", k, keys[k])
+		}
+		return b.String()
+	}
+	randomKey := func() string {
+		var b strings.Builder
+		for range 1 + r.IntN(3) {
+			fmt.Fprintf(&b, "/%d", r.IntN(12))
+		}
+		return b.String()
+	}
+	singles := 0
+	for c := range 2000 {
+		keys := map[string]string{}
+		for range 20 + r.IntN(200) {
+			keys[randomKey()] = fmt.Sprintf("b%d", r.IntN(4))
+		}
+		oldText := sortedText(keys)
+		unrelated := c%8 != 0 // nothing moved, and every added key: no other key begins it or is begun by it
+		var added []string
+		for range 1 + r.IntN(4) {
+			switch r.IntN(4) {
+			case 0: // a key of its own, unrelated to all others
+				k := fmt.Sprintf("/u%d-%d", c, r.IntN(1000))
+				keys[k] = "new"
+				added = append(added, k)
+			case 1:
+				k := randomKey()
+				if _, ok := keys[k]; !ok {
+					added = append(added, k)
+				}
+				keys[k] = "new"
+			case 2:
+				for k := range keys {
+					delete(keys, k)
+					break
+				}
+			default:
+				for k := range keys {
+					keys[k] = "changed"
+					break
+				}
+			}
+		}
+		newText := sortedText(keys)
+		if c%8 == 0 { // and one line moved: the kept entries out of place
+			lines := strings.SplitAfter(newText, "\n")
+			lines = lines[:len(lines)-1]
+			from, to := r.IntN(len(lines)), r.IntN(len(lines))
+			l := lines[from]
+			lines = slices.Insert(slices.Delete(lines, from, from+1), to, l)
+			newText = strings.Join(lines, "")
+		}
+		for _, a := range added {
+			for k := range keys {
+				if k != a && (strings.HasPrefix(k, a) || strings.HasPrefix(a, k)) {
+					unrelated = false
+				}
+			}
+		}
+		res := Plan(Running{Bundle: bundleOf(beg, "map:p.map", oldText)}, bundleOf(beg, "map:p.map", newText), caps26)
+		if res.Reload {
+			t.Fatalf("case %d: reload %v", c, res.Reasons)
+		}
+		replaced := slices.ContainsFunc(res.Ops, func(op runtime.Op) bool { _, ok := op.Operation.(*runtime.ReplaceMap); return ok })
+		if unrelated && len(res.Ops) <= MaxSingleMapOps && replaced {
+			t.Fatalf("case %d: added %q, related to no key, replace the map", c, added)
+		}
+		if !replaced {
+			singles++
+		}
+		got, want := applyOps(runtime.ParseMapFile(oldText), res.Ops), runtime.ParseMapFile(newText)
+		for _, e := range append(slices.Clone(want), runtime.ParseMapFile(oldText)...) {
+			for _, probe := range []string{e.Key, e.Key + "/5", e.Key + "0", e.Key[:len(e.Key)-1]} {
+				if g, w := firstPrefix(got, probe), firstPrefix(want, probe); g != w {
+					t.Fatalf("case %d: ops %v answer %q with %q, the desired map with %q", c, res.Ops, probe, g, w)
+				}
+			}
+		}
+	}
+	t.Logf("single operations in %d of 2000 changes", singles)
+}

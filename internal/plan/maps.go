@@ -30,17 +30,17 @@ func (p *planner) diffMap(old, cur bundle.File, desiredConfigText string) {
 	}
 	replace := c.old.dup || c.cur.dup
 	var writes, deletes []runtime.Operation
-	var kept, added []runtime.MapEntry
 	if !replace {
-		// Without duplicates, a key of either middle is in the other file only if it
-		// is in the other middle.
-		oldIdx, _ := indexEntries(c.oldMid)
-		newIdx, _ := indexEntries(c.curMid)
+		// Without duplicates, a key of the changed entries on either side is in the
+		// other file only if it is among the other side's changed entries.
+		gone, came := c.changed()
+		goneIdx, _ := indexEntries(gone)
+		cameIdx, _ := indexEntries(came)
 		// Single ops keep the entries of the running map in place and append new
 		// ones; the result is compared with the desired order when order matters.
-		for _, e := range c.oldMid {
-			if v, ok := newIdx[e.Key]; ok {
-				kept = append(kept, runtime.MapEntry{Key: e.Key, Value: v})
+		var added []runtime.MapEntry
+		for _, e := range gone {
+			if v, ok := cameIdx[e.Key]; ok {
 				if v != e.Value {
 					writes = append(writes, &runtime.SetMap{Map: name, Key: e.Key, Value: v})
 				}
@@ -48,14 +48,16 @@ func (p *planner) diffMap(old, cur bundle.File, desiredConfigText string) {
 			}
 			deletes = append(deletes, &runtime.DelMap{Map: name, Key: e.Key})
 		}
-		for _, e := range c.curMid {
-			if _, existed := oldIdx[e.Key]; !existed {
+		for _, e := range came {
+			if _, existed := goneIdx[e.Key]; !existed {
 				added = append(added, e)
 				writes = append(writes, &runtime.AddMap{Map: name, Key: e.Key, Value: e.Value})
 			}
 		}
-		replace = len(writes)+len(deletes) > MaxSingleMapOps ||
-			(!c.inOrder(kept, added) && !sameLookups(name, desiredConfigText, func() bool { return c.prefixOrderKept(kept, added) }))
+		replace = !c.diffed || len(writes)+len(deletes) > MaxSingleMapOps
+		if !replace && !c.inOrder(goneIdx, cameIdx, len(added)) {
+			replace = !sameLookups(name, desiredConfigText, func() bool { return c.prefixOrderKept(goneIdx, cameIdx, added) })
+		}
 	}
 	if replace {
 		// Duplicate keys make single ops ambiguous (set/del touch every duplicate).
@@ -73,29 +75,116 @@ func (p *planner) diffMap(old, cur bundle.File, desiredConfigText string) {
 }
 
 // inOrder reports whether single ops leave the running map's entries in the desired
-// order: the common first and last entries stay, the kept middle entries stay
-// between them, and the added ones go after the last.
-func (c mapChange) inOrder(kept, added []runtime.MapEntry) bool {
-	switch {
-	case len(added) == 0:
-		return slices.Equal(kept, c.curMid)
-	case c.suffixN == 0:
-		return slices.Equal(kept, c.curMid[:len(kept)]) && slices.Equal(added, c.curMid[len(kept):])
+// order: in every hunk the entries kept come in the desired order, and the added
+// ones go after the last entry of both maps.
+func (c mapChange) inOrder(goneIdx, cameIdx map[string]string, added int) bool {
+	if !c.keptInPlace(goneIdx, cameIdx) {
+		return false
 	}
-	return false // an added entry lands after the common last entries
+	if added == 0 {
+		return true
+	}
+	last := c.hunks[len(c.hunks)-1]
+	if c.suffixN > 0 || last.A1 < len(c.oldMid) || last.B1 < len(c.curMid) {
+		return false // an added entry lands after common entries
+	}
+	// every added entry is in the last hunk, after the kept ones
+	seenAdded := 0
+	for _, e := range c.curMid[last.B0:last.B1] {
+		if _, existed := goneIdx[e.Key]; !existed {
+			seenAdded++
+		} else if seenAdded > 0 {
+			return false
+		}
+	}
+	return seenAdded == added
 }
 
-// prefixOrderKept is prefixOrderKept of the running map after single ops (the
-// common first entries, the kept middle, the common last entries, then the added
-// ones) and the desired map, looking at the middle and the last entries only: the
-// first entries come first on both sides, and an added entry only trades places
-// with the last entries.
-func (c mapChange) prefixOrderKept(kept, added []runtime.MapEntry) bool {
-	if !prefixOrderKept(append(slices.Clip(kept), added...), c.curMid) {
+// keptInPlace reports whether the entries that single ops keep (those of the
+// running map not deleted) come in the same order as in the desired map: in each
+// hunk, the kept old entries and the desired entries that are not added are the
+// same keys in the same order. (Keys are unique: an entry that changed hunks
+// breaks that.)
+func (c mapChange) keptInPlace(goneIdx, cameIdx map[string]string) bool {
+	for _, h := range c.hunks {
+		old, cur := c.oldMid[h.A0:h.A1], c.curMid[h.B0:h.B1]
+		i := 0
+		for _, e := range old {
+			if _, kept := cameIdx[e.Key]; !kept {
+				continue
+			}
+			for i < len(cur) {
+				if _, existed := goneIdx[cur[i].Key]; existed {
+					break
+				}
+				i++
+			}
+			if i == len(cur) || cur[i].Key != e.Key {
+				return false
+			}
+			i++
+		}
+		for ; i < len(cur); i++ {
+			if _, existed := goneIdx[cur[i].Key]; existed {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// maxAddedScan bounds the added entries whose prefix relations are found by a scan
+// of the desired map; more are checked by prefixOrderKept's index.
+const maxAddedScan = 16
+
+// prefixOrderKept reports whether a map_beg lookup finds in the running map after
+// single ops what it finds in the desired map. When the kept entries stay in
+// place and only the added ones (appended in desired order) are out of place, an
+// added key must come after every other key it begins with or that begins with
+// it, as it will: a scan of the desired map. Otherwise the running middle is
+// built and checked whole.
+func (c mapChange) prefixOrderKept(goneIdx, cameIdx map[string]string, added []runtime.MapEntry) bool {
+	if c.diffed && len(added) <= maxAddedScan && c.keptInPlace(goneIdx, cameIdx) {
+		return addedAfterRelated(c.cur.entries, added)
+	}
+	kept := make([]runtime.MapEntry, 0, len(c.oldMid))
+	for _, e := range c.oldMid {
+		if _, changed := goneIdx[e.Key]; !changed {
+			kept = append(kept, e)
+		} else if v, ok := cameIdx[e.Key]; ok {
+			kept = append(kept, runtime.MapEntry{Key: e.Key, Value: v})
+		}
+	}
+	if !prefixOrderKept(append(kept, added...), c.curMid) {
 		return false
 	}
 	for _, e := range c.cur.entries[len(c.cur.entries)-c.suffixN:] {
 		for _, a := range added {
+			if strings.HasPrefix(a.Key, e.Key) || strings.HasPrefix(e.Key, a.Key) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// addedAfterRelated reports whether, in the desired entries, no entry that is not
+// added and whose key begins with an added key, or that an added key begins with,
+// comes after that added key. Appended at the end in desired order, the added
+// entries then keep their order against every key a map_beg lookup could find
+// along with them.
+func addedAfterRelated(entries, added []runtime.MapEntry) bool {
+	isAdded := make(map[string]bool, len(added))
+	for _, a := range added {
+		isAdded[a.Key] = true
+	}
+	passed := 0 // added entries at or before the scan
+	for _, e := range entries {
+		if isAdded[e.Key] {
+			passed++
+			continue
+		}
+		for _, a := range added[:passed] {
 			if strings.HasPrefix(a.Key, e.Key) || strings.HasPrefix(e.Key, a.Key) {
 				return false
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,6 +168,21 @@ func createAll(t testing.TB, n int, create func(i int) error) {
 	}
 }
 
+// writeHeapProfile writes the heap profile of the test process (the controller's heap
+// and the test's clients) to path: what to read when the heap budget is missed.
+func writeHeapProfile(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("heap profile: %s", path)
+}
+
 // memoryNow is, after a GC, the Go heap in use and the process's resident set
 // (VmRSS), in MiB: the controller runs in the test process.
 func memoryNow(t *testing.T) (heapMiB, rssMiB float64) {
@@ -174,6 +190,9 @@ func memoryNow(t *testing.T) (heapMiB, rssMiB float64) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	if path := os.Getenv("HAPTIC_SCALE_HEAP_PROFILE"); path != "" {
+		writeHeapProfile(t, path)
+	}
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		t.Fatal(err)
