@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -182,19 +183,49 @@ func (m *Manager) planIngresses(src *Source, class string, addresses []string, s
 			isDefault = true
 		}
 	}
-	raw := map[types.UID]*unstructured.Unstructured{}
-	ings, err := objects[networkingv1.Ingress](m, src, Ingresses, seen, raw)
-	if err != nil {
-		return nil, err
-	}
 	lb := status.IngressLoadBalancer(addresses)
+	key := fmt.Sprintf("%s\x00%v\x00%q", class, isDefault, addresses)
+	m.mu.Lock()
+	if m.settled.key != key {
+		m.settled = settledIngresses{key: key, rv: map[types.UID]string{}}
+	}
+	settled := m.settled.rv
+	m.mu.Unlock()
+	listed := src.list(Ingresses)
 	var jobs []job
-	for _, ing := range ings {
-		if !status.OwnsIngress(ing, class, isDefault) || status.Equal(lb, ing.Status.LoadBalancer) {
+	for _, o := range listed {
+		if u, ok := o.(*unstructured.Unstructured); ok && settled[u.GetUID()] == u.GetResourceVersion() {
 			continue
 		}
-		jobs = append(jobs, job{gvr: Ingresses, kind: "Ingress", obj: raw[ing.UID],
+		u := m.current(o)
+		if u == nil {
+			continue
+		}
+		ing, err := convert[networkingv1.Ingress](&m.typed, u, seen)
+		if err != nil {
+			return nil, fmt.Errorf("decode ingresses %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+		}
+		if !status.OwnsIngress(ing, class, isDefault) || status.Equal(lb, ing.Status.LoadBalancer) {
+			if u == o { // the informer's own version, not our write's that it has yet to bring
+				settled[u.GetUID()] = u.GetResourceVersion()
+			}
+			continue
+		}
+		jobs = append(jobs, job{gvr: Ingresses, kind: "Ingress", obj: u,
 			status: &networkingv1.IngressStatus{LoadBalancer: lb}})
+	}
+	if len(settled) > len(listed) { // some were deleted: keep only those listed
+		kept := make(map[types.UID]string, len(listed))
+		for _, o := range listed {
+			if u, ok := o.(*unstructured.Unstructured); ok {
+				if rv, ok := settled[u.GetUID()]; ok {
+					kept[u.GetUID()] = rv
+				}
+			}
+		}
+		m.mu.Lock()
+		m.settled.rv = kept
+		m.mu.Unlock()
 	}
 	return jobs, nil
 }

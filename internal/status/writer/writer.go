@@ -74,6 +74,16 @@ type Manager struct {
 	ingressClass string
 	bundle       string // the Gateway API CRDs' bundle-version
 	written      map[types.UID]written
+	settled      settledIngresses
+}
+
+// settledIngresses are the Ingresses a pass found needing no write (not ours, or
+// their status already says what it should), by resourceVersion, for one class and
+// set of addresses: a pass skips them until they change, so that it costs the
+// Ingresses that changed, not all of them.
+type settledIngresses struct {
+	key string
+	rv  map[types.UID]string
 }
 
 // written remembers an object as our last write returned it, until the informer

@@ -3,11 +3,13 @@ package writer
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -97,6 +99,93 @@ func TestPassWritesOnlyChanges(t *testing.T) {
 	}
 }
 
+// TestIngressPassSkipsSettled: an Ingress whose status a pass found right is not
+// looked at again (not even converted) until it changes or the addresses do; a
+// changed one is written again, and a deleted one is forgotten.
+func TestIngressPassSkipsSettled(t *testing.T) {
+	ingress := func(name, class string) runtime.Object {
+		return obj(t, "networking.k8s.io/v1", "Ingress", &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: ktypes.UID("ing-" + name)},
+			Spec:       networkingv1.IngressSpec{IngressClassName: &class}})
+	}
+	writes := map[string]int{}
+	var mu sync.Mutex
+	m, dyn, ctx := fakeManager(t, []runtime.Object{ingress("a", status.DefaultIngressClass),
+		ingress("b", status.DefaultIngressClass), ingress("other", "nginx")}, func(k string) {
+		mu.Lock()
+		writes[k]++
+		mu.Unlock()
+	})
+	pass := func(want int, what string) {
+		t.Helper()
+		if n, err := m.Pass(ctx); err != nil || n != want {
+			t.Fatalf("%s: pass wrote %d (%v), want %d", what, n, err, want)
+		}
+	}
+	// settle passes until the informer brought the writes and every Ingress is
+	// settled at the version the informer holds.
+	settle := func(want int) {
+		t.Helper()
+		for range 100 {
+			pass(0, "settling")
+			m.mu.Lock()
+			n := len(m.settled.rv)
+			m.mu.Unlock()
+			if n == want {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("Ingresses settled: never %d", want)
+	}
+	m.SetAddresses([]string{"10.244.0.2"})
+	pass(2, "first")
+	settle(3)
+	pass(0, "settled") // converts none of them: their typed copies are dropped
+	m.typed.mu.Lock()
+	for uid := range m.typed.m {
+		if strings.HasPrefix(string(uid), "ing-") {
+			t.Errorf("settled Ingress %s still converted by the pass", uid)
+		}
+	}
+	m.typed.mu.Unlock()
+
+	// Someone else clears a's status: a alone is written again.
+	u, err := dyn.Resource(Ingresses).Namespace("ns").Get(ctx, "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(u.Object, "status")
+	if _, err := dyn.Resource(Ingresses).Namespace("ns").UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ { // once the informer has the cleared status
+		n, err := m.Pass(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if n != 0 || i == 100 {
+			t.Fatalf("after a's status was cleared: pass wrote %d, want 1", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	settle(3)
+	// New addresses: every Ingress of ours again.
+	m.SetAddresses([]string{"10.244.0.3"})
+	pass(2, "new addresses")
+	settle(3)
+	if err := dyn.Resource(Ingresses).Namespace("ns").Delete(ctx, "b", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	settle(2)
+	if writes["Ingress"] != 5 {
+		t.Errorf("Ingress writes %d, want 5", writes["Ingress"])
+	}
+}
+
 // fakeManager runs a Manager against fake clients holding objs (created through
 // the client) and returns once its informers have synced; it passes only when
 // asked (Pass).
@@ -133,7 +222,7 @@ func fakeManagerWith(t *testing.T, objs []runtime.Object, opts Options) (*Manage
 	for _, o := range objs {
 		u := o.(*unstructured.Unstructured)
 		gvr := map[string]schema.GroupVersionResource{"GatewayClass": GatewayClasses, "Gateway": Gateways,
-			"HTTPRoute": HTTPRoutes, "Service": Services}[u.GetKind()]
+			"HTTPRoute": HTTPRoutes, "Service": Services, "Ingress": Ingresses}[u.GetKind()]
 		if _, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
