@@ -42,12 +42,14 @@
 //     entries go first) and becomes a spare. The next reload runs the desired names
 //     and refills the pool. Any other directive added, removed, changed or moved, in
 //     any section, and any section other than a backend added or removed, reloads.
-//   - Maps: entries ("key value", key up to the first blank) are diffed. Up to
-//     MaxSingleMapOps changes become add-map/set-map/del-map; more, duplicate keys,
-//     or an order that single operations cannot reproduce for a map used with an
-//     order-sensitive match (map_beg, map_reg, an ACL -f, …) become one replace-map
-//     (prepare, add @ver, commit). A map that is added or removed reloads: HAProxy
-//     resolves map paths when it parses the configuration.
+//   - Maps: entries ("key value", key up to the first blank) are diffed, in hunks
+//     (a route's lines land apart in a sorted map: the entries between them cost
+//     nothing). Up to MaxSingleMapOps changes become add-map/set-map/del-map;
+//     more, duplicate keys, or an order that single operations cannot reproduce
+//     for a map used with an order-sensitive match (map_beg, map_reg, an ACL -f,
+//     …) become one replace-map (prepare, add @ver, commit). A map that is added
+//     or removed reloads: HAProxy resolves map paths when it parses the
+//     configuration.
 //   - Certificates (HAProxy 2.2+): a changed or new certificate that a crt-list line
 //     or a bind `crt` references is set in HAProxy's store (new ssl cert, set ssl
 //     cert, commit) — by the path HAProxy knows it by — before any crt-list line

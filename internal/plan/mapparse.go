@@ -68,23 +68,32 @@ type mapChange struct {
 	old, cur         *parsedMap
 	oldMid, curMid   []runtime.MapEntry
 	prefixN, suffixN int // entries in the common lines before and after
-	// hunks are the middles' differences (entry indices into oldMid and curMid),
-	// when they are few (diffed): a route's lines land apart in a sorted map, and
-	// everything between them is common too.
-	hunks  []bundle.Hunk
-	diffed bool
+	// hunks are the middles' differences (entry indices into oldMid and curMid): a
+	// route's lines land apart in a sorted map, and what lies between them is
+	// common too. One hunk of both whole middles when the diff would cost more
+	// than diffBudget.
+	hunks []bundle.Hunk
 }
 
-// maxMapDiff bounds the entries a map diff deletes and inserts: more than that
-// are more than MaxSingleMapOps operations (a changed value is one of each).
-const maxMapDiff = 2 * MaxSingleMapOps
+// diffBudget bounds a map diff's work, (len(oldMid)+len(curMid))·D compares for D
+// entries changed: a change of more than MaxSingleMapOps operations (a changed
+// value is a delete and an insert) or of a large map in many places is not
+// diffed.
+const diffBudget = 4 << 20
+
+// diff sets c.hunks.
+func (c *mapChange) diff() {
+	n := len(c.oldMid) + len(c.curMid)
+	if hs, ok := bundle.Hunks(c.oldMid, c.curMid, min(2*MaxSingleMapOps, diffBudget/max(n, 1))); ok {
+		c.hunks = hs
+		return
+	}
+	c.hunks = []bundle.Hunk{{A0: 0, A1: len(c.oldMid), B0: 0, B1: len(c.curMid)}}
+}
 
 // changed returns the entries of the hunks on either side, in order: every entry
-// of the middles that is not common to both (all of them when not diffed).
+// of the middles that is not common to both.
 func (c mapChange) changed() (gone, came []runtime.MapEntry) {
-	if !c.diffed {
-		return c.oldMid, c.curMid
-	}
 	if len(c.hunks) == 1 {
 		h := c.hunks[0]
 		return c.oldMid[h.A0:h.A1], c.curMid[h.B0:h.B1]
@@ -155,7 +164,7 @@ func (c *mapParses) change(old, cur bundle.File) mapChange {
 	if n := c.get(cur); n != nil {
 		mc.cur = n
 		mc.curMid = n.entries[prefixN : len(n.entries)-suffixN]
-		mc.hunks, mc.diffed = bundle.Hunks(mc.oldMid, mc.curMid, maxMapDiff)
+		mc.diff()
 		return mc
 	}
 	mid, midStarts := runtime.ParseMapFileAt(cur.Content[pre : len(cur.Content)-suf])
@@ -180,7 +189,7 @@ func (c *mapParses) change(old, cur bundle.File) mapChange {
 		n.starts = append(n.starts, s+shift)
 	}
 	mc.cur, mc.curMid = n, mid
-	mc.hunks, mc.diffed = bundle.Hunks(mc.oldMid, mid, maxMapDiff)
+	mc.diff()
 	gone, came := mc.changed()
 	n.keys, n.dup = deriveKeys(o, gone, came, n.entries)
 	c.put(cur.Name, n)

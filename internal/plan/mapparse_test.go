@@ -292,3 +292,44 @@ func TestScatteredMapChange(t *testing.T) {
 	}
 	t.Logf("single operations in %d of 2000 changes", singles)
 }
+
+// TestLargeMapChangeHunks: scattered value changes of a 3,000-entry map are diffed
+// into hunks while they are single operations; past MaxSingleMapOps the middles
+// are one hunk and the map is replaced. Either way the running map answers as the
+// desired one.
+func TestLargeMapChangeHunks(t *testing.T) {
+	beg := "frontend f\n    use_backend %[path,map_beg(/etc/haproxy/maps/l.map)]\n"
+	text := func(changed map[int]bool) string {
+		var b strings.Builder
+		for i := range 3000 {
+			v := "b"
+			if changed[i] {
+				v = "c"
+			}
+			fmt.Fprintf(&b, "/%04d/ %s%d\n", 3000-i, v, i)
+		}
+		return b.String()
+	}
+	for _, n := range []int{60, 150} {
+		changed := map[int]bool{}
+		for i := range n {
+			changed[i*3000/n] = true
+		}
+		oldText, newText := text(nil), text(changed)
+		c := parsedMaps.change(bundle.File{Kind: bundle.KindMap, Name: "l.map", Content: oldText}, bundle.File{Kind: bundle.KindMap, Name: "l.map", Content: newText})
+		if wantHunks := map[int]int{60: 60, 150: 1}[n]; len(c.hunks) != wantHunks {
+			t.Errorf("%d changes: %d hunks, want %d", n, len(c.hunks), wantHunks)
+		}
+		res := Plan(Running{Bundle: bundleOf(beg, "map:l.map", oldText)}, bundleOf(beg, "map:l.map", newText), caps26)
+		replaced := slices.ContainsFunc(res.Ops, func(op runtime.Op) bool { _, ok := op.Operation.(*runtime.ReplaceMap); return ok })
+		if res.Reload || replaced != (n > MaxSingleMapOps) || (!replaced && len(res.Ops) != n) {
+			t.Errorf("%d changes: reload %v, %d ops, replaced %v", n, res.Reload, len(res.Ops), replaced)
+		}
+		got, want := applyOps(runtime.ParseMapFile(oldText), res.Ops), runtime.ParseMapFile(newText)
+		for _, e := range want {
+			if g, w := firstPrefix(got, e.Key+"x"), firstPrefix(want, e.Key+"x"); g != w {
+				t.Fatalf("%d changes: %q answers %q, want %q", n, e.Key, g, w)
+			}
+		}
+	}
+}

@@ -16,8 +16,8 @@ import (
 const MaxSingleMapOps = 100
 
 // diffMap plans the runtime operations that turn the running map into the desired
-// one. Only the entries between the two files' common first and last lines can
-// differ (parsedMaps.change).
+// one. Only the entries of the hunks between the two files differ
+// (parsedMaps.change).
 func (p *planner) diffMap(old, cur bundle.File, desiredConfigText string) {
 	name, section := cur.Name, "map:"+cur.Name
 	c := parsedMaps.change(old, cur)
@@ -54,7 +54,7 @@ func (p *planner) diffMap(old, cur bundle.File, desiredConfigText string) {
 				writes = append(writes, &runtime.AddMap{Map: name, Key: e.Key, Value: e.Value})
 			}
 		}
-		replace = !c.diffed || len(writes)+len(deletes) > MaxSingleMapOps
+		replace = len(writes)+len(deletes) > MaxSingleMapOps
 		if !replace && !c.inOrder(goneIdx, cameIdx, len(added)) {
 			replace = !sameLookups(name, desiredConfigText, func() bool { return c.prefixOrderKept(goneIdx, cameIdx, added) })
 		}
@@ -144,7 +144,7 @@ const maxAddedScan = 16
 // it, as it will: a scan of the desired map. Otherwise the running middle is
 // built and checked whole.
 func (c mapChange) prefixOrderKept(goneIdx, cameIdx map[string]string, added []runtime.MapEntry) bool {
-	if c.diffed && len(added) <= maxAddedScan && c.keptInPlace(goneIdx, cameIdx) {
+	if len(added) <= maxAddedScan && c.keptInPlace(goneIdx, cameIdx) {
 		return addedAfterRelated(c.cur.entries, added)
 	}
 	kept := make([]runtime.MapEntry, 0, len(c.oldMid))

@@ -280,22 +280,6 @@ func ready(p *corev1.Pod) bool {
 	return false
 }
 
-// getWith sends one request through HAProxy at ip with client, discarding the body.
-func getWith(ctx context.Context, client *http.Client, ip, host, path string) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(ip, "8080")+path, nil)
-	if err != nil {
-		return 0, err
-	}
-	req.Host = host
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	_, err = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, err
-}
-
 // get sends one request through HAProxy at ip.
 func (e *env) get(ip, host, path string) (int, string, error) {
 	req, err := http.NewRequestWithContext(e.ctx, http.MethodGet, "http://"+net.JoinHostPort(ip, "8080")+path, nil)

@@ -20,8 +20,9 @@ import (
 // TestGatewayPerGateway runs the default libraries (base, ingress, gateway) with
 // HAProxy pods provisioned per Gateway: two Gateways on port 80 without hostnames
 // get pods and addresses of their own, a route attached to one is not reachable
-// through the other, a backendRef-level response header is served, and 50
-// HTTPRoute add/remove cycles (each to a new Service) never reload HAProxy.
+// through the other, a backendRef-level response header is served, 50 HTTPRoute
+// add/remove cycles (each to a new Service) never reload HAProxy, and 20 route
+// changes 200 ms apart lose no request of a keep-alive or a new-connection client.
 func TestGatewayPerGateway(t *testing.T) {
 	e := setupLibraries(t, 1, "", "base", "ingress", "gateway") // deploy/local provisions per Gateway
 	gw, err := gwclient.NewForConfig(e.c.REST)
@@ -184,6 +185,21 @@ func TestGatewayPerGateway(t *testing.T) {
 	sort.Slice(firstOK, func(i, j int) bool { return firstOK[i] < firstOK[j] })
 	t.Logf("50 HTTPRoute cycles through gw-a: route created → first 200 median %s, max %s",
 		firstOK[len(firstOK)/2].Round(time.Millisecond), firstOK[len(firstOK)-1].Round(time.Millisecond))
+
+	// Route changes under keep-alive and new-connection load lose nothing.
+	before = e.reloadCounts(agentIP)
+	e.underLoad(net.JoinHostPort(agentIP, "80"), "a.example.com", func() {
+		for i := range 20 {
+			name := fmt.Sprintf("churn-%d", i/2)
+			if i%2 == 0 {
+				create(route(name, "gw-a", name+".example.com", "echo", ""))
+			} else if err := gw.GatewayV1().HTTPRoutes(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+	e.requireNoReload(agentIP, before, "20 HTTPRoute changes under load")
 
 	// Deleting a Gateway removes its pods.
 	if err := gw.GatewayV1().Gateways(e.ns).Delete(e.ctx, "gw-b", metav1.DeleteOptions{}); err != nil {
