@@ -45,7 +45,6 @@ func (it *iteration) validateProposed(ctx context.Context, r webhook.Request) ([
 		key = r.Namespace + "/" + r.Name
 	}
 	var warnings []string
-	extra := it.admissionContext()
 	for _, name := range it.live.Builder().Names() {
 		res, _ := it.live.Builder().Resource(name)
 		if !res.Watch.EnableValidationWebhook || !sameResource(res.Watch, r.Resource) {
@@ -66,19 +65,48 @@ func (it *iteration) validateProposed(ctx context.Context, r webhook.Request) ([
 		if o, ok := snap.Object(ref); ok && o.Refused != "" {
 			return warnings, errors.New(o.Refused) // it would be left out: no render needed
 		}
-		in := render.Input{Snapshot: snap, ExtraContext: extra, Suspects: []snapshot.Ref{ref}}
-		if _, err := it.engine.Render(ctx, in); err != nil {
-			if ctx.Err() != nil {
+		for _, extra := range it.admissionContexts(snap) {
+			in := render.Input{Snapshot: snap, ExtraContext: extra, Suspects: []snapshot.Ref{ref}}
+			if _, err := it.engine.Render(ctx, in); err != nil {
+				if ctx.Err() != nil {
+					return warnings, err
+				}
+				if _, baseErr := it.engine.Render(ctx, render.Input{Snapshot: it.live.Snapshot(), ExtraContext: extra}); baseErr != nil {
+					warnings = append(warnings, "the configuration already fails to render without this change: "+baseErr.Error())
+					continue
+				}
 				return warnings, err
 			}
-			if _, baseErr := it.engine.Render(ctx, render.Input{Snapshot: it.live.Snapshot(), ExtraContext: extra}); baseErr != nil {
-				warnings = append(warnings, "the configuration already fails to render without this change: "+baseErr.Error())
-				continue
-			}
-			return warnings, err
 		}
 	}
 	return warnings, nil
+}
+
+// maxAdmissionFleets bounds the fleets one admission renders; a change that would
+// make more of them render is checked by one render of every Gateway.
+const maxAdmissionFleets = 4
+
+// admissionContexts are the extraContexts that check the proposed snapshot: those
+// of the fleets the change would make render, as the reconcile decides it (a
+// route: its Gateways' fleets), so that the admission's render is the one the
+// fleet's next render takes up from (the same memo); or, when that is not known
+// (a standby, a fleet that has not rendered, a change no fleet or too many
+// fleets render), admissionContext's one render of every Gateway.
+func (it *iteration) admissionContexts(proposed *snapshot.Snapshot) []map[string]any {
+	c := it.scope.Diff(it.live.Snapshot(), proposed)
+	var out []map[string]any
+	for _, f := range it.fleets.list() {
+		if f.storesRead.Load() == nil {
+			return []map[string]any{it.admissionContext()}
+		}
+		if it.rendersFor(f, c) {
+			out = append(out, f.extra)
+		}
+	}
+	if len(out) == 0 || len(out) > maxAdmissionFleets {
+		return []map[string]any{it.admissionContext()}
+	}
+	return out
 }
 
 // admissionContext is the podSelector fleet's extraContext with every Gateway in it:

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -32,13 +33,14 @@ type fleet struct {
 	// input is the snapshot its last successful render started from, or a later one
 	// that renders to the same bundle (nil: render on the next reconcile); rendered,
 	// hash and ledgered what came out of it: the snapshot as rendered, the bundle's hash and the Gateway revisions recorded for
-	// it (fmt.Sprint); storesRead the stores that render queried (a change to
-	// others cannot change its bundle). The reconcile loop alone reads and writes them.
-	input      *snapshot.Snapshot
-	rendered   *snapshot.Snapshot
-	hash       string
-	ledgered   string
-	storesRead map[string]bool
+	// it (fmt.Sprint). The reconcile loop alone reads and writes them.
+	input    *snapshot.Snapshot
+	rendered *snapshot.Snapshot
+	hash     string
+	ledgered string
+	// storesRead are the stores its last render queried (a change to others cannot
+	// change its bundle); admission reads them too.
+	storesRead atomic.Pointer[map[string]bool]
 }
 
 // rendersEveryGateway: the podSelector's fleet without per-Gateway provisioning

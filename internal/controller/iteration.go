@@ -287,7 +287,17 @@ func (it *iteration) reconcile(ctx context.Context, force bool) {
 // that render read. (Not asked on a forced reconcile: the diff walks changed stores.)
 func (it *iteration) mustRender(f *fleet, snap *snapshot.Snapshot) bool {
 	c := it.scope.Diff(f.input, snap)
-	return c.Touches(f.gateway, it.fleets.rendersEveryGateway(f)) && c.ReadBy(f.storesRead)
+	return it.rendersFor(f, c)
+}
+
+// rendersFor reports whether change c makes f render: c touches f's Gateways (or
+// every fleet) and lies in a store f's last render read.
+func (it *iteration) rendersFor(f *fleet, c fleetscope.Change) bool {
+	var read map[string]bool
+	if r := f.storesRead.Load(); r != nil {
+		read = *r
+	}
+	return c.Touches(f.gateway, it.fleets.rendersEveryGateway(f)) && c.ReadBy(read)
 }
 
 // refreshLedger records a skipped fleet's bundle again when the status writer now
@@ -350,7 +360,8 @@ func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapsho
 	if d.status != nil {
 		d.status.SetNotes(f.gateway.String(), res.Notes)
 	}
-	f.input, f.storesRead = snap, res.StoresRead
+	f.input = snap
+	f.storesRead.Store(&res.StoresRead)
 	// Known to deliveries before a pod can answer for it.
 	d.deliveries.handed(f, res.Bundle.Hash, f.dep.Pods(), changed)
 	f.dep.SetDesired(res.Bundle)

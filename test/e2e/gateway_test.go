@@ -22,9 +22,12 @@ import (
 // get pods and addresses of their own, a route attached to one is not reachable
 // through the other, a backendRef-level response header is served, 50 HTTPRoute
 // add/remove cycles (each to a new Service) never reload HAProxy, and 20 route
-// changes 200 ms apart lose no request of a keep-alive or a new-connection client.
+// changes 200 ms apart lose no request of a keep-alive or a new-connection client;
+// with the admission webhook, a route its Gateway's render refuses is refused.
 func TestGatewayPerGateway(t *testing.T) {
-	e := setupLibraries(t, 1, "", "base", "ingress", "gateway") // deploy/local provisions per Gateway
+	e := setupWithStart(t, 1, librariesConfig(t, "", "base", "ingress", "gateway"), false) // deploy/local provisions per Gateway
+	ca := e.listenWebhook()
+	e.metrics, e.stopController = e.runController(nil)
 	gw, err := gwclient.NewForConfig(e.c.REST)
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +157,19 @@ func TestGatewayPerGateway(t *testing.T) {
 		if code, _, err := e.getGateway(addrOf[c.gw], c.host, "/"); code != 404 {
 			t.Fatalf("%s is reachable through %s: %d %v (Gateways must be isolated)", c.host, c.gw, code, err)
 		}
+	}
+
+	// With the admission webhook, routes are checked by their Gateway's fleet render
+	// (the render the fleet takes up from next): a route that gw-a's render refuses
+	// is refused at apply time, naming the field.
+	e.registerWebhook(ca)
+	bad := route("bad-match", "gw-a", "bad.example.com", "echo", "")
+	regex := gwv1.HeaderMatchRegularExpression
+	bad.Spec.Rules[0].Matches = []gwv1.HTTPRouteMatch{{Headers: []gwv1.HTTPHeaderMatch{{Type: &regex, Name: "X-Test", Value: "a b"}}}}
+	if _, err := gw.GatewayV1().HTTPRoutes(e.ns).Create(e.ctx, bad, metav1.CreateOptions{}); err == nil ||
+		!strings.Contains(err.Error(), "denied the request") || !strings.Contains(err.Error(), "HTTPRoute "+e.ns+"/bad-match") ||
+		!strings.Contains(err.Error(), "headers[0].value") {
+		t.Fatalf("gw-a's route with a bad header regex was not refused naming the field: %v", err)
 	}
 
 	agentIP := addrOf["gw-a"]
