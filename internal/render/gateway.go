@@ -413,9 +413,13 @@ func gatewayIndex(s *GatewayState) map[string]any {
 		prefix = sortStrings(linesOf(s.PrefixSorted))
 		routeHeaders = sortStrings(s.HeaderLines)
 	}
-	headerLines := mergeSorted(routeHeaders, sortStrings(backendHeaders))
+	backendHeaders = sortStrings(backendHeaders)
+	headerLines := mergeSorted(routeHeaders, backendHeaders)
 	if len(backendHeaders) > 0 {
 		texts[listHeaders] = ""
+		if m := s.merged; m != nil {
+			texts[listHeaders] = m.headers.of(m.texts[listHeaders], backendHeaders, headerLines)
+		}
 	}
 	weighted := s.weightedText
 	if s.weightedLines != len(s.Weighted) {

@@ -43,26 +43,42 @@ func (e *Engine) gatewayMergeRuns(s *GatewayState, runs ...*GatewayState) {
 		s.addDistinct(runs)
 	}
 	s.merged = m
-	s.weightedText, s.weightedLines = runsWeightedText(runs)
+	s.weightedText, s.weightedLines = m.weighted.of(runs)
 }
 
-// runsWeightedText is the text of the runs' weighted.map lines in run order (what
+// weightedText is the text of the runs' weighted.map lines in run order (what
 // addUnkeyed appends to Weighted), made of each run's own text, which a run keeps:
-// a copy of the runs' texts in a few pieces, not of every line.
-func runsWeightedText(runs []*GatewayState) (text string, lines int) {
-	size := 0
-	for _, r := range runs {
+// a copy of the runs' texts in a few pieces, not of every line. The last one made
+// is kept with the runs' texts it joined: runs whose texts are those (another
+// render of the same routes: admission's, then the fleet's) get it again.
+type weightedText struct {
+	text  string
+	lines int
+	parts []string
+}
+
+func (w *weightedText) of(runs []*GatewayState) (string, int) {
+	same := len(runs) == len(w.parts)
+	size, lines := 0, 0
+	for i, r := range runs {
 		if r.weightedText == "" && len(r.Weighted) > 0 {
 			r.weightedText, r.weightedLines = linesText(r.Weighted, textFrom(0)), len(r.Weighted)
 		}
 		size, lines = size+len(r.weightedText), lines+r.weightedLines
+		same = same && r.weightedText == w.parts[i]
+	}
+	if same && lines == w.lines {
+		return w.text, w.lines
 	}
 	var b strings.Builder
 	b.Grow(size)
+	w.parts = w.parts[:0]
 	for _, r := range runs {
 		b.WriteString(r.weightedText)
+		w.parts = append(w.parts, r.weightedText)
 	}
-	return b.String(), lines
+	w.text, w.lines = b.String(), lines
+	return w.text, w.lines
 }
 
 // mergedRuns is what gateway_merge_runs keeps of the runs it merged last.
@@ -83,6 +99,27 @@ type mergedRuns struct {
 	// it), spliced from the last ones: a change copies them in three pieces instead
 	// of joining thousands of lines scattered over the heap.
 	texts [5]string
+	// weighted is the runs' weighted.map text; headers the header lines' text with
+	// the backends' header lines merged in.
+	weighted weightedText
+	headers  mergedHeaders
+}
+
+// mergedHeaders is the text of the routes' header lines merged with the
+// backends', kept with what it was made of.
+type mergedHeaders struct {
+	routes   string // the routes' lines' text
+	backends []string
+	text     string
+}
+
+// of returns the text of lines, the routes' lines (whose text is routes) merged
+// with the backends' (sorted): the last one when both are what they were.
+func (h *mergedHeaders) of(routes string, backends, lines []string) string {
+	if h.text == "" || h.routes != routes || !slices.Equal(h.backends, backends) {
+		h.routes, h.backends, h.text = routes, backends, linesText(lines, textFrom(0))
+	}
+	return h.text
 }
 
 // listText is where each line of a list starts as map text (after a sort key).
@@ -129,6 +166,9 @@ func (m *mergedRuns) edit(gone, came []*GatewayState) bool {
 	}
 	ok := true
 	for i, list := range m.lists() {
+		if sameLines(e.out[i], e.in[i]) {
+			continue // the runs that came bring the lines of those gone: the list stays
+		}
 		edited, found := editSorted(*list, e.out[i], e.in[i])
 		m.texts[i] = spliceText(*list, edited, m.texts[i], listText[i])
 		*list, ok = edited, ok && found
@@ -188,4 +228,24 @@ func countShared[K comparable](counts map[K]int, k K, d int) int {
 		return -1
 	}
 	return 0
+}
+
+// sameLines reports whether out and in hold the same lines, as many times each.
+func sameLines(out, in []string) bool {
+	if len(out) != len(in) {
+		return false
+	}
+	if slices.Equal(out, in) {
+		return true
+	}
+	n := make(map[string]int, len(out))
+	for _, l := range out {
+		n[l]++
+	}
+	for _, l := range in {
+		if n[l]--; n[l] < 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -2,12 +2,14 @@ package render
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // randomRun is a run's merged state with keyed lines, hosts, header lines and a
@@ -59,6 +61,9 @@ func TestMergeRunsIsMerge(t *testing.T) {
 			runs = append(runs[:i:i], runs[i+1:]...)
 		case n < 91:
 			runs = nil // all at once: starts over
+		case n < 96: // another render's state of the same routes
+			i := rng.IntN(len(runs))
+			runs[i] = copyRun(runs[i])
 		}
 		incremental, full := &GatewayState{Only: "ns/gw"}, &GatewayState{Only: "ns/gw"}
 		e.gatewayMergeRuns(incremental, runs...)
@@ -76,6 +81,53 @@ func TestMergeRunsIsMerge(t *testing.T) {
 				}
 			}
 			t.FailNow()
+		}
+	}
+}
+
+// copyRun is a run state equal to r that shares none of its lines' slices (the
+// state another render of the same routes makes).
+func copyRun(r *GatewayState) *GatewayState {
+	return &GatewayState{Hosts: maps.Clone(r.Hosts), PrefixCondHosts: maps.Clone(r.PrefixCondHosts),
+		Exact: slices.Clone(r.Exact), PrefixExact: slices.Clone(r.PrefixExact), PrefixSorted: slices.Clone(r.PrefixSorted),
+		PlainPrefixes: slices.Clone(r.PlainPrefixes), HeaderLines: slices.Clone(r.HeaderLines), Weighted: slices.Clone(r.Weighted),
+		Backends: slices.Clone(r.Backends), Notes: slices.Clone(r.Notes)}
+}
+
+// TestMergeRunsOfTheSameRoutes: runs that bring the lines of the runs they replace
+// (admission's render, then the fleet's) leave the maps' texts as they were: the
+// same strings, not copies.
+func TestMergeRunsOfTheSameRoutes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	e := &Engine{st: &renderState{kept: &libraryCaches{}}}
+	var runs []*GatewayState
+	for range 50 {
+		runs = append(runs, randomRun(rng, 40000))
+	}
+	texts := func() map[string]string {
+		s := &GatewayState{Only: "ns/gw"}
+		e.gatewayMergeRuns(s, runs...)
+		return gatewayIndex(s)["mapText"].(map[string]string)
+	}
+	before := texts()
+	m := e.st.kept.runs["ns/gw"]
+	var lists [5][]string
+	for i, l := range m.lists() {
+		lists[i] = *l
+	}
+	runs[7] = copyRun(runs[7])
+	after := texts()
+	for i, l := range m.lists() {
+		if len(*l) > 0 && unsafe.SliceData(*l) != unsafe.SliceData(lists[i]) {
+			t.Errorf("sorted list %d was copied for runs of the same lines", i)
+		}
+	}
+	for name, text := range before {
+		if text == "" {
+			continue
+		}
+		if after[name] != text || unsafe.StringData(after[name]) != unsafe.StringData(text) {
+			t.Errorf("mapText %s was built again for runs of the same lines", name)
 		}
 	}
 }

@@ -159,8 +159,8 @@ func (k *ingressRuns) edit(gone, came []map[string][]any) bool {
 		}
 	}
 	for name, sep := range ingressSorted {
-		if len(out[name])+len(in[name]) == 0 {
-			continue
+		if sameLines(out[name], in[name]) {
+			continue // what came brings the lines of what went: the list stays
 		}
 		edited, found := editSorted(k.lists[name], out[name], in[name])
 		if !found {
