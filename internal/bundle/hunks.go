@@ -9,7 +9,13 @@ type Hunk struct{ A0, A1, B0, B1 int }
 // when the edit distance (elements deleted plus inserted) exceeds maxD. It costs
 // O((len(a)+len(b))·D) compares for D elements changed.
 func Hunks[T comparable](a, b []T, maxD int) ([]Hunk, bool) {
-	n, m := len(a), len(b)
+	return HunksFunc(len(a), len(b), func(i, j int) bool { return a[i] == b[j] }, maxD)
+}
+
+// HunksFunc is Hunks of sequences of n and m elements that same compares (element
+// i of the first with element j of the second), for elements a caller does not
+// hold as slices.
+func HunksFunc(n, m int, same func(i, j int) bool, maxD int) ([]Hunk, bool) {
 	maxD = min(maxD, n+m)
 	off := maxD + 1
 	v := make([]int, 2*maxD+3)
@@ -24,7 +30,7 @@ func Hunks[T comparable](a, b []T, maxD int) ([]Hunk, bool) {
 				x = v[off+k-1] + 1
 			}
 			y := x - k
-			for x < n && y < m && a[x] == b[y] {
+			for x < n && y < m && same(x, y) {
 				x++
 				y++
 			}

@@ -8,23 +8,81 @@ import (
 	"unsafe"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
-// parsedMap is a map file as HAProxy loads it (runtime.ParseMapFile), with where
-// each entry's line starts and its keys.
+// parsedMap is a map file as HAProxy loads it (runtime.ParseMapFile): where each
+// entry's key and value are in its text. Offsets, not strings: a derived parse
+// copies the common entries as numbers (moved by the change's length after it),
+// and the remembered parses hold no pointers for the collector to follow.
 type parsedMap struct {
-	entries []runtime.MapEntry
-	starts  []int
-	keys    *keySet
-	dup     bool // some key comes twice
-	text    string
+	at   []entryAt
+	keys *keySet
+	dup  bool // some key comes twice
+	text string
 }
 
+// entryAt is where an entry's key (text[k:ke]) and value (text[v:ve]) are; the
+// key starts the entry's line, after blanks.
+type entryAt struct{ k, ke, v, ve int32 }
+
+func (a entryAt) moved(by int32) entryAt { return entryAt{a.k + by, a.ke + by, a.v + by, a.ve + by} }
+
 func parseMap(text string) *parsedMap {
-	entries, starts := runtime.ParseMapFileAt(text)
-	keys, dup := mapKeys(entries)
-	return &parsedMap{entries: entries, starts: starts, keys: keys, dup: dup, text: text}
+	m := &parsedMap{at: parseAt(text, 0, len(text)), text: text}
+	m.keys, m.dup = mapKeys(m)
+	return m
+}
+
+// parseAt parses the lines of text[from:to] (whole lines) as runtime.ParseMapFile
+// does, into offsets in text.
+func parseAt(text string, from, to int) []entryAt {
+	var out []entryAt
+	for at := from; at < to; {
+		end := to
+		if i := strings.IndexByte(text[at:to], '\n'); i >= 0 {
+			end = at + i + 1
+		}
+		line := text[at:end]
+		if key, value, ok := config.SplitMapLine(line); ok {
+			k := at + offsetIn(line, key)
+			v := k + len(key)
+			if value != "" {
+				v = at + offsetIn(line, value)
+			}
+			out = append(out, entryAt{int32(k), int32(k + len(key)), int32(v), int32(v + len(value))})
+		}
+		at = end
+	}
+	return out
+}
+
+// offsetIn is where s, a substring of line, starts in it.
+func offsetIn(line, s string) int {
+	return int(uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(line))))
+}
+
+func (m *parsedMap) len() int { return len(m.at) }
+
+func (m *parsedMap) entry(i int) runtime.MapEntry {
+	a := m.at[i]
+	return runtime.MapEntry{Key: m.text[a.k:a.ke], Value: m.text[a.v:a.ve]}
+}
+
+// entries returns entries i to j.
+func (m *parsedMap) entries(i, j int) []runtime.MapEntry {
+	out := make([]runtime.MapEntry, 0, j-i)
+	for ; i < j; i++ {
+		out = append(out, m.entry(i))
+	}
+	return out
+}
+
+// entriesBefore is how many entries have their line start before offset at (a line
+// start).
+func (m *parsedMap) entriesBefore(at int) int {
+	return sort.Search(len(m.at), func(i int) bool { return int(m.at[i].k) >= at })
 }
 
 // keySet is the keys of a map: a set of its own, or its parent's with the keys of
@@ -40,12 +98,13 @@ type keySet struct {
 
 const maxKeyDepth = 8
 
-func mapKeys(entries []runtime.MapEntry) (*keySet, bool) {
-	own := make(map[string]bool, len(entries))
+func mapKeys(m *parsedMap) (*keySet, bool) {
+	own := make(map[string]bool, m.len())
 	dup := false
-	for _, e := range entries {
-		dup = dup || own[e.Key]
-		own[e.Key] = true
+	for i := range m.len() {
+		key := m.entry(i).Key
+		dup = dup || own[key]
+		own[key] = true
 	}
 	return &keySet{own: own}, dup
 }
@@ -63,44 +122,53 @@ func (k *keySet) has(key string) bool {
 }
 
 // mapChange is how two map files differ: the entries of the lines between their
-// common first and last lines, and those lines' entries on both sides.
+// common first and last lines (the middles, oldN and curN entries from prefixN on),
+// and the hunks in which those differ.
 type mapChange struct {
 	old, cur         *parsedMap
-	oldMid, curMid   []runtime.MapEntry
 	prefixN, suffixN int // entries in the common lines before and after
-	// hunks are the middles' differences (entry indices into oldMid and curMid): a
+	oldN, curN       int
+	// hunks are the middles' differences (entry indices into the middles): a
 	// route's lines land apart in a sorted map, and what lies between them is
 	// common too. One hunk of both whole middles when the diff would cost more
 	// than diffBudget.
 	hunks []bundle.Hunk
 }
 
-// diffBudget bounds a map diff's work, (len(oldMid)+len(curMid))·D compares for D
-// entries changed: a change of more than MaxSingleMapOps operations (a changed
-// value is a delete and an insert) or of a large map in many places is not
-// diffed.
+// diffBudget bounds a map diff's work, (oldN+curN)·D compares for D entries
+// changed: a change of more than MaxSingleMapOps operations (a changed value is a
+// delete and an insert) or of a large map in many places is not diffed.
 const diffBudget = 4 << 20
 
 // diff sets c.hunks.
 func (c *mapChange) diff() {
-	n := len(c.oldMid) + len(c.curMid)
-	if hs, ok := bundle.Hunks(c.oldMid, c.curMid, min(2*MaxSingleMapOps, diffBudget/max(n, 1))); ok {
+	n := c.oldN + c.curN
+	same := func(i, j int) bool { return c.oldMid(i) == c.curMid(j) }
+	if hs, ok := bundle.HunksFunc(c.oldN, c.curN, same, min(2*MaxSingleMapOps, diffBudget/max(n, 1))); ok {
 		c.hunks = hs
 		return
 	}
-	c.hunks = []bundle.Hunk{{A0: 0, A1: len(c.oldMid), B0: 0, B1: len(c.curMid)}}
+	c.hunks = []bundle.Hunk{{A0: 0, A1: c.oldN, B0: 0, B1: c.curN}}
+}
+
+// oldMid and curMid are entry i of the old and the desired middle.
+func (c mapChange) oldMid(i int) runtime.MapEntry { return c.old.entry(c.prefixN + i) }
+func (c mapChange) curMid(i int) runtime.MapEntry { return c.cur.entry(c.prefixN + i) }
+
+// oldHunk and curHunk are the entries of hunk h on either side.
+func (c mapChange) oldHunk(h bundle.Hunk) []runtime.MapEntry {
+	return c.old.entries(c.prefixN+h.A0, c.prefixN+h.A1)
+}
+func (c mapChange) curHunk(h bundle.Hunk) []runtime.MapEntry {
+	return c.cur.entries(c.prefixN+h.B0, c.prefixN+h.B1)
 }
 
 // changed returns the entries of the hunks on either side, in order: every entry
 // of the middles that is not common to both.
 func (c mapChange) changed() (gone, came []runtime.MapEntry) {
-	if len(c.hunks) == 1 {
-		h := c.hunks[0]
-		return c.oldMid[h.A0:h.A1], c.curMid[h.B0:h.B1]
-	}
 	for _, h := range c.hunks {
-		gone = append(gone, c.oldMid[h.A0:h.A1]...)
-		came = append(came, c.curMid[h.B0:h.B1]...)
+		gone = append(gone, c.oldHunk(h)...)
+		came = append(came, c.curHunk(h)...)
 	}
 	return gone, came
 }
@@ -158,68 +226,39 @@ func (c *mapParses) parse(f bundle.File) *parsedMap {
 func (c *mapParses) change(old, cur bundle.File) mapChange {
 	o := c.parse(old)
 	pre, suf := bundle.CommonLines(old.Content, cur.Content)
-	prefixN := sort.SearchInts(o.starts, pre)                             // entries whose line starts before pre
-	suffixN := len(o.starts) - sort.SearchInts(o.starts, len(o.text)-suf) // entries whose line starts in the suffix
-	mc := mapChange{old: o, prefixN: prefixN, suffixN: suffixN, oldMid: o.entries[prefixN : len(o.entries)-suffixN]}
+	prefixN := o.entriesBefore(pre)
+	suffixN := o.len() - o.entriesBefore(len(o.text)-suf)
+	mc := mapChange{old: o, prefixN: prefixN, suffixN: suffixN, oldN: o.len() - prefixN - suffixN}
 	if n := c.get(cur); n != nil {
-		mc.cur = n
-		mc.curMid = n.entries[prefixN : len(n.entries)-suffixN]
+		mc.cur, mc.curN = n, n.len()-prefixN-suffixN
 		mc.diff()
 		return mc
 	}
-	mid, midStarts := runtime.ParseMapFileAt(cur.Content[pre : len(cur.Content)-suf])
+	mid := parseAt(cur.Content, pre, len(cur.Content)-suf)
 	n := &parsedMap{text: cur.Content}
-	shift := len(n.text) - len(o.text)
-	// The common entries are the same bytes of the new text: taken from it, not
-	// from the old one, so that no parse keeps an earlier map's text alive.
-	n.entries = make([]runtime.MapEntry, 0, prefixN+len(mid)+suffixN)
-	for _, e := range o.entries[:prefixN] {
-		n.entries = append(n.entries, rebase(e, o.text, n.text, 0))
+	// The common entries are the same bytes of the new text: the first at the same
+	// offsets, the last moved by the change's length.
+	shift := int32(len(n.text) - len(o.text))
+	n.at = make([]entryAt, 0, prefixN+len(mid)+suffixN)
+	n.at = append(append(n.at, o.at[:prefixN]...), mid...)
+	for _, a := range o.at[o.len()-suffixN:] {
+		n.at = append(n.at, a.moved(shift))
 	}
-	n.entries = append(n.entries, mid...)
-	for _, e := range o.entries[len(o.entries)-suffixN:] {
-		n.entries = append(n.entries, rebase(e, o.text, n.text, shift))
-	}
-	n.starts = make([]int, 0, len(n.entries))
-	n.starts = append(n.starts, o.starts[:prefixN]...)
-	for _, s := range midStarts {
-		n.starts = append(n.starts, pre+s)
-	}
-	for _, s := range o.starts[len(o.starts)-suffixN:] {
-		n.starts = append(n.starts, s+shift)
-	}
-	mc.cur, mc.curMid = n, mid
+	mc.cur, mc.curN = n, len(mid)
 	mc.diff()
 	gone, came := mc.changed()
-	n.keys, n.dup = deriveKeys(o, gone, came, n.entries)
+	n.keys, n.dup = deriveKeys(o, gone, came, n)
 	c.put(cur.Name, n)
 	return mc
 }
 
-// rebase returns e with its key and value taken from to, where the bytes they hold
-// in from are, moved by shift (every parsed entry is a substring of its text).
-func rebase(e runtime.MapEntry, from, to string, shift int) runtime.MapEntry {
-	return runtime.MapEntry{Key: rebaseString(e.Key, from, to, shift), Value: rebaseString(e.Value, from, to, shift)}
-}
-
-func rebaseString(s, from, to string, shift int) string {
-	if s == "" {
-		return ""
-	}
-	at := int(uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(from))))
-	if at < 0 || at+len(s) > len(from) || at+shift < 0 || at+shift+len(s) > len(to) || to[at+shift:at+shift+len(s)] != s {
-		return strings.Clone(s) // not a substring of from: keep a copy of its own
-	}
-	return to[at+shift : at+shift+len(s)]
-}
-
-// deriveKeys is mapKeys(entries) for a map whose entries are old's with the
+// deriveKeys is mapKeys(cur) for a map whose entries are old's with the
 // entries oldMid (those of old not in entries, and maybe some that are) replaced by
 // curMid: without duplicates in old, old's keys with oldMid's taken out and
 // curMid's put in.
-func deriveKeys(old *parsedMap, oldMid, curMid, entries []runtime.MapEntry) (*keySet, bool) {
+func deriveKeys(old *parsedMap, oldMid, curMid []runtime.MapEntry, cur *parsedMap) (*keySet, bool) {
 	if old.dup || old.keys.depth >= maxKeyDepth {
-		return mapKeys(entries)
+		return mapKeys(cur)
 	}
 	k := &keySet{parent: old.keys, out: make(map[string]bool, len(oldMid)), in: make(map[string]bool, len(curMid)), depth: old.keys.depth + 1}
 	// (copies: a chain must not keep the texts the keys were parsed from alive)
@@ -229,7 +268,7 @@ func deriveKeys(old *parsedMap, oldMid, curMid, entries []runtime.MapEntry) (*ke
 	for _, e := range curMid {
 		// a duplicate: twice in the middle, or also in the common lines
 		if k.in[e.Key] || (!k.out[e.Key] && old.keys.has(e.Key)) {
-			return mapKeys(entries)
+			return mapKeys(cur)
 		}
 		k.in[strings.Clone(e.Key)] = true
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
@@ -52,15 +51,6 @@ func editMap(r *rand.Rand, text string) string {
 		}
 	}
 	return strings.Join(lines, "")
-}
-
-// within reports whether s is empty or a substring of text (shares its bytes).
-func within(s, text string) bool {
-	if s == "" {
-		return true
-	}
-	at := uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(text)))
-	return at <= uintptr(len(text)-len(s))
 }
 
 // firstPrefix is what map_beg answers for s: the value of the first entry whose
@@ -120,23 +110,25 @@ func TestMapChangeIsAFullParse(t *testing.T) {
 		}
 		c := parsedMaps.change(old, cur)
 		want := parseMap(newText)
-		if !slices.Equal(c.cur.entries, want.entries) || !slices.Equal(c.cur.starts, want.starts) || c.cur.dup != want.dup || c.cur.text != want.text {
+		if !slices.Equal(c.cur.at, want.at) || c.cur.dup != want.dup || c.cur.text != want.text ||
+			!slices.Equal(want.entries(0, want.len()), runtime.ParseMapFile(newText)) {
 			t.Fatalf("%q → %q: derived %+v, parsed %+v", oldText, newText, c.cur, want)
 		}
-		for _, e := range append(runtime.ParseMapFile(oldText), want.entries...) {
+		wantEntries := want.entries(0, want.len())
+		for _, e := range append(runtime.ParseMapFile(oldText), wantEntries...) {
 			if c.cur.keys.has(e.Key) != want.keys.has(e.Key) {
 				t.Fatalf("%q → %q: key %q: derived %v, parsed %v", oldText, newText, e.Key, c.cur.keys.has(e.Key), want.keys.has(e.Key))
 			}
 		}
-		if !slices.Equal(c.old.entries[:c.prefixN], c.cur.entries[:c.prefixN]) ||
-			!slices.Equal(c.old.entries[len(c.old.entries)-c.suffixN:], c.cur.entries[len(c.cur.entries)-c.suffixN:]) {
+		if !slices.Equal(c.old.entries(0, c.prefixN), c.cur.entries(0, c.prefixN)) ||
+			!slices.Equal(c.old.entries(c.old.len()-c.suffixN, c.old.len()), c.cur.entries(c.cur.len()-c.suffixN, c.cur.len())) {
 			t.Fatalf("%q → %q: common entries differ", oldText, newText)
 		}
 		if oldText == newText {
 			continue
 		}
 		res := Plan(Running{Bundle: bundleOf(cfg, "map:m.map", oldText)}, bundleOf(cfg, "map:m.map", newText), caps26)
-		if res.Reload && !slices.ContainsFunc(want.entries, func(e runtime.MapEntry) bool { return strings.Contains(e.Value, "\t") }) {
+		if res.Reload && !slices.ContainsFunc(wantEntries, func(e runtime.MapEntry) bool { return strings.Contains(e.Value, "\t") }) {
 			t.Fatalf("%q → %q: reload %v", oldText, newText, res.Reasons)
 		}
 		if res.Reload {
@@ -144,14 +136,14 @@ func TestMapChangeIsAFullParse(t *testing.T) {
 		}
 		got := applyOps(runtime.ParseMapFile(oldText), res.Ops)
 		gotIdx, _ := indexEntries(got)
-		wantIdx, _ := indexEntries(want.entries)
+		wantIdx, _ := indexEntries(wantEntries)
 		if !reflect.DeepEqual(gotIdx, wantIdx) && !(len(gotIdx) == 0 && len(wantIdx) == 0) {
 			t.Fatalf("%q → %q: ops %v leave %v, want %v", oldText, newText, res.Ops, gotIdx, wantIdx)
 		}
 		if cfg == beg {
 			for k := range wantIdx {
 				for _, probe := range []string{k, k + "0", k[:len(k)-1]} {
-					if g, w := firstPrefix(got, probe), firstPrefix(want.entries, probe); g != w {
+					if g, w := firstPrefix(got, probe), firstPrefix(wantEntries, probe); g != w {
 						t.Fatalf("%q → %q: ops %v answer %q with %q, the desired map with %q", oldText, newText, res.Ops, probe, g, w)
 					}
 				}
@@ -174,12 +166,10 @@ func TestMapChangeChains(t *testing.T) {
 			if c.cur.dup != want.dup {
 				t.Fatalf("step %d, %q: dup %v, want %v", step, next, c.cur.dup, want.dup)
 			}
-			for _, e := range c.cur.entries { // no parse keeps an earlier text alive
-				if !within(e.Key, c.cur.text) || !within(e.Value, c.cur.text) {
-					t.Fatalf("step %d: entry %q %q is not part of the map's own text", step, e.Key, e.Value)
-				}
+			if got := c.cur.entries(0, c.cur.len()); !slices.Equal(got, runtime.ParseMapFile(next)) {
+				t.Fatalf("step %d: derived entries %q, parsed %q", step, got, runtime.ParseMapFile(next))
 			}
-			for _, e := range append(runtime.ParseMapFile(text), want.entries...) {
+			for _, e := range append(runtime.ParseMapFile(text), want.entries(0, want.len())...) {
 				if c.cur.keys.has(e.Key) != want.keys.has(e.Key) {
 					t.Fatalf("step %d, %q: key %q: %v, want %v", step, next, e.Key, c.cur.keys.has(e.Key), want.keys.has(e.Key))
 				}
@@ -330,6 +320,58 @@ func TestLargeMapChangeHunks(t *testing.T) {
 			if g, w := firstPrefix(got, e.Key+"x"), firstPrefix(want, e.Key+"x"); g != w {
 				t.Fatalf("%d changes: %q answers %q, want %q", n, e.Key, g, w)
 			}
+		}
+	}
+}
+
+// BenchmarkMapChangeSequence plans a sequence of changes to one 3,000-entry map
+// sorted longest key first, each adding two keys that land apart (a probe route's
+// two paths): every plan derives the desired map's parse from the running one's.
+//
+//	go test -run '^$' -bench MapChangeSequence ./internal/plan
+func BenchmarkMapChangeSequence(b *testing.B) {
+	beg := "frontend f\n    use_backend %[path,map_beg(/etc/haproxy/maps/s.map)]\n"
+	keys := map[string]string{}
+	for i := range 3000 {
+		keys[fmt.Sprintf("@ns/gw:80=%d-route.example.com/%d/", i, i)] = "be"
+		keys[fmt.Sprintf("@ns/gw:80=%d-route.example.com/", i)] = "be"
+	}
+	text := func() string {
+		ks := make([]string, 0, len(keys))
+		for k := range keys {
+			ks = append(ks, k)
+		}
+		slices.SortFunc(ks, func(a, b string) int {
+			if len(a) != len(b) {
+				return len(b) - len(a)
+			}
+			return strings.Compare(a, b)
+		})
+		var sb strings.Builder
+		for _, k := range ks {
+			sb.WriteString(k + " " + keys[k] + "\n")
+		}
+		return sb.String()
+	}
+	texts := []string{text()}
+	for i := range 200 {
+		keys[fmt.Sprintf("@ns/gw:80=%d-new.example.com/%d/", i, i)] = "be"
+		keys[fmt.Sprintf("@ns/gw:80=%d-new.example.com/", i)] = "be"
+		texts = append(texts, text())
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if i%200 == 0 {
+			b.StopTimer()
+			parsedMaps = &mapParses{byName: map[string][]*parsedMap{}}
+			parsedMaps.parse(bundle.File{Kind: bundle.KindMap, Name: "s.map", Content: texts[0]})
+			b.StartTimer()
+		}
+		j := i % 200
+		res := Plan(Running{Bundle: bundleOf(beg, "map:s.map", texts[j])}, bundleOf(beg, "map:s.map", texts[j+1]), caps26)
+		if res.Reload || len(res.Ops) != 2 {
+			b.Fatalf("change %d: reload %v, %d ops", j, res.Reload, len(res.Ops))
 		}
 	}
 }

@@ -21,7 +21,7 @@ const MaxSingleMapOps = 100
 func (p *planner) diffMap(old, cur bundle.File, desiredConfigText string) {
 	name, section := cur.Name, "map:"+cur.Name
 	c := parsedMaps.change(old, cur)
-	if slices.Equal(c.oldMid, c.curMid) {
+	if len(c.hunks) == 0 {
 		return // comments or blank lines only
 	}
 	if !p.caps.RuntimeMaps {
@@ -62,7 +62,7 @@ func (p *planner) diffMap(old, cur bundle.File, desiredConfigText string) {
 	if replace {
 		// Duplicate keys make single ops ambiguous (set/del touch every duplicate).
 		p.validated(phaseMapWrite, fmt.Sprintf("%s\x00replace", name), section, "",
-			&runtime.ReplaceMap{Map: name, Entries: c.cur.entries})
+			&runtime.ReplaceMap{Map: name, Entries: c.cur.entries(0, c.cur.len())})
 		return
 	}
 	// Ops keep file order (desired order for writes, running order for deletes).
@@ -85,12 +85,12 @@ func (c mapChange) inOrder(goneIdx, cameIdx map[string]string, added int) bool {
 		return true
 	}
 	last := c.hunks[len(c.hunks)-1]
-	if c.suffixN > 0 || last.A1 < len(c.oldMid) || last.B1 < len(c.curMid) {
+	if c.suffixN > 0 || last.A1 < c.oldN || last.B1 < c.curN {
 		return false // an added entry lands after common entries
 	}
 	// every added entry is in the last hunk, after the kept ones
 	seenAdded := 0
-	for _, e := range c.curMid[last.B0:last.B1] {
+	for _, e := range c.curHunk(last) {
 		if _, existed := goneIdx[e.Key]; !existed {
 			seenAdded++
 		} else if seenAdded > 0 {
@@ -107,7 +107,7 @@ func (c mapChange) inOrder(goneIdx, cameIdx map[string]string, added int) bool {
 // breaks that.)
 func (c mapChange) keptInPlace(goneIdx, cameIdx map[string]string) bool {
 	for _, h := range c.hunks {
-		old, cur := c.oldMid[h.A0:h.A1], c.curMid[h.B0:h.B1]
+		old, cur := c.oldHunk(h), c.curHunk(h)
 		i := 0
 		for _, e := range old {
 			if _, kept := cameIdx[e.Key]; !kept {
@@ -145,20 +145,22 @@ const maxAddedScan = 16
 // built and checked whole.
 func (c mapChange) prefixOrderKept(goneIdx, cameIdx map[string]string, added []runtime.MapEntry) bool {
 	if len(added) <= maxAddedScan && c.keptInPlace(goneIdx, cameIdx) {
-		return addedAfterRelated(c.cur.entries, added)
+		return addedAfterRelated(c.cur, added)
 	}
-	kept := make([]runtime.MapEntry, 0, len(c.oldMid))
-	for _, e := range c.oldMid {
+	oldMid, curMid := c.old.entries(c.prefixN, c.prefixN+c.oldN), c.cur.entries(c.prefixN, c.prefixN+c.curN)
+	kept := make([]runtime.MapEntry, 0, len(oldMid))
+	for _, e := range oldMid {
 		if _, changed := goneIdx[e.Key]; !changed {
 			kept = append(kept, e)
 		} else if v, ok := cameIdx[e.Key]; ok {
 			kept = append(kept, runtime.MapEntry{Key: e.Key, Value: v})
 		}
 	}
-	if !prefixOrderKept(append(kept, added...), c.curMid) {
+	if !prefixOrderKept(append(kept, added...), curMid) {
 		return false
 	}
-	for _, e := range c.cur.entries[len(c.cur.entries)-c.suffixN:] {
+	for i := c.cur.len() - c.suffixN; i < c.cur.len(); i++ {
+		e := c.cur.entry(i)
 		for _, a := range added {
 			if strings.HasPrefix(a.Key, e.Key) || strings.HasPrefix(e.Key, a.Key) {
 				return false
@@ -173,13 +175,14 @@ func (c mapChange) prefixOrderKept(goneIdx, cameIdx map[string]string, added []r
 // comes after that added key. Appended at the end in desired order, the added
 // entries then keep their order against every key a map_beg lookup could find
 // along with them.
-func addedAfterRelated(entries, added []runtime.MapEntry) bool {
+func addedAfterRelated(desired *parsedMap, added []runtime.MapEntry) bool {
 	isAdded := make(map[string]bool, len(added))
 	for _, a := range added {
 		isAdded[a.Key] = true
 	}
 	passed := 0 // added entries at or before the scan
-	for _, e := range entries {
+	for i := range desired.len() {
+		e := desired.entry(i)
 		if isAdded[e.Key] {
 			passed++
 			continue
