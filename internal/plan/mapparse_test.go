@@ -179,6 +179,25 @@ func TestMapChangeChains(t *testing.T) {
 	}
 }
 
+// longestFirst is a map of keys, sorted longest key first (as map_beg maps are).
+func longestFirst(keys map[string]string) string {
+	ks := make([]string, 0, len(keys))
+	for k := range keys {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	var b strings.Builder
+	for _, k := range ks {
+		fmt.Fprintf(&b, "%s %s\n", k, keys[k])
+	}
+	return b.String()
+}
+
 // TestScatteredMapChange: a change whose lines land apart in a map sorted longest
 // key first (as map_beg maps are) is planned from its hunks: the operations leave
 // a running map that answers every map_beg lookup as the desired map does, and
@@ -187,23 +206,6 @@ func TestMapChangeChains(t *testing.T) {
 func TestScatteredMapChange(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	beg := "frontend f\n    use_backend %[path,map_beg(/etc/haproxy/maps/p.map)]\n"
-	sortedText := func(keys map[string]string) string {
-		ks := make([]string, 0, len(keys))
-		for k := range keys {
-			ks = append(ks, k)
-		}
-		slices.SortFunc(ks, func(a, b string) int {
-			if len(a) != len(b) {
-				return len(b) - len(a)
-			}
-			return strings.Compare(a, b)
-		})
-		var b strings.Builder
-		for _, k := range ks {
-			fmt.Fprintf(&b, "%s %s\n", k, keys[k])
-		}
-		return b.String()
-	}
 	randomKey := func() string {
 		var b strings.Builder
 		for range 1 + r.IntN(3) {
@@ -217,7 +219,7 @@ func TestScatteredMapChange(t *testing.T) {
 		for range 20 + r.IntN(200) {
 			keys[randomKey()] = fmt.Sprintf("b%d", r.IntN(4))
 		}
-		oldText := sortedText(keys)
+		oldText := longestFirst(keys)
 		unrelated := c%8 != 0 // nothing moved, and every added key: no other key begins it or is begun by it
 		var added []string
 		for range 1 + r.IntN(4) {
@@ -244,7 +246,7 @@ func TestScatteredMapChange(t *testing.T) {
 				}
 			}
 		}
-		newText := sortedText(keys)
+		newText := longestFirst(keys)
 		if c%8 == 0 { // and one line moved: the kept entries out of place
 			lines := strings.SplitAfter(newText, "\n")
 			lines = lines[:len(lines)-1]
@@ -336,28 +338,11 @@ func BenchmarkMapChangeSequence(b *testing.B) {
 		keys[fmt.Sprintf("@ns/gw:80=%d-route.example.com/%d/", i, i)] = "be"
 		keys[fmt.Sprintf("@ns/gw:80=%d-route.example.com/", i)] = "be"
 	}
-	text := func() string {
-		ks := make([]string, 0, len(keys))
-		for k := range keys {
-			ks = append(ks, k)
-		}
-		slices.SortFunc(ks, func(a, b string) int {
-			if len(a) != len(b) {
-				return len(b) - len(a)
-			}
-			return strings.Compare(a, b)
-		})
-		var sb strings.Builder
-		for _, k := range ks {
-			sb.WriteString(k + " " + keys[k] + "\n")
-		}
-		return sb.String()
-	}
-	texts := []string{text()}
+	texts := []string{longestFirst(keys)}
 	for i := range 200 {
 		keys[fmt.Sprintf("@ns/gw:80=%d-new.example.com/%d/", i, i)] = "be"
 		keys[fmt.Sprintf("@ns/gw:80=%d-new.example.com/", i)] = "be"
-		texts = append(texts, text())
+		texts = append(texts, longestFirst(keys))
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -3,11 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/haproxy-haptic/haptic/localcluster/clustertest"
 )
 
 // underLoad sends requests for host to addr (host:port) from two clients at once,
@@ -40,7 +41,7 @@ func (e *env) underLoad(addr, host string, changes func()) {
 					return
 				}
 				l.sent.Add(1)
-				if code, err := getAt(ctx, l.client, addr, host); err != nil || code != 200 {
+				if code, err := clustertest.Get(ctx, l.client, addr, host); err != nil || code != 200 {
 					if ctx.Err() != nil {
 						l.sent.Add(-1) // cut by the end of the window, not by HAProxy
 						return
@@ -63,20 +64,4 @@ func (e *env) underLoad(addr, host string, changes func()) {
 		}
 	}
 	e.t.Logf("%d keep-alive and %d new-connection requests to %s, 0 failed", loads[0].sent.Load(), loads[1].sent.Load(), host)
-}
-
-// getAt sends GET / for host to addr (host:port) with client.
-func getAt(ctx context.Context, client *http.Client, addr, host string) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
-	if err != nil {
-		return 0, err
-	}
-	req.Host = host
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	_, err = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, err
 }

@@ -1,9 +1,9 @@
 package resilience
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -240,18 +240,7 @@ func (e *env) agentState(ip string) agentapi.State {
 
 // get sends one request through HAProxy at ip with Host host.
 func get(ctx context.Context, client *http.Client, ip, host string) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+ip+":8080/", nil)
-	if err != nil {
-		return 0, err
-	}
-	req.Host = host
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	_, _ = bytes.NewBuffer(nil).ReadFrom(resp.Body)
-	return resp.StatusCode, nil
+	return clustertest.Get(ctx, client, net.JoinHostPort(ip, "8080"), host)
 }
 
 func (e *env) eventually(what string, within time.Duration, cond func() (bool, string)) {
