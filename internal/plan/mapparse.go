@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
-	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
@@ -39,28 +38,20 @@ func parseMap(text string) *parsedMap {
 // does, into offsets in text.
 func parseAt(text string, from, to int) []entryAt {
 	var out []entryAt
-	for at := from; at < to; {
-		end := to
-		if i := strings.IndexByte(text[at:to], '\n'); i >= 0 {
-			end = at + i + 1
+	runtime.EachMapEntry(text[from:to], func(key, value string) {
+		k := offsetIn(text, key)
+		v := k + len(key)
+		if value != "" {
+			v = offsetIn(text, value)
 		}
-		line := text[at:end]
-		if key, value, ok := config.SplitMapLine(line); ok {
-			k := at + offsetIn(line, key)
-			v := k + len(key)
-			if value != "" {
-				v = at + offsetIn(line, value)
-			}
-			out = append(out, entryAt{int32(k), int32(k + len(key)), int32(v), int32(v + len(value))})
-		}
-		at = end
-	}
+		out = append(out, entryAt{int32(k), int32(k + len(key)), int32(v), int32(v + len(value))})
+	})
 	return out
 }
 
-// offsetIn is where s, a substring of line, starts in it.
-func offsetIn(line, s string) int {
-	return int(uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(line))))
+// offsetIn is where s, a substring of text, starts in it.
+func offsetIn(text, s string) int {
+	return int(uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(text))))
 }
 
 func (m *parsedMap) len() int { return len(m.at) }

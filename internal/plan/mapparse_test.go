@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
@@ -358,5 +359,21 @@ func BenchmarkMapChangeSequence(b *testing.B) {
 		if res.Reload || len(res.Ops) != 2 {
 			b.Fatalf("change %d: reload %v, %d ops", j, res.Reload, len(res.Ops))
 		}
+	}
+}
+
+// TestParseCutsLongLines: a map line longer than HAProxy's read buffer is parsed as
+// the pieces HAProxy reads it in, by a full parse and by one derived from a change.
+func TestParseCutsLongLines(t *testing.T) {
+	long := "long " + strings.Repeat("v", config.MapFileBufSize+10) + " tail\n"
+	oldText := "a 1\n" + long + "z 9\n"
+	newText := "a 2\n" + long + "z 9\n"
+	if got, want := parseMap(newText).entries(0, parseMap(newText).len()), runtime.ParseMapFile(newText); !slices.Equal(got, want) {
+		t.Fatalf("full parse: %d entries, ParseMapFile %d", len(got), len(want))
+	}
+	c := parsedMaps.change(bundle.File{Kind: bundle.KindMap, Name: "long.map", Content: oldText},
+		bundle.File{Kind: bundle.KindMap, Name: "long.map", Content: newText})
+	if got, want := c.cur.entries(0, c.cur.len()), runtime.ParseMapFile(newText); !slices.Equal(got, want) || len(want) < 4 {
+		t.Fatalf("derived parse: %d entries, ParseMapFile %d (want the long line in pieces)", len(got), len(want))
 	}
 }

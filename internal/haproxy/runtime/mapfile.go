@@ -48,22 +48,23 @@ func quoteShort(s string) string {
 // each piece is parsed as a line of its own), and each is split by
 // config.SplitMapLine.
 func ParseMapFile(content string) []MapEntry {
-	entries, _ := ParseMapFileAt(content)
+	var entries []MapEntry
+	EachMapEntry(content, func(key, value string) {
+		entries = append(entries, MapEntry{Key: key, Value: value})
+	})
 	return entries
 }
 
-// ParseMapFileAt is ParseMapFile with, for each entry, the byte offset in content
-// where its line starts.
-func ParseMapFileAt(content string) (entries []MapEntry, starts []int) {
-	for at := 0; at < len(content); {
-		line, _ := nextFileLine(content[at:])
+// EachMapEntry calls each with every entry ParseMapFile finds in content, in
+// order; key and value are substrings of content.
+func EachMapEntry(content string, each func(key, value string)) {
+	for rest := content; rest != ""; {
+		var line string
+		line, rest = nextFileLine(rest)
 		if key, value, ok := config.SplitMapLine(line); ok {
-			entries = append(entries, MapEntry{Key: key, Value: value})
-			starts = append(starts, at)
+			each(key, value)
 		}
-		at += len(line)
 	}
-	return entries, starts
 }
 
 // MapFileEntriesFor is ParseMapFile's entries whose key is in keys: a few keys
