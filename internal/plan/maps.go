@@ -55,8 +55,11 @@ func (p *planner) diffMap(old, cur bundle.File, desiredConfigText string) {
 			}
 		}
 		replace = len(writes)+len(deletes) > MaxSingleMapOps
-		if !replace && !c.inOrder(goneIdx, cameIdx, len(added)) {
-			replace = !sameLookups(name, desiredConfigText, func() bool { return c.prefixOrderKept(goneIdx, cameIdx, added) })
+		if !replace {
+			inPlace := c.keptInPlace(goneIdx, cameIdx)
+			if !c.inOrder(inPlace, goneIdx, len(added)) {
+				replace = !sameLookups(name, desiredConfigText, func() bool { return c.prefixOrderKept(inPlace, goneIdx, cameIdx, added) })
+			}
 		}
 	}
 	if replace {
@@ -75,10 +78,10 @@ func (p *planner) diffMap(old, cur bundle.File, desiredConfigText string) {
 }
 
 // inOrder reports whether single ops leave the running map's entries in the desired
-// order: in every hunk the entries kept come in the desired order, and the added
-// ones go after the last entry of both maps.
-func (c mapChange) inOrder(goneIdx, cameIdx map[string]string, added int) bool {
-	if !c.keptInPlace(goneIdx, cameIdx) {
+// order: in every hunk the entries kept come in the desired order (inPlace,
+// keptInPlace's answer), and the added ones go after the last entry of both maps.
+func (c mapChange) inOrder(inPlace bool, goneIdx map[string]string, added int) bool {
+	if !inPlace {
 		return false
 	}
 	if added == 0 {
@@ -139,12 +142,12 @@ const maxAddedScan = 16
 
 // prefixOrderKept reports whether a map_beg lookup finds in the running map after
 // single ops what it finds in the desired map. When the kept entries stay in
-// place and only the added ones (appended in desired order) are out of place, an
-// added key must come after every other key it begins with or that begins with
-// it, as it will: a scan of the desired map. Otherwise the running middle is
-// built and checked whole.
-func (c mapChange) prefixOrderKept(goneIdx, cameIdx map[string]string, added []runtime.MapEntry) bool {
-	if len(added) <= maxAddedScan && c.keptInPlace(goneIdx, cameIdx) {
+// place (inPlace) and only the added ones (appended in desired order) are out of
+// place, an added key must come after every other key it begins with or that
+// begins with it, as it will: a scan of the desired map. Otherwise the running
+// middle is built and checked whole.
+func (c mapChange) prefixOrderKept(inPlace bool, goneIdx, cameIdx map[string]string, added []runtime.MapEntry) bool {
+	if inPlace && len(added) <= maxAddedScan {
 		return addedAfterRelated(c.cur, added)
 	}
 	oldMid, curMid := c.old.entries(c.prefixN, c.prefixN+c.oldN), c.cur.entries(c.prefixN, c.prefixN+c.curN)
