@@ -131,12 +131,15 @@ func sameResource(w v1alpha1.WatchedResource, gvr schema.GroupVersionResource) b
 
 // serveWebhook serves admission reviews until ctx ends.
 func (c *Controller) serveWebhook(ctx context.Context) error {
-	srv := &webhook.Server{Listener: c.opts.WebhookListener, CertDir: c.opts.WebhookCertDir, Log: c.d.log,
-		Handler: &webhook.Handler{Validator: admission{c}, Log: c.d.log, Timeout: webhookTimeout,
-			Observe: func(gvr schema.GroupVersionResource, result string, took time.Duration) {
-				c.d.metrics.WebhookRequests.WithLabelValues(gvr.GroupResource().String(), result).Inc()
-				c.d.metrics.WebhookDuration.Observe(took.Seconds())
-			}}}
+	h := &webhook.Handler{Validator: admission{c}, Log: c.d.log, Timeout: webhookTimeout,
+		Observe: func(gvr schema.GroupVersionResource, result string, took time.Duration) {
+			c.d.metrics.WebhookRequests.WithLabelValues(gvr.GroupResource().String(), result).Inc()
+			c.d.metrics.WebhookDuration.Observe(took.Seconds())
+		}}
+	if c.relaysToLeader() {
+		h.Forward = &webhook.Forward{Leader: c.leaderWebhook, Failed: c.leaderFailed}
+	}
+	srv := &webhook.Server{Listener: c.opts.WebhookListener, CertDir: c.opts.WebhookCertDir, Log: c.d.log, Handler: h}
 	c.d.log.Info("admission webhook listening", "addr", c.opts.WebhookListener.Addr().String())
 	if err := srv.Run(ctx); err != nil {
 		c.d.log.Error("admission webhook stopped", "error", err)

@@ -65,6 +65,7 @@ type Controller struct {
 	standby atomic.Pointer[iteration] // stores for admission before this replica leads (standby.go)
 	// standbyDone stops the standby once the leader's stores are ready.
 	standbyDone standbyStopper
+	peer        leaderPeer   // where admission reviews are relayed (relay.go)
 	metricsLn   net.Listener // nil: no metrics endpoint
 }
 

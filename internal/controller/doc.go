@@ -17,7 +17,8 @@
 //	               from discover, Programmed from deploy outcomes (gatewaystatus.go)
 //
 // What runs is a list of named runners (runners.go), in the style of
-// controller-runtime's Runnable: metrics and admission on every replica, route
+// controller-runtime's Runnable: metrics and admission on every replica (a replica
+// that does not lead relays reviews to the leader: relay.go), route
 // status and the config's iterations on the leader only. A change of the config
 // starts a new iteration: templates recompiled, informers rebuilt. An iteration gets
 // its dependencies explicitly (deps); its fleets (fleets.go) are a fleetSet that

@@ -7,10 +7,11 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/watch"
 )
 
-// A replica that does not lead still answers admission: it keeps a standby — the
-// config's compiled templates and its watched resources' stores, nothing rendered
-// on its own, nothing delivered — so that more replicas add webhook capacity. The
-// leader drops its standby once its own iteration has synced stores.
+// A replica that does not lead still answers admission: it relays reviews to the
+// leader (relay.go) and keeps a standby — the config's compiled templates and its
+// watched resources' stores, nothing rendered on its own, nothing delivered — to
+// decide them when the leader cannot be reached. The leader drops its standby once
+// its own iteration has synced stores.
 
 // runStandby keeps c.standby at the latest config until ctx ends or the leader's
 // own stores are in use (standbyDone).

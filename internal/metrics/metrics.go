@@ -196,7 +196,7 @@ func New() *Metrics {
 			"Status subresource writes by kind (GatewayClass, Gateway, HTTPRoute, GRPCRoute, Ingress).", "kind"),
 
 		WebhookRequests: f.counterVec("haptic_webhook_requests_total",
-			"Admission reviews by resource (group/resource) and result: allowed, denied, or error (undecided: the API server applied the failurePolicy).",
+			"Admission reviews by resource (group/resource) and result: allowed, denied, error (undecided: the API server applied the failurePolicy), or forwarded (relayed to the leading replica, which counts its decision).",
 			"resource", "result"),
 		WebhookDuration: f.histogram("haptic_webhook_request_duration_seconds",
 			"Time to decide one admission review (a render of the configuration with the proposed object).", reconcileBuckets),

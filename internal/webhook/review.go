@@ -65,8 +65,9 @@ type Validator interface {
 	Validate(ctx context.Context, r Request) (warnings []string, err error)
 }
 
-// Observer is told every request (metrics); result is allowed, denied or error (no
-// decision: the API server applied the failurePolicy).
+// Observer is told every request (metrics); result is allowed, denied, error (no
+// decision: the API server applied the failurePolicy) or forwarded (the leading
+// replica decided; it counts the decision).
 type Observer func(gvr schema.GroupVersionResource, result string, took time.Duration)
 
 // Handler serves POST /validate with AdmissionReview v1.
@@ -76,6 +77,10 @@ type Handler struct {
 	Log       *slog.Logger
 	// Timeout bounds one decision (the API server's own timeout is at most 30s).
 	Timeout time.Duration
+	// Forward, when set, relays reviews to the leading replica (forward.go).
+	Forward *Forward
+
+	peers *http.Client // set by Server.Run: relays to replicas serving its certificate
 }
 
 // maxReview bounds a request body: the API server's object limit plus envelope.
@@ -98,6 +103,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	start := time.Now()
 	gvr := schema.GroupVersionResource(review.Request.Resource)
+	if r.Header.Get(forwardedHeader) == "" {
+		if answer, ok := h.forward(r.Context(), body, review.Request.UID); ok {
+			h.observe(gvr, "forwarded", start)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(answer)
+			return
+		}
+	}
 	resp, err := h.decide(r.Context(), review.Request)
 	if err != nil {
 		// Undecided: the API server applies the webhook's failurePolicy.

@@ -33,6 +33,9 @@ func (s *Server) Run(ctx context.Context) error {
 	if _, err := s.certificate(nil); err != nil {
 		return err
 	}
+	if s.Handler.Forward != nil && s.Handler.peers == nil {
+		s.Handler.peers = s.peerClient()
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/validate", s.Handler)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })

@@ -295,6 +295,8 @@ spec:
 		}
 	})
 
+	t.Run("a standby relays admission to the leader", in.relayedAdmission)
+
 	t.Run("every metric of the rules and dashboard is exported", func(t *testing.T) {
 		scrape := func(url string) map[string]bool {
 			code, body, err := in.get(url, "")
