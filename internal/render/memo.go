@@ -66,41 +66,65 @@ type deps struct {
 	// computed once: a finished fragment's deps never change.
 	stores map[string]bool
 	// keys are the index keys it and the fragments it used queried, per store
-	// (storeKeys); verified a snapshot on which every query gave the recorded
-	// answer.
+	// (union), unless there are more than maxUnion (large); verified a snapshot
+	// on which every query gave the recorded answer.
 	keys     map[string]map[string]bool
+	large    bool
 	verified weak.Pointer[snapshot.Snapshot]
 }
 
-// storeKeys returns the index keys the fragment, or a fragment it used, queried,
-// per store; a List is the key "" (snapshot.Store.Changes holds "" whenever any
-// object changed). Call it only on a finished fragment.
-func (d *deps) storeKeys() map[string]map[string]bool {
-	if d.keys != nil {
+// maxUnion bounds the keys a fragment gathers from the fragments it used (union):
+// a run of 64 routes holds a few hundred, a top-level fragment every route's,
+// which it would gather anew for every version of it.
+const maxUnion = 1024
+
+// union returns the index keys the fragment, or a fragment it used, queried, per
+// store; a List is the key "" (snapshot.Store.Changes holds "" whenever any object
+// changed). It is built once, and is nil for a fragment that used more than
+// maxUnion keys. Call it only on a finished fragment.
+func (d *deps) union() map[string]map[string]bool {
+	if d.keys != nil || d.large {
 		return d.keys
 	}
-	keys := map[string]map[string]bool{}
-	add := func(store, k string) {
-		if keys[store] == nil {
-			keys[store] = map[string]bool{}
-		}
-		keys[store][k] = true
-	}
-	for _, r := range d.reads {
-		if r.list {
-			add(r.store, "")
-		} else {
-			add(r.store, r.ikey)
-		}
-	}
+	n := len(d.reads)
 	for _, c := range d.children {
-		for store, ks := range c.storeKeys() {
+		u := c.union()
+		for _, ks := range u {
+			n += len(ks)
+		}
+		if u == nil || n > maxUnion {
+			d.large = true
+			return nil
+		}
+	}
+	keys := readKeys(d.reads)
+	for _, c := range d.children {
+		for store, ks := range c.union() {
+			if keys[store] == nil {
+				keys[store] = map[string]bool{}
+			}
 			for k := range ks {
-				add(store, k)
+				keys[store][k] = true
 			}
 		}
 	}
 	d.keys = keys
+	return keys
+}
+
+// readKeys are the index keys of reads, per store.
+func readKeys(reads []*read) map[string]map[string]bool {
+	keys := map[string]map[string]bool{}
+	for _, r := range reads {
+		k := r.ikey
+		if r.list {
+			k = ""
+		}
+		if keys[r.store] == nil {
+			keys[r.store] = map[string]bool{}
+		}
+		keys[r.store][k] = true
+	}
 	return keys
 }
 
@@ -113,7 +137,30 @@ func (d *deps) unchangedSince(st *renderState) bool {
 	if v == nil { // never found current, or that snapshot is gone
 		return false
 	}
-	for store, keys := range d.storeKeys() {
+	return d.untouchedSince(st, v)
+}
+
+// untouchedSince is unchangedSince from snapshot v: by d's union, or, for a large
+// fragment, by its own reads and then each fragment it used.
+func (d *deps) untouchedSince(st *renderState, v *snapshot.Snapshot) bool {
+	if u := d.union(); u != nil {
+		return keysUntouched(st, v, u)
+	}
+	if !keysUntouched(st, v, readKeys(d.reads)) {
+		return false
+	}
+	for _, c := range d.children {
+		if !c.untouchedSince(st, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// keysUntouched reports whether no store changed between snapshot v and the
+// render's under one of keys.
+func keysUntouched(st *renderState, v *snapshot.Snapshot, keys map[string]map[string]bool) bool {
+	for store, keys := range keys {
 		was, now := v.Stores[store], st.snapshot.Stores[store]
 		if was == now {
 			if now != nil && now.OnDemand != nil {

@@ -22,7 +22,14 @@ type Live struct {
 	dirty    map[string]map[string]bool
 	onDemand map[string]snapshot.Loader
 	rel      map[string]relevance
+	// proposed are the objects admission rendered (Proposed), by resource and key,
+	// until the watch brings them (see Update).
+	proposed map[string]map[string]snapshot.Object
 }
+
+// maxProposed bounds the proposed objects remembered per resource: proposals that
+// never arrive (refused by another webhook, or by the API server) are forgotten.
+const maxProposed = 256
 
 // relevance says which parts of a resource's objects templates can see, beyond what
 // the ignored fields already removed.
@@ -38,10 +45,12 @@ type relevance struct {
 // NewLive returns an empty live store for the builder's resources.
 func NewLive(b *Builder) *Live {
 	l := &Live{b: b, objects: map[string]map[string]snapshot.Object{}, stores: map[string]*snapshot.Store{},
-		dirty: map[string]map[string]bool{}, onDemand: map[string]snapshot.Loader{}, rel: map[string]relevance{}}
+		dirty: map[string]map[string]bool{}, onDemand: map[string]snapshot.Loader{}, rel: map[string]relevance{},
+		proposed: map[string]map[string]snapshot.Object{}}
 	for _, n := range b.Names() {
 		l.objects[n] = map[string]snapshot.Object{}
 		l.dirty[n] = map[string]bool{}
+		l.proposed[n] = map[string]snapshot.Object{}
 		l.rel[n] = relevanceOf(b.resources[n])
 	}
 	return l
@@ -114,6 +123,12 @@ func (l *Live) Put(resource string, raw map[string]any) (bool, error) {
 // the last-applied annotation). A held object the screen refused stays refused
 // until a relevant change re-admits it. On-demand stores hold metadata only, whose
 // resourceVersion is the only sign of a changed body: their updates always count.
+//
+// An object with the relevant content of one admission rendered (Proposed) is
+// stored as that proposed object, not admitted anew: the render after the change
+// finds the objects admission's render read, and reuses what it memoized (a
+// change renders once, in admission, instead of twice). Its server-kept metadata
+// is then as the API server proposed it (no resourceVersion on a create).
 func (l *Live) Update(resource string, raw map[string]any) (Outcome, error) {
 	rel := l.rel[resource]
 	for _, p := range l.b.ignore {
@@ -127,11 +142,17 @@ func (l *Live) Update(resource string, raw map[string]any) (Outcome, error) {
 		l.mu.Lock()
 		held, ok := l.objects[resource][key]
 		onDemand := l.onDemand[resource] != nil
+		proposed, wasProposed := l.proposed[resource][key]
+		delete(l.proposed[resource], key)
 		l.mu.Unlock()
-		// Held objects are never modified, and updates of one resource come one at
-		// a time (one informer), so comparing outside the lock is safe.
+		// Held and proposed objects are never modified, and updates of one resource
+		// come one at a time (one informer), so comparing outside the lock is safe.
 		if ok && !onDemand && sameContent(held.Raw, raw, rel.status) {
 			return Unchanged, nil
+		}
+		if wasProposed && !onDemand && sameContent(proposed.Raw, raw, rel.status) {
+			l.store(resource, proposed)
+			return Stored, nil
 		}
 	}
 	obj, ok, err := l.b.Admit(resource, raw)
@@ -144,11 +165,15 @@ func (l *Live) Update(resource string, raw map[string]any) (Outcome, error) {
 		}
 		return Ignored, nil
 	}
+	l.store(resource, obj)
+	return Stored, nil
+}
+
+func (l *Live) store(resource string, obj snapshot.Object) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.objects[resource][obj.Key()] = obj
 	l.dirty[resource][obj.Key()] = true
-	return Stored, nil
 }
 
 // stripStatus removes an object's status; an object without one is not written to
@@ -231,6 +256,12 @@ func (l *Live) Proposed(resource, key string, raw map[string]any) (*snapshot.Sna
 	}
 	l.mu.Lock()
 	_, held := l.objects[resource][key]
+	if keep && obj.Refused == "" && !l.rel[resource].exact {
+		if len(l.proposed[resource]) >= maxProposed {
+			clear(l.proposed[resource])
+		}
+		l.proposed[resource][obj.Key()] = obj
+	}
 	l.mu.Unlock()
 	if !keep && !held {
 		return nil, nil

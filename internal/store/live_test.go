@@ -1,6 +1,12 @@
 package store
 
-import "testing"
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
+)
 
 // Proposed shows one change without touching the live stores.
 func TestLiveProposed(t *testing.T) {
@@ -47,5 +53,76 @@ func TestLiveProposed(t *testing.T) {
 	}
 	if _, err := l.Proposed("nothing", "x/y", map[string]any{}); err == nil {
 		t.Fatal("an unknown resource was accepted")
+	}
+}
+
+// An object that arrives with the content admission rendered is stored as the
+// proposed object itself (the render after it reuses what admission's memoized);
+// any other content is admitted anew.
+func TestLiveStoresTheProposedObject(t *testing.T) {
+	l := NewLive(newBuilder(t, "typed"))
+	if _, err := l.Put("ingresses", ingress(t, "web", "a", "haproxy")); err != nil {
+		t.Fatal(err)
+	}
+	propose := func(name, app string) snapshot.Object {
+		t.Helper()
+		raw := ingress(t, "web", name, "haproxy")
+		raw["metadata"].(map[string]any)["labels"] = map[string]any{"app": app}
+		snap, err := l.Proposed("ingresses", "web/"+name, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, ok := snap.Object(snapshot.Ref{Resource: "ingresses", Key: "web/" + name})
+		if !ok {
+			t.Fatalf("web/%s not proposed", name)
+		}
+		return o
+	}
+	// What the watch brings: the proposal as stored, with server-kept metadata and
+	// status.
+	stored := func(name, app, rv string) map[string]any {
+		raw := ingress(t, "web", name, "haproxy")
+		meta := raw["metadata"].(map[string]any)
+		meta["labels"] = map[string]any{"app": app}
+		meta["resourceVersion"], meta["generation"] = rv, int64(1)
+		raw["status"] = map[string]any{"loadBalancer": map[string]any{}}
+		return raw
+	}
+	held := func(key string) snapshot.Object {
+		o, _ := l.Snapshot().Object(snapshot.Ref{Resource: "ingresses", Key: key})
+		return o
+	}
+	same := func(a, b snapshot.Object) bool {
+		return reflect.ValueOf(a.Raw).UnsafePointer() == reflect.ValueOf(b.Raw).UnsafePointer()
+	}
+
+	created := propose("b", "new")
+	if out, err := l.Update("ingresses", stored("b", "new", "41")); err != nil || out != Stored {
+		t.Fatalf("created: %v %v", out, err)
+	}
+	if !same(held("web/b"), created) || !created.Typed.IsValid() {
+		t.Fatal("the created object is not the proposed one")
+	}
+	// Consumed: the same content again is no change at all.
+	if out, _ := l.Update("ingresses", stored("b", "new", "42")); out != Unchanged {
+		t.Fatalf("a repeat of the stored content: %v", out)
+	}
+
+	updated := propose("a", "changed")
+	if out, _ := l.Update("ingresses", stored("a", "other", "43")); out != Stored || same(held("web/a"), updated) {
+		t.Fatalf("content other than the proposal's must be admitted anew (%v)", out)
+	}
+	if got := held("web/a").Raw["metadata"].(map[string]any)["labels"].(map[string]any)["app"]; got != "other" {
+		t.Fatalf("stored label %v, want the watched one", got)
+	}
+	if out, _ := l.Update("ingresses", stored("a", "changed", "44")); out != Stored || same(held("web/a"), updated) {
+		t.Fatalf("a proposal is used once, for the next event of its key (%v)", out)
+	}
+
+	for i := range maxProposed + 10 {
+		propose(fmt.Sprintf("p%d", i), "x")
+	}
+	if n := len(l.proposed["ingresses"]); n == 0 || n > maxProposed {
+		t.Fatalf("%d proposals remembered, want at most %d", n, maxProposed)
 	}
 }
