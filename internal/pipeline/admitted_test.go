@@ -2,7 +2,11 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/haproxy-haptic/haptic/internal/benchmix"
 	"github.com/haproxy-haptic/haptic/internal/render"
@@ -40,8 +44,30 @@ func TestRenderAfterAdmissionReusesIt(t *testing.T) {
 				return out
 			}
 			renderOf("the stores", render.Input{Snapshot: live.Snapshot()})
+			// Each side decoded as it is in the controller: the review's object by
+			// the webhook (util/json), the stored one by the informers
+			// (unstructured).
+			decoded := func(obj map[string]any, informer bool) map[string]any {
+				t.Helper()
+				raw, err := json.Marshal(obj)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if informer {
+					u := &unstructured.Unstructured{}
+					if _, _, err := unstructured.UnstructuredJSONScheme.Decode(raw, nil, u); err != nil {
+						t.Fatal(err)
+					}
+					return u.Object
+				}
+				var m map[string]any
+				if err := utiljson.Unmarshal(raw, &m); err != nil {
+					t.Fatal(err)
+				}
+				return m
+			}
 			for i := 40; i < 43; i++ {
-				proposed := probe(i)
+				proposed := decoded(probe(i), false)
 				meta := proposed["metadata"].(map[string]any)
 				key := meta["namespace"].(string) + "/" + meta["name"].(string)
 				snap, err := live.Proposed(res, key, proposed)
@@ -54,6 +80,7 @@ func TestRenderAfterAdmissionReusesIt(t *testing.T) {
 				meta = stored["metadata"].(map[string]any)
 				meta["resourceVersion"], meta["generation"] = "100", int64(1)
 				stored["status"] = map[string]any{"parents": []any{}}
+				stored = decoded(stored, true)
 				if out, err := live.Update(res, stored); err != nil || out != store.Stored {
 					t.Fatalf("stored %s: %v %v", key, out, err)
 				}

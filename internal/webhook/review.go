@@ -14,6 +14,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // Request is one proposed change.
@@ -150,11 +151,13 @@ func (h *Handler) decide(ctx context.Context, ar *admissionv1.AdmissionRequest) 
 		if len(ar.Object.Raw) == 0 {
 			return deny(http.StatusBadRequest, req.What()+": the review carries no object"), nil
 		}
-		if err := json.Unmarshal(ar.Object.Raw, &req.Object); err != nil {
+		// Decoded as the informers decode (integers as int64), so that the proposed
+		// object equals the one the watch brings once stored.
+		if err := utiljson.Unmarshal(ar.Object.Raw, &req.Object); err != nil {
 			return deny(http.StatusBadRequest, fmt.Sprintf("%s: object: %v", req.What(), err)), nil
 		}
 		if len(ar.OldObject.Raw) > 0 {
-			if err := json.Unmarshal(ar.OldObject.Raw, &req.OldObject); err != nil {
+			if err := utiljson.Unmarshal(ar.OldObject.Raw, &req.OldObject); err != nil {
 				return deny(http.StatusBadRequest, fmt.Sprintf("%s: oldObject: %v", req.What(), err)), nil
 			}
 		}

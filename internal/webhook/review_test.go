@@ -124,3 +124,24 @@ func TestRequestUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// The proposed object is decoded as the informers decode objects (integers as
+// int64), so that it equals the stored object the watch brings.
+func TestHandlerDecodesAsInformers(t *testing.T) {
+	d := &decider{}
+	obj := map[string]any{"metadata": map[string]any{"name": "x", "generation": 1},
+		"spec": map[string]any{"port": 80, "weight": 0.5}}
+	if _, out := review(t, &Handler{Validator: d}, admissionv1.Create, "numbers", obj); out.Response == nil || !out.Response.Allowed {
+		t.Fatalf("answer: %+v", out.Response)
+	}
+	spec := d.seen[0].Object["spec"].(map[string]any)
+	if _, ok := spec["port"].(int64); !ok {
+		t.Errorf("port decoded as %T, want int64", spec["port"])
+	}
+	if _, ok := spec["weight"].(float64); !ok {
+		t.Errorf("weight decoded as %T, want float64", spec["weight"])
+	}
+	if _, ok := d.seen[0].Object["metadata"].(map[string]any)["generation"].(int64); !ok {
+		t.Error("generation not decoded as int64")
+	}
+}
