@@ -187,3 +187,34 @@ func TestGatewayCORSRouteKeepsConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayHeaderModifiersKeepConfig: an HTTPRoute with request and response
+// header modifiers of header names no route used before changes maps only (the
+// frontend's fixed rules hand them to haptic-headers.lua: no reload); one whose
+// values would make too long a map line keeps them as directives of its own backend.
+func TestGatewayHeaderModifiersKeepConfig(t *testing.T) {
+	withFilters := func(value string) map[string]any {
+		r := gatewayRoute("ns0", "mod", "mod.example.com", "app-0", nil)
+		rule := r["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)
+		rule["filters"] = []any{
+			map[string]any{"type": "RequestHeaderModifier", "requestHeaderModifier": map[string]any{
+				"set": []any{map[string]any{"name": "X-Never-Seen", "value": value}}, "remove": []any{"X-Gone"}}},
+			map[string]any{"type": "ResponseHeaderModifier", "responseHeaderModifier": map[string]any{
+				"add": []any{map[string]any{"name": "X-Also-New", "value": "1"}}}},
+		}
+		return r
+	}
+	before := content(t, gatewayFixture(3), "haproxy.cfg")
+	if got := content(t, gatewayFixture(3, withFilters("a b")), "haproxy.cfg"); got != before {
+		t.Errorf("header modifiers of new names changed haproxy.cfg")
+	}
+	if got := content(t, gatewayFixture(3, withFilters("a b")), "map:gateway-backend-headers.map"); got !=
+		"@h/ns0/mod/0/q dX-Gone= sX-Never-Seen=a%20b\n@h/ns0/mod/0/r aX-Also-New=1\n" {
+		t.Errorf("gateway-backend-headers.map:\n%s", got)
+	}
+	long := strings.Repeat("v", 4100)
+	cfg := content(t, gatewayFixture(3, withFilters(long)), "haproxy.cfg")
+	if !strings.Contains(cfg, "http-request set-header X-Never-Seen "+long) {
+		t.Errorf("a header value too long for a map line is not a directive of the rule's backend")
+	}
+}

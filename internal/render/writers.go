@@ -3,6 +3,7 @@ package render
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -25,6 +26,7 @@ func writers() native.Declarations {
 		"lf_word":       lfWord,
 		"map_key":       mapKey,
 		"map_value":     mapValue,
+		"header_ops":    headerOps,
 		"comment":       comment,
 		"comment_lines": commentLines,
 	}
@@ -72,6 +74,56 @@ func mapValue(env native.Env, s string, field ...string) string {
 		return refuse(env, fieldName(field), err)
 	}
 	return s
+}
+
+// headerOps writes header modifiers ([op, name, value], op set, add or remove) as one
+// map value for the gateway library's haptic-headers.lua: "<a|d|s><name>=<value>"
+// words (a remove has no value), name and value percent-encoded but for ASCII
+// letters, digits and "-._~", sorted by op (add, remove, set) and lower-case name.
+func headerOps(env native.Env, ops [][]string, field ...string) string {
+	codes := map[string]byte{"add": 'a', "remove": 'd', "set": 's'}
+	type word struct {
+		code  byte
+		lname string
+		text  string
+	}
+	words := make([]word, 0, len(ops))
+	for _, op := range ops {
+		code, ok := codes[op[0]]
+		if len(op) != 3 || !ok {
+			return refuse(env, fieldName(field), fmt.Errorf("header modifier %q: want [set|add|remove, name, value]", op))
+		}
+		value := op[2]
+		if code == 'd' {
+			value = ""
+		}
+		words = append(words, word{code, strings.ToLower(op[1]), string(code) + percentEncode(op[1]) + "=" + percentEncode(value)})
+	}
+	sort.SliceStable(words, func(i, j int) bool {
+		if words[i].code != words[j].code {
+			return words[i].code < words[j].code
+		}
+		return words[i].lname < words[j].lname
+	})
+	texts := make([]string, len(words))
+	for i, w := range words {
+		texts[i] = w.text
+	}
+	return mapValue(env, strings.Join(texts, " "), field...)
+}
+
+// percentEncode escapes every byte of s but ASCII letters, digits and "-._~".
+func percentEncode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // fetchArg returns s when it can be a sample-fetch argument as it is.

@@ -128,3 +128,19 @@ func TestLeftOutObjectKeepsItsLastGoodVersion(t *testing.T) {
 		t.Fatalf("second render: %v\n%s", err, again.Bundle.Files[0].Content)
 	}
 }
+
+// header_ops writes one map value: words sorted by op (add, remove, set) and
+// lower-case name, names and values percent-encoded but for "-._~" and alphanumerics,
+// a remove without its value.
+func TestHeaderOps(t *testing.T) {
+	got := headerOps(nil, [][]string{
+		{"set", "X-Set", `100% it's = "x"`},
+		{"add", "b-Add", "x y"},
+		{"remove", "Server", "1"},
+		{"add", "A-add", "=&\t~"},
+	})
+	want := "aA-add=%3D%26%09~ ab-Add=x%20y dServer= sX-Set=100%25%20it%27s%20%3D%20%22x%22"
+	if got != want {
+		t.Fatalf("header_ops:\n got %s\nwant %s", got, want)
+	}
+}

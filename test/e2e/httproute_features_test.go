@@ -262,7 +262,8 @@ func TestHTTPRouteFeatures(t *testing.T) {
 	}
 	create(route("filters", "filters.example.com",
 		filterRule("/reqhdr", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gwv1.HTTPHeaderFilter{
-			Set: []gwv1.HTTPHeader{{Name: "X-Set", Value: "set-value"}}, Add: []gwv1.HTTPHeader{{Name: "X-Add", Value: "added"}}, Remove: []string{"X-Remove"}}}),
+			Set: []gwv1.HTTPHeader{{Name: "X-Set", Value: "set-value"}, {Name: "X-Odd", Value: `100% "it's" = a/b?c`}},
+			Add: []gwv1.HTTPHeader{{Name: "X-Add", Value: "added"}}, Remove: []string{"X-Remove"}}}),
 		filterRule("/resphdr", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{
 			Set: []gwv1.HTTPHeader{{Name: "X-Resp-Set", Value: "set-value"}}, Add: []gwv1.HTTPHeader{{Name: "X-Resp-Add", Value: "added"}}, Remove: []string{"X-Resp-Remove"}}}),
 		filterRule("/redirect", gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
@@ -297,9 +298,9 @@ func TestHTTPRouteFeatures(t *testing.T) {
 		})
 		r := get("filters.example.com", "/reqhdr", "X-Set", "client", "X-Add", "client", "X-Remove", "client", "X-Keep", "client")
 		if r.Code != 200 || r.Echo.header("X-Set") != "set-value" || r.Echo.header("X-Add") != "client,added" ||
-			r.Echo.header("X-Remove") != "" || r.Echo.header("X-Keep") != "client" {
-			t.Errorf("RequestHeaderModifier: got %s X-Set=%v X-Add=%v X-Remove=%v X-Keep=%v; want X-Set=[set-value] X-Add=[client added] no X-Remove, X-Keep=[client]",
-				r, r.Echo.Headers["X-Set"], r.Echo.Headers["X-Add"], r.Echo.Headers["X-Remove"], r.Echo.Headers["X-Keep"])
+			r.Echo.header("X-Remove") != "" || r.Echo.header("X-Keep") != "client" || r.Echo.header("X-Odd") != `100% "it's" = a/b?c` {
+			t.Errorf("RequestHeaderModifier: got %s X-Set=%v X-Add=%v X-Remove=%v X-Keep=%v X-Odd=%v; want X-Set=[set-value] X-Add=[client added] no X-Remove, X-Keep=[client], X-Odd as set",
+				r, r.Echo.Headers["X-Set"], r.Echo.Headers["X-Add"], r.Echo.Headers["X-Remove"], r.Echo.Headers["X-Keep"], r.Echo.Headers["X-Odd"])
 		}
 		t.Logf("RequestHeaderModifier: backend saw X-Set=%v X-Add=%v X-Remove=%v", r.Echo.Headers["X-Set"], r.Echo.Headers["X-Add"], r.Echo.Headers["X-Remove"])
 		// echo-basic sets response headers named in X-Echo-Set-Header.
