@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 )
@@ -241,12 +242,16 @@ func TestGatewayPerGateway(t *testing.T) {
 	})
 
 	// A changed infrastructure label reaches the Service and, through a rollout, the pods.
-	g, err := gw.GatewayV1().Gateways(e.ns).Get(e.ctx, "gw-a", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.Spec.Infrastructure.Labels = map[gwv1.LabelKey]gwv1.LabelValue{"tier": "edge"}
-	if _, err := gw.GatewayV1().Gateways(e.ns).Update(e.ctx, g, metav1.UpdateOptions{}); err != nil {
+	// (read again on a conflict: the controller writes the Gateway's status meanwhile)
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		g, err := gw.GatewayV1().Gateways(e.ns).Get(e.ctx, "gw-a", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		g.Spec.Infrastructure.Labels = map[gwv1.LabelKey]gwv1.LabelValue{"tier": "edge"}
+		_, err = gw.GatewayV1().Gateways(e.ns).Update(e.ctx, g, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	e.eventually("gw-a's new infrastructure label on its Service and a running pod", 120*time.Second, func() (bool, string) {

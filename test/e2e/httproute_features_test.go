@@ -18,6 +18,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
@@ -474,13 +475,17 @@ func TestHTTPRouteFeatures(t *testing.T) {
 		if seen["echo200"] != 30 {
 			t.Errorf("weights 1:0: 30 requests answered %v; want all 200 from echo", seen)
 		}
-		cur, err := gw.GatewayV1().HTTPRoutes(e.ns).Get(e.ctx, "weights", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		next := weighted(1, 1)
-		next.ResourceVersion = cur.ResourceVersion
-		if _, err := gw.GatewayV1().HTTPRoutes(e.ns).Update(e.ctx, next, metav1.UpdateOptions{}); err != nil {
+		// (read again on a conflict: the controller writes the route's status meanwhile)
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := gw.GatewayV1().HTTPRoutes(e.ns).Get(e.ctx, "weights", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			next := weighted(1, 1)
+			next.ResourceVersion = cur.ResourceVersion
+			_, err = gw.GatewayV1().HTTPRoutes(e.ns).Update(e.ctx, next, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 		ftWait(t, "weights 1:1: both backends answer", 60*time.Second, func() (bool, string) {

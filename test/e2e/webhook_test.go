@@ -14,6 +14,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/haproxy-haptic/haptic/internal/webhook"
 )
@@ -60,12 +61,18 @@ func TestAdmissionWebhook(t *testing.T) {
 		t.Fatal("the refused Ingress exists")
 	}
 
-	good, err := ingresses.Get(e.ctx, "good", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	good.Annotations["haproxy-haptic.org/timeout-server"] = "soon"
-	if _, err := ingresses.Update(e.ctx, good, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "timeout-server") {
+	// The controller writes the Ingress's status meanwhile: an update from a stale
+	// read conflicts before admission sees it, so it is read again.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		good, err := ingresses.Get(e.ctx, "good", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		good.Annotations["haproxy-haptic.org/timeout-server"] = "soon"
+		_, err = ingresses.Update(e.ctx, good, metav1.UpdateOptions{})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "timeout-server") {
 		t.Fatalf("an invalid update was not refused: %v", err)
 	}
 	if code, _, err := e.get(pod, "good.localhost", "/"); code != 200 {
