@@ -46,9 +46,7 @@ func (c *Controller) lead(ctx context.Context) (lctx context.Context, release fu
 		}
 		id = host
 	}
-	c.peer.mu.Lock()
-	c.peer.self = id
-	c.peer.mu.Unlock()
+	c.peer.setSelf(id)
 	durations := []*time.Duration{&le.LeaseDuration, &le.RenewDeadline, &le.RetryPeriod}
 	for i, d := range []time.Duration{15 * time.Second, 10 * time.Second, 2 * time.Second} {
 		if *durations[i] <= 0 {
@@ -71,13 +69,11 @@ func (c *Controller) lead(ctx context.Context) (lctx context.Context, release fu
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(context.Context) {
 				c.d.metrics.Leader.Set(1)
-				c.peer.setLeading(true)
 				c.d.log.Info("leading", "lease", lease, "identity", id)
 				close(leading)
 			},
 			OnStoppedLeading: func() {
 				c.d.metrics.Leader.Set(0)
-				c.peer.setLeading(false)
 				lost()
 			},
 			OnNewLeader: func(leader string) {

@@ -18,7 +18,6 @@ import (
 type leaderPeer struct {
 	mu       sync.Mutex
 	self     string // this replica's identity
-	leading  bool
 	identity string // the Lease holder, as last observed
 	addr     string // its webhook address; "" until looked up
 	retry    time.Time
@@ -36,10 +35,10 @@ func (p *leaderPeer) observe(identity string) {
 	}
 }
 
-func (p *leaderPeer) setLeading(leading bool) {
+func (p *leaderPeer) setSelf(identity string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.leading = leading
+	p.self = identity
 }
 
 // leaderWebhook is the leader's webhook address, or "" when this replica decides:
@@ -48,7 +47,7 @@ func (c *Controller) leaderWebhook(ctx context.Context) string {
 	p := &c.peer
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.leading || p.identity == "" || p.identity == p.self {
+	if p.identity == "" || p.identity == p.self {
 		return ""
 	}
 	if p.addr != "" || time.Now().Before(p.retry) {

@@ -56,13 +56,10 @@ type GatewayState struct {
 	Exact, PrefixExact, PrefixSorted, Regex, Weighted, HeaderLines []string
 	// Conds are frontend rules of matches with conditions: "<fp> <group> <kind>" →
 	// "<sort key>\x00<line>".
-	Conds               map[string][]string
-	PlainPrefixes       [][]string
-	PrefixCondHosts     map[string]bool
-	PrefixCondFrontends map[string]bool
-	// HeaderRules are the header modifiers' names: "<phase><op>/<lower name>" →
-	// header name.
-	HeaderRules                map[string]string
+	Conds                      map[string][]string
+	PlainPrefixes              [][]string
+	PrefixCondHosts            map[string]bool
+	PrefixCondFrontends        map[string]bool
 	CorsLines, CorsOriginLines []string
 	// Backends are backend entries ({name, hdr (their header map lines), ...}), the
 	// first of each name.
@@ -261,9 +258,6 @@ func (s *GatewayState) growFor(shares []*GatewayState) (backends int) {
 	if s.Conds == nil {
 		s.Conds = map[string][]string{}
 	}
-	if s.HeaderRules == nil {
-		s.HeaderRules = map[string]string{}
-	}
 	if s.PrefixCondHosts == nil {
 		s.PrefixCondHosts = map[string]bool{}
 	}
@@ -344,11 +338,6 @@ func (s *GatewayState) addLines(r *GatewayState) {
 	}
 	for k := range r.PrefixCondFrontends {
 		s.PrefixCondFrontends[k] = true
-	}
-	for k, v := range r.HeaderRules {
-		if _, ok := s.HeaderRules[k]; !ok {
-			s.HeaderRules[k] = v
-		}
 	}
 	s.Need500 = s.Need500 || r.Need500
 }

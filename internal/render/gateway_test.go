@@ -15,7 +15,6 @@ func share(host, backend string) *GatewayState {
 		PlainPrefixes: [][]string{{host, ""}},
 		Backends:      []map[string]any{{"name": backend, "hdr": []string{backend + "/qs/x 1"}}},
 		Notes:         []string{"\x00" + backend + "\x00" + backend + " has no endpoints", "route on " + host},
-		HeaderRules:   map[string]string{"qs/x": "X"},
 		Weighted:      []string{"@h/" + host + " 1"},
 	}
 }
