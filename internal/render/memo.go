@@ -66,8 +66,8 @@ type deps struct {
 	// computed once: a finished fragment's deps never change.
 	stores map[string]bool
 	// keys are the index keys it and the fragments it used queried, per store
-	// (union), unless there are more than maxUnion (large); verified a snapshot
-	// on which every query gave the recorded answer.
+	// (union), or its own reads' only when there are more than maxUnion (large);
+	// verified a snapshot on which every query gave the recorded answer.
 	keys     map[string]map[string]bool
 	large    bool
 	verified weak.Pointer[snapshot.Snapshot]
@@ -83,7 +83,10 @@ const maxUnion = 1024
 // changed). It is built once, and is nil for a fragment that used more than
 // maxUnion keys. Call it only on a finished fragment.
 func (d *deps) union() map[string]map[string]bool {
-	if d.keys != nil || d.large {
+	if d.large {
+		return nil
+	}
+	if d.keys != nil {
 		return d.keys
 	}
 	n := len(d.reads)
@@ -93,7 +96,7 @@ func (d *deps) union() map[string]map[string]bool {
 			n += len(ks)
 		}
 		if u == nil || n > maxUnion {
-			d.large = true
+			d.large, d.keys = true, readKeys(d.reads)
 			return nil
 		}
 	}
@@ -146,7 +149,7 @@ func (d *deps) untouchedSince(st *renderState, v *snapshot.Snapshot) bool {
 	if u := d.union(); u != nil {
 		return keysUntouched(st, v, u)
 	}
-	if !keysUntouched(st, v, readKeys(d.reads)) {
+	if !keysUntouched(st, v, d.keys) { // its own reads' (union)
 		return false
 	}
 	for _, c := range d.children {
