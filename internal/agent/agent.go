@@ -43,6 +43,11 @@ type Agent struct {
 	// lkgWriteMu orders writes of the file; lkgWritten is the generation it holds.
 	lkgWriteMu sync.Mutex
 	lkgWritten uint64
+	// unwritten are the files of current a runtime apply changed and the disk
+	// does not hold yet (writesoon.go); writeTimerSet whether their write is
+	// scheduled. Guarded by mu.
+	unwritten     map[fileKey]bool
+	writeTimerSet bool
 
 	st statusRecorder
 }
@@ -196,6 +201,9 @@ func (a *Agent) readoptAfterExit(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := a.writeUnwritten(); err != nil {
+		return err
+	}
 	a.opts.Logger.Warn("haproxy master exited; waiting for its container to start it again", "hash", a.current.Hash)
 	if err := a.awaitMaster(ctx); err != nil {
 		return err
@@ -260,6 +268,7 @@ func (a *Agent) installSet(b *bundle.Bundle, aliases map[string]string) error {
 		return err
 	}
 	a.current, a.aliases = b, aliases
+	a.unwritten = nil // b is on disk whole
 	a.st.setCurrent(b.Hash, len(b.Files))
 	return nil
 }
@@ -280,6 +289,9 @@ func (a *Agent) detectVersion(ctx context.Context) error {
 // startAndWait starts HAProxy on the current set and waits for a worker that answers
 // on the admin socket.
 func (a *Agent) startAndWait(ctx context.Context) error {
+	if err := a.writeUnwritten(); err != nil {
+		return err
+	}
 	_ = os.Remove(a.opts.masterSocket())
 	p, err := startHAProxy(&a.opts)
 	if err != nil {
@@ -327,6 +339,9 @@ func (a *Agent) Close() error {
 	a.flushLKG()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if err := a.writeUnwritten(); err != nil {
+		a.opts.Logger.Warn("could not write the files of a runtime apply", "error", err)
+	}
 	if a.proc == nil || a.opts.External {
 		return nil
 	}

@@ -109,10 +109,10 @@ func TestRuntimeEdits(t *testing.T) {
 		if got := fetch(t, port, "new.test"); got != "B" {
 			t.Fatalf("new.test: %q", got)
 		}
+		st := getState(t, srv) // writes what a runtime apply left to be written soon
 		if got := onDisk(); got != want.Content {
 			t.Fatalf("file on disk is not the edited file")
 		}
-		st := getState(t, srv)
 		if st.Hash != next.Hash || st.TreeHash != next.Hash || st.Reloads != before.Reloads {
 			t.Fatalf("state %+v, want hash and tree hash %s", st, next.Hash)
 		}

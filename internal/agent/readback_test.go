@@ -42,11 +42,21 @@ func runningMap(t *testing.T, a *Agent) []runtime.MapEntry {
 }
 
 // assertMapIsDisk: the worker's host.map holds the file's entries.
+// assertMapIsDisk: host.map on disk is what the worker runs, at the latest once
+// a runtime apply's files are written (fileWriteDelay).
 func assertMapIsDisk(t *testing.T, a *Agent) {
 	t.Helper()
-	disk := readFile(t, a.mapPath("host.map"))
-	if d := runtime.DiffMap(runtime.ParseMapFile(disk), runningMap(t, a)); !d.Empty() {
-		t.Fatalf("running host.map differs from disk: %s", d)
+	deadline := time.Now().Add(fileWriteDelay + 2*time.Second)
+	for {
+		disk := readFile(t, a.mapPath("host.map"))
+		d := runtime.DiffMap(runtime.ParseMapFile(disk), runningMap(t, a))
+		if d.Empty() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("running host.map differs from disk: %s", d)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

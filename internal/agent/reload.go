@@ -17,6 +17,9 @@ func (a *Agent) reload(ctx context.Context, timeout time.Duration) (int, error) 
 	if timeout <= 0 {
 		timeout = a.opts.ReloadVerificationTimeout
 	}
+	if err := a.writeUnwritten(); err != nil {
+		return 0, fmt.Errorf("reload: %w", err)
+	}
 	start := time.Now()
 	id, err := a.reloadAndVerify(ctx, timeout)
 	a.st.recordReload(start, err)

@@ -16,8 +16,8 @@ import (
 )
 
 // ApplyRuntime applies runtime operations to the running worker without a reload,
-// reads back the servers and maps they touched (see readBack), then writes the files
-// so that disk matches what runs. If an operation fails or the read-back finds a
+// reads back the servers and maps they touched (see readBack), and has the files
+// written soon (writeSoon) so that disk matches what runs. If an operation fails or the read-back finds a
 // divergence, the resulting set is validated and applied with a verified reload
 // instead. The edited files are spliced and hashed after the operations ran, so
 // that a large map's copy and hash do not delay the change: a request whose
@@ -114,25 +114,10 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 		}
 	}
 	if opErr == nil {
-		if err := install(a.opts.Layout, changed, nil); err != nil {
-			// The worker runs the new state but the files did not land: reload
-			// what is on disk so that both agree again.
-			status := a.switchTo(ctx, a.current, a.aliases, timeout, &res)
-			res.Result, res.Error = agentapi.ResultError, fmt.Sprintf("write files: %v (the previous set was reloaded: %s)", err, res.Result)
-			record("runtime")
-			if status == http.StatusOK {
-				status = http.StatusInternalServerError
-			}
-			return done(status)
-		}
 		a.current, a.aliases = next, req.Aliases
+		a.writeSoon(changed)
 		a.st.setCurrent(next.Hash, len(next.Files))
 		res.Result = agentapi.ResultApplied
-		m := manifestOf(next)
-		m.Aliases = req.Aliases
-		if err := writeJSON(a.opts.manifestPath(), m); err != nil {
-			res.Error = err.Error()
-		}
 		a.setLKGSoon(next, req.Aliases)
 		record("runtime")
 		return done(http.StatusOK)

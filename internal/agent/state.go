@@ -92,8 +92,11 @@ func (s *statusRecorder) setCurrent(hash string, files int) {
 
 // State reports the agent's state. The process list is read live when the master
 // answers quickly, else the last one seen is used; the tree hash is recomputed from
-// disk.
+// disk, after the files a runtime apply left to be written soon are written.
 func (a *Agent) State(ctx context.Context) agentapi.State {
+	a.mu.Lock()
+	werr := a.writeUnwritten()
+	a.mu.Unlock()
 	qctx, cancel := context.WithTimeout(ctx, time.Second)
 	if pl, err := a.showProc(qctx); err == nil {
 		a.st.setProcs(pl)
@@ -114,6 +117,10 @@ func (a *Agent) State(ctx context.Context) agentapi.State {
 	}
 	s.mu.Unlock()
 
+	if werr != nil {
+		st.TreeError = werr.Error()
+		return st
+	}
 	var m manifest
 	if err := readJSON(a.opts.manifestPath(), &m); err != nil {
 		st.TreeError = err.Error()

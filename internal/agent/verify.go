@@ -42,6 +42,10 @@ func (a *Agent) verify(ctx context.Context, rec *agentapi.VerifyRecord) error {
 	if a.current == nil || a.proc == nil {
 		return fmt.Errorf("verify: haproxy is not started")
 	}
+	// The worker is compared with the files on disk: they must be current's.
+	if err := a.writeUnwritten(); err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
 	mapsCorrected, err := a.verifyMaps(ctx, rec)
 	if err != nil {
 		return err

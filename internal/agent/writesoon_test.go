@@ -1,0 +1,81 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/haproxy-haptic/haptic/internal/agentapi"
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
+)
+
+// TestRuntimeFilesWrittenSoon: a runtime apply answers before its files are on
+// disk; a reload inside fileWriteDelay still loads every apply's entries (it writes
+// what waits first), and without a reader the files and the manifest reach the
+// disk within the delay.
+func TestRuntimeFilesWrittenSoon(t *testing.T) {
+	needHAProxy(t)
+	opts := testOptions(t, t.TempDir())
+	a, srv := startAgent(t, opts)
+	port := freePort(t)
+	cfg := rbCfg(port, opts.Layout.MapsDir, "")
+	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "a.test be_a\n"}
+	if code, res := putConfig(t, srv, cfg, hostMap); code != http.StatusOK {
+		t.Fatalf("base config: %d %+v", code, res)
+	}
+	cur := bundle.New([]bundle.File{cfg, hostMap})
+	add := func(host string) {
+		t.Helper()
+		m := fileOf(cur, "host.map")
+		m.Content += host + " be_b\n"
+		next := merged(cur, []bundle.File{m})
+		req := agentapi.RuntimeRequest{BaseHash: cur.Hash, Hash: next.Hash, Files: []bundle.File{m},
+			Operations: []runtime.Op{{Operation: &runtime.AddMap{Map: "host.map", Key: host, Value: "be_b"}}}}
+		code, res := call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, req)
+		if code != http.StatusOK || res.Result != agentapi.ResultApplied || res.Reloaded {
+			t.Fatalf("add %s: %d %+v", host, code, res)
+		}
+		cur = next
+	}
+	onDisk := func() string {
+		t.Helper()
+		data, err := os.ReadFile(opts.Layout.Path(hostMap))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+
+	add("b.test")
+	add("c.test")
+	a.mu.Lock()
+	_, err := a.reload(context.Background(), 0)
+	a.mu.Unlock()
+	if err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	for host, want := range map[string]string{"a.test": "A", "b.test": "B", "c.test": "B"} {
+		if got := fetch(t, port, host); got != want {
+			t.Fatalf("%s after the reload: %q, want %q", host, got, want)
+		}
+	}
+
+	for i := range 5 {
+		add(fmt.Sprintf("d%d.test", i))
+	}
+	deadline := time.Now().Add(fileWriteDelay + 2*time.Second)
+	for onDisk() != fileOf(cur, "host.map").Content {
+		if time.Now().After(deadline) {
+			t.Fatalf("host.map on disk after %s: %q", fileWriteDelay+2*time.Second, onDisk())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var m manifest
+	if err := readJSON(opts.manifestPath(), &m); err != nil || m.Hash != cur.Hash {
+		t.Fatalf("manifest %+v (%v), want hash %s", m, err, cur.Hash)
+	}
+}
