@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -184,6 +185,17 @@ type worker struct {
 	// noEdits: the pod's agent refused file edits (an older agent); changed
 	// files go whole.
 	noEdits bool
+	// ran are the hashes of the last sets the pod accepted (a ring; next is
+	// where the next one goes): a drift check's read of the pod may land
+	// between any of them.
+	ran  [8]string
+	next int
+}
+
+// record adds running to the sets the pod ran. Callers hold w.mu.
+func (w *worker) record(running *plan.Running) {
+	w.ran[w.next%len(w.ran)] = running.Bundle.Hash
+	w.next++
 }
 
 func (w *worker) sendEdits() bool {
@@ -210,6 +222,20 @@ func (w *worker) deployedHash() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.deployed
+}
+
+// RanRecently reports whether hash is one of the last sets the pod accepted from
+// this deployer.
+func (d *Deployer) RanRecently(pod, hash string) bool {
+	d.mu.Lock()
+	w := d.workers[pod]
+	d.mu.Unlock()
+	if w == nil || hash == "" {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Contains(w.ran[:], hash)
 }
 
 // RunningHashes reports, per pod, the hash of the files the pod should have on
@@ -435,6 +461,7 @@ func (w *worker) accepted(desired string, running *plan.Running, reloaded bool) 
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.deployed, w.running, w.adopt = desired, running, false
+	w.record(running)
 	// The pacing window starts with a reload of a set this worker delivered: the
 	// first delivery to a pod replaces what the pod booted with or what another
 	// leader left, so the change right after a Gateway's initial deploy (its first

@@ -93,9 +93,9 @@ func (d *Deployer) CheckDrift(ctx context.Context, report func(DriftCheck)) {
 		if err != nil {
 			continue
 		}
-		// A runtime apply may have landed between the two reads: the pod is off
-		// only if it matches neither what was expected before nor after.
-		drifted := st.TreeHash != st.Hash || (st.Hash != want && st.Hash != d.RunningHashes()[p.Name])
+		// Runtime applies may have landed during the read: the pod is off only if
+		// it matches neither what was expected before nor a set it accepted since.
+		drifted := st.TreeHash != st.Hash || (st.Hash != want && !d.RanRecently(p.Name, st.Hash))
 		if drifted {
 			d.Forget(p.Name)
 		}

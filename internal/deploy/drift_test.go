@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/haproxy-haptic/haptic/internal/agentapi"
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
 // driftAgent accepts applies and answers state requests with what is on its "disk".
@@ -74,6 +75,30 @@ func TestCheckDriftReappliesADriftedPod(t *testing.T) {
 		defer a.mu.Unlock()
 		return a.applies == 2 && a.treeHash == b.Hash
 	})
+
+	// Applies land while the pod is read: a set the pod accepted before the
+	// latest is not a drift; a set this deployer never delivered is.
+	b2, b3 := testBundle(2), testBundle(3)
+	for _, next := range []*bundle.Bundle{b2, b3} {
+		d.SetDesired(next)
+		waitFor(t, "an apply", func() bool { return d.RunningHashes()[pod.Name] == next.Hash })
+	}
+	for _, tc := range []struct {
+		hash    string
+		drifted bool
+	}{{b2.Hash, false}, {b.Hash, false}, {testBundle(4).Hash, true}} {
+		a.mu.Lock()
+		a.hash, a.treeHash, a.verify = tc.hash, tc.hash, nil
+		a.mu.Unlock()
+		checks = nil
+		d.CheckDrift(ctx, collect)
+		if len(checks) != 1 || checks[0].Drifted != tc.drifted {
+			t.Fatalf("a pod read at %s: %+v, want drifted %v", tc.hash[:12], checks, tc.drifted)
+		}
+		if tc.drifted {
+			break
+		}
+	}
 }
 
 func TestDivergenceCountsDeploymentsAndMaps(t *testing.T) {

@@ -32,10 +32,10 @@ type mapTranslations struct {
 
 // translate is translateMap(text, aliases), derived from the remembered
 // translation of name under the same aliases whose input shares the most lines
-// with text.
-func (m *mapTranslations) translate(name, text string, aliases map[string]string) string {
+// with text, and hashed (bundle.HashEdited) from that translation's hash.
+func (m *mapTranslations) translate(name, text string, aliases map[string]string) (out, hash string) {
 	if len(aliases) == 0 {
-		return text
+		return text, bundle.HashContent(text)
 	}
 	m.mu.Lock()
 	var base *translation
@@ -53,14 +53,15 @@ func (m *mapTranslations) translate(name, text string, aliases map[string]string
 		}
 	}
 	m.mu.Unlock()
-	var out string
 	switch {
 	case base != nil && base.in == text:
-		out = base.out
+		out, hash = base.out, bundle.HashContent(base.out)
 	case base == nil || pre+suf == 0:
 		out = translateMap(text, aliases)
+		hash = bundle.HashContent(out)
 	default:
 		out = spliceTranslation(base, text, pre, suf, aliases)
+		hash = bundle.HashEdited(base.out, out)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -69,7 +70,7 @@ func (m *mapTranslations) translate(name, text string, aliases map[string]string
 		kept = slices.Delete(kept, 0, 1) // the oldest, cleared: not kept alive
 	}
 	m.byName[name] = append(kept, &translation{in: text, out: out, aliases: aliases})
-	return out
+	return out, hash
 }
 
 // spliceTranslation translates text whose first pre and last suf bytes are whole

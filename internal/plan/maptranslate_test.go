@@ -5,12 +5,14 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
 // TestTranslateDerivedIsFull: over random edits of maps (lines added, removed and
 // changed anywhere, with and without a final newline, blank and comment lines,
 // aliases changing now and then), the translation derived from a remembered one
-// equals translateMap of the whole text.
+// equals translateMap of the whole text, and its hash is the translation's.
 func TestTranslateDerivedIsFull(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	backends := []string{"be_a", "be_b", "be_c", "be_cc"}
@@ -63,8 +65,12 @@ func TestTranslateDerivedIsFull(t *testing.T) {
 		if kept := cache.byName[name]; len(kept) > 0 && kept[len(kept)-1].in != text {
 			derived++
 		}
-		if got, want := cache.translate(name, text, aliases), translateMap(text, aliases); got != want {
+		got, hash := cache.translate(name, text, aliases)
+		if want := translateMap(text, aliases); got != want {
 			t.Fatalf("step %d: derived translation\n%q\nwant\n%q", step, got, want)
+		}
+		if hash != bundle.HashContent(got) {
+			t.Fatalf("step %d: hash %s of the translation, want %s", step, hash, bundle.HashContent(got))
 		}
 	}
 	if derived < 3000 {

@@ -161,8 +161,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	}
 	for t, f := range wantFiles {
 		if f.Kind == bundle.KindMap && len(aliases) > 0 {
-			f.Content = translatedMaps.translate(f.Name, f.Content, aliases)
-			f.Hash = bundle.HashContent(f.Content)
+			f.Content, f.Hash = translatedMaps.translate(f.Name, f.Content, aliases)
 			wantFiles[t] = f
 		}
 	}
