@@ -23,6 +23,8 @@ const translationsKept = 4
 type translation struct {
 	in, out string
 	aliases map[string]string
+	// same: out is in (no line names an aliased backend).
+	same bool
 }
 
 type mapTranslations struct {
@@ -53,12 +55,17 @@ func (m *mapTranslations) translate(name, text string, aliases map[string]string
 		}
 	}
 	m.mu.Unlock()
+	same := false
 	switch {
 	case base != nil && base.in == text:
-		out, hash = base.out, bundle.HashContent(base.out)
+		out, same, hash = base.out, base.same, bundle.HashContent(base.out)
 	case base == nil || pre+suf == 0:
 		out = translateMap(text, aliases)
-		hash = bundle.HashContent(out)
+		same, hash = out == text, bundle.HashContent(out)
+	case base.same && translateMap(text[pre:len(text)-suf], aliases) == text[pre:len(text)-suf]:
+		// Nothing to translate before or now: the map is its own translation, and
+		// was hashed as rendered.
+		out, same, hash = text, true, bundle.HashContent(text)
 	default:
 		out = spliceTranslation(base, text, pre, suf, aliases)
 		hash = bundle.HashEdited(base.out, out)
@@ -69,7 +76,7 @@ func (m *mapTranslations) translate(name, text string, aliases map[string]string
 	if len(kept) == translationsKept {
 		kept = slices.Delete(kept, 0, 1) // the oldest, cleared: not kept alive
 	}
-	m.byName[name] = append(kept, &translation{in: text, out: out, aliases: aliases})
+	m.byName[name] = append(kept, &translation{in: text, out: out, aliases: aliases, same: same})
 	return out, hash
 }
 

@@ -20,6 +20,7 @@ func TestTranslateDerivedIsFull(t *testing.T) {
 		{"be_c": "haptic_pool_000"},
 		{"be_c": "haptic_pool_000", "be_a": "haptic_pool_001"},
 		{"be_b": "haptic_pool_002"},
+		{"be_zz": "haptic_pool_003"}, // names no backend of the maps: each is its own translation
 	}
 	line := func() string {
 		be := backends[rng.IntN(len(backends))]
@@ -39,7 +40,7 @@ func TestTranslateDerivedIsFull(t *testing.T) {
 	for range 40 {
 		lines = append(lines, line())
 	}
-	derived := 0
+	derived, same := 0, 0
 	for step := range 4000 {
 		for range 1 + rng.IntN(3) {
 			i := rng.IntN(len(lines) + 1)
@@ -66,6 +67,12 @@ func TestTranslateDerivedIsFull(t *testing.T) {
 			derived++
 		}
 		got, hash := cache.translate(name, text, aliases)
+		if kept := cache.byName[name]; kept[len(kept)-1].same {
+			if got != text {
+				t.Fatalf("step %d: a translation marked the same as its input differs", step)
+			}
+			same++
+		}
 		if want := translateMap(text, aliases); got != want {
 			t.Fatalf("step %d: derived translation\n%q\nwant\n%q", step, got, want)
 		}
@@ -73,7 +80,7 @@ func TestTranslateDerivedIsFull(t *testing.T) {
 			t.Fatalf("step %d: hash %s of the translation, want %s", step, hash, bundle.HashContent(got))
 		}
 	}
-	if derived < 3000 {
-		t.Fatalf("only %d translations were derived", derived)
+	if derived < 3000 || same < 500 {
+		t.Fatalf("only %d translations were derived, %d the same as their input", derived, same)
 	}
 }

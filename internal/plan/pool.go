@@ -185,12 +185,13 @@ func sectionSpan(c *config.Config, s *config.Section, lineCount int) (int, int) 
 
 // translateMap rewrites entries that name a renamed backend: a value that is the
 // backend's name, and a key that is its name or starts with "<name>/" (per-backend
-// settings maps).
+// settings maps). A map that names none returns text itself.
 func translateMap(text string, aliases map[string]string) string {
 	if len(aliases) == 0 {
 		return text
 	}
 	lines := strings.Split(text, "\n")
+	changed := false
 	for i, line := range lines {
 		trimmed := strings.Trim(line, " \t\r")
 		if trimmed == "" || trimmed[0] == '#' {
@@ -213,7 +214,11 @@ func translateMap(text string, aliases map[string]string) string {
 		}
 		if newKey != key || newValue != value {
 			lines[i] = newKey + " " + newValue
+			changed = true
 		}
+	}
+	if !changed {
+		return text
 	}
 	return strings.Join(lines, "\n")
 }
