@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -185,9 +184,9 @@ type worker struct {
 	// noEdits: the pod's agent refused file edits (an older agent); changed
 	// files go whole.
 	noEdits bool
-	// ran are the hashes of the last sets the pod accepted (a ring; next is
-	// where the next one goes): a drift check's read of the pod may land
-	// between any of them.
+	// ran are the hashes of the last sets the pod accepted (a ring; next counts
+	// them all): a drift check's read of the pod may land between any of those
+	// accepted while it reads.
 	ran  [8]string
 	next int
 }
@@ -224,18 +223,37 @@ func (w *worker) deployedHash() string {
 	return w.deployed
 }
 
-// RanRecently reports whether hash is one of the last sets the pod accepted from
-// this deployer.
-func (d *Deployer) RanRecently(pod, hash string) bool {
+// accepts returns how many sets the pod has accepted from this deployer: a mark
+// for ranSince.
+func (d *Deployer) accepts(pod string) int {
 	d.mu.Lock()
 	w := d.workers[pod]
 	d.mu.Unlock()
-	if w == nil || hash == "" {
+	if w == nil {
+		return 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.next
+}
+
+// ranSince reports whether hash is a set the pod accepted after mark (accepts),
+// among the last len(worker.ran).
+func (d *Deployer) ranSince(pod string, mark int, hash string) bool {
+	d.mu.Lock()
+	w := d.workers[pod]
+	d.mu.Unlock()
+	if w == nil {
 		return false
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return slices.Contains(w.ran[:], hash)
+	for i := max(mark, w.next-len(w.ran)); i < w.next; i++ {
+		if w.ran[i%len(w.ran)] == hash {
+			return true
+		}
+	}
+	return false
 }
 
 // RunningHashes reports, per pod, the hash of the files the pod should have on

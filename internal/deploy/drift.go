@@ -79,9 +79,9 @@ func (d *Deployer) CheckDrift(ctx context.Context, report func(DriftCheck)) {
 	if d.Desired() == nil {
 		return
 	}
-	expected := d.RunningHashes()
 	for _, p := range d.Pods() {
-		want := expected[p.Name]
+		mark := d.accepts(p.Name)
+		want := d.RunningHashes()[p.Name]
 		if want == "" {
 			continue // nothing accepted yet: the worker is applying
 		}
@@ -94,8 +94,9 @@ func (d *Deployer) CheckDrift(ctx context.Context, report func(DriftCheck)) {
 			continue
 		}
 		// Runtime applies may have landed during the read: the pod is off only if
-		// it matches neither what was expected before nor a set it accepted since.
-		drifted := st.TreeHash != st.Hash || (st.Hash != want && !d.RanRecently(p.Name, st.Hash))
+		// it matches neither what was expected before nor a set it accepted since
+		// (one it ran before that, an agent restarted on older files, is off).
+		drifted := st.TreeHash != st.Hash || (st.Hash != want && !d.ranSince(p.Name, mark, st.Hash))
 		if drifted {
 			d.Forget(p.Name)
 		}

@@ -19,6 +19,8 @@ type driftAgent struct {
 	hash, treeHash  string
 	verify          *agentapi.VerifyRecord
 	applies, states int
+	// onState runs (with mu held) before a state request is answered.
+	onState func()
 }
 
 func (a *driftAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -32,6 +34,9 @@ func (a *driftAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.applies++
 		_ = json.NewEncoder(w).Encode(agentapi.Result{Hash: req.Hash, Result: agentapi.ResultApplied, Reloaded: true})
 	case "GET /v1/state":
+		if a.onState != nil {
+			a.onState()
+		}
 		a.states++
 		_ = json.NewEncoder(w).Encode(agentapi.State{Hash: a.hash, TreeHash: a.treeHash, LastVerify: a.verify})
 	default:
@@ -76,28 +81,38 @@ func TestCheckDriftReappliesADriftedPod(t *testing.T) {
 		return a.applies == 2 && a.treeHash == b.Hash
 	})
 
-	// Applies land while the pod is read: a set the pod accepted before the
-	// latest is not a drift; a set this deployer never delivered is.
-	b2, b3 := testBundle(2), testBundle(3)
-	for _, next := range []*bundle.Bundle{b2, b3} {
+	// Applies land while the pod is read: a set the pod accepted during the read
+	// is not a drift; one it ran before the read (an agent restarted on older
+	// files) is.
+	b2, b3, b4 := testBundle(2), testBundle(3), testBundle(4)
+	deliver := func(next *bundle.Bundle) {
 		d.SetDesired(next)
 		waitFor(t, "an apply", func() bool { return d.RunningHashes()[pod.Name] == next.Hash })
 	}
-	for _, tc := range []struct {
-		hash    string
-		drifted bool
-	}{{b2.Hash, false}, {b.Hash, false}, {testBundle(4).Hash, true}} {
-		a.mu.Lock()
-		a.hash, a.treeHash, a.verify = tc.hash, tc.hash, nil
+	deliver(b2)
+	a.mu.Lock()
+	a.verify = nil
+	a.onState = func() { // b3 and b4 land while the pod answers with b3
+		a.onState = nil
 		a.mu.Unlock()
-		checks = nil
-		d.CheckDrift(ctx, collect)
-		if len(checks) != 1 || checks[0].Drifted != tc.drifted {
-			t.Fatalf("a pod read at %s: %+v, want drifted %v", tc.hash[:12], checks, tc.drifted)
-		}
-		if tc.drifted {
-			break
-		}
+		deliver(b3)
+		deliver(b4)
+		a.mu.Lock()
+		a.hash, a.treeHash = b3.Hash, b3.Hash
+	}
+	a.mu.Unlock()
+	checks = nil
+	d.CheckDrift(ctx, collect)
+	if len(checks) != 1 || checks[0].Drifted {
+		t.Fatalf("a pod read while it accepted the next set: %+v", checks)
+	}
+	a.mu.Lock()
+	a.hash, a.treeHash = b2.Hash, b2.Hash
+	a.mu.Unlock()
+	checks = nil
+	d.CheckDrift(ctx, collect)
+	if len(checks) != 1 || !checks[0].Drifted {
+		t.Fatalf("a pod back on a set it ran before the read: %+v", checks)
 	}
 }
 
