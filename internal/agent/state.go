@@ -91,12 +91,10 @@ func (s *statusRecorder) setCurrent(hash string, files int) {
 }
 
 // State reports the agent's state. The process list is read live when the master
-// answers quickly, else the last one seen is used; the tree hash is recomputed from
-// disk, after the files a runtime apply left to be written soon are written.
+// answers quickly, else the last one seen is used; the hash and the tree hash are
+// read together, with applies held off (the disk after the files a runtime apply
+// left to be written soon are written).
 func (a *Agent) State(ctx context.Context) agentapi.State {
-	a.mu.Lock()
-	werr := a.writeUnwritten()
-	a.mu.Unlock()
 	qctx, cancel := context.WithTimeout(ctx, time.Second)
 	if pl, err := a.showProc(qctx); err == nil {
 		a.st.setProcs(pl)
@@ -117,8 +115,13 @@ func (a *Agent) State(ctx context.Context) agentapi.State {
 	}
 	s.mu.Unlock()
 
-	if werr != nil {
-		st.TreeError = werr.Error()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.current != nil {
+		st.Hash, st.Files = a.current.Hash, len(a.current.Files)
+	}
+	if err := a.writeUnwritten(); err != nil {
+		st.TreeError = err.Error()
 		return st
 	}
 	var m manifest

@@ -15,8 +15,8 @@ import (
 
 // TestRuntimeFilesWrittenSoon: a runtime apply answers before its files are on
 // disk; a reload inside fileWriteDelay still loads every apply's entries (it writes
-// what waits first), and without a reader the files and the manifest reach the
-// disk within the delay.
+// what waits first), without a reader the files and the manifest reach the disk
+// within the delay, and State's hash and tree hash agree while applies land.
 func TestRuntimeFilesWrittenSoon(t *testing.T) {
 	needHAProxy(t)
 	opts := testOptions(t, t.TempDir())
@@ -28,18 +28,25 @@ func TestRuntimeFilesWrittenSoon(t *testing.T) {
 		t.Fatalf("base config: %d %+v", code, res)
 	}
 	cur := bundle.New([]bundle.File{cfg, hostMap})
-	add := func(host string) {
-		t.Helper()
+	// adds host at runtime (from any goroutine: it reports, it does not fail t).
+	tryAdd := func(host string) error {
 		m := fileOf(cur, "host.map")
 		m.Content += host + " be_b\n"
 		next := merged(cur, []bundle.File{m})
 		req := agentapi.RuntimeRequest{BaseHash: cur.Hash, Hash: next.Hash, Files: []bundle.File{m},
 			Operations: []runtime.Op{{Operation: &runtime.AddMap{Map: "host.map", Key: host, Value: "be_b"}}}}
-		code, res := call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, req)
+		res, code := a.ApplyRuntime(context.Background(), req)
 		if code != http.StatusOK || res.Result != agentapi.ResultApplied || res.Reloaded {
-			t.Fatalf("add %s: %d %+v", host, code, res)
+			return fmt.Errorf("add %s: %d %+v", host, code, res)
 		}
 		cur = next
+		return nil
+	}
+	add := func(host string) {
+		t.Helper()
+		if err := tryAdd(host); err != nil {
+			t.Fatal(err)
+		}
 	}
 	onDisk := func() string {
 		t.Helper()
@@ -77,5 +84,34 @@ func TestRuntimeFilesWrittenSoon(t *testing.T) {
 	var m manifest
 	if err := readJSON(opts.manifestPath(), &m); err != nil || m.Hash != cur.Hash {
 		t.Fatalf("manifest %+v (%v), want hash %s", m, err, cur.Hash)
+	}
+
+	// State reads the hash and the files together: applies landing meanwhile
+	// never show a tree that differs from the hash (a drift to the controller).
+	done := make(chan error, 1)
+	go func() {
+		for i := range 60 {
+			if err := tryAdd(fmt.Sprintf("e%d.test", i)); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for reads := 0; ; reads++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reads < 5 {
+				t.Fatalf("only %d state reads during the applies", reads)
+			}
+			return
+		default:
+		}
+		if st := a.State(context.Background()); st.TreeHash != st.Hash || st.TreeError != "" {
+			t.Fatalf("state read %d: hash %s, tree %s (%s)", reads, st.Hash, st.TreeHash, st.TreeError)
+		}
 	}
 }
