@@ -48,6 +48,8 @@ type Agent struct {
 	// scheduled. Guarded by mu.
 	unwritten     map[fileKey]bool
 	writeTimerSet bool
+	// mapKeys indexes the maps the read-back looks keys up in. Guarded by mu.
+	mapKeys mapKeys
 
 	st statusRecorder
 }

@@ -236,13 +236,7 @@ func (a *Agent) keysReadBack(ctx context.Context, files map[string]string, looku
 	want := map[string]map[string]string{} // by map: the file's value of each key it holds
 	for _, name := range sortedKeys(lookups) {
 		keys := lookups[name]
-		values := make(map[string]string, len(keys))
-		dup := false
-		for _, e := range runtime.MapFileEntriesFor(files[name], keys) {
-			_, seen := values[e.Key]
-			dup = dup || seen
-			values[e.Key] = e.Value
-		}
+		values, dup := a.mapKeys.lookup(name, files[name], keys)
 		if dup {
 			continue
 		}

@@ -100,6 +100,11 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 		record("runtime")
 		return done(http.StatusBadRequest)
 	}
+	for i, e := range req.Edits {
+		if e.Kind == bundle.KindMap { // fillEdits appends the edited files after req.Files
+			a.mapKeys.edited(e.Name, bases[i].Content, changed[len(req.Files)+i].Content, e)
+		}
+	}
 	if opErr == nil {
 		// Read back what the operations touched; a worker that does not run what
 		// the resulting set says is reloaded like a failed operation.
