@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -88,9 +89,15 @@ func TestRuntimeFilesWrittenSoon(t *testing.T) {
 
 	// State reads the hash and the files together: applies landing meanwhile
 	// never show a tree that differs from the hash (a drift to the controller).
+	// Applies go on until 20 reads were made while they ran.
+	var reads atomic.Int32
 	done := make(chan error, 1)
 	go func() {
-		for i := range 60 {
+		for i := 0; reads.Load() < 20; i++ {
+			if i == 1000 {
+				done <- fmt.Errorf("only %d state reads during 1,000 applies", reads.Load())
+				return
+			}
 			if err := tryAdd(fmt.Sprintf("e%d.test", i)); err != nil {
 				done <- err
 				return
@@ -98,20 +105,18 @@ func TestRuntimeFilesWrittenSoon(t *testing.T) {
 		}
 		done <- nil
 	}()
-	for reads := 0; ; reads++ {
+	for {
 		select {
 		case err := <-done:
 			if err != nil {
 				t.Fatal(err)
 			}
-			if reads < 5 {
-				t.Fatalf("only %d state reads during the applies", reads)
-			}
 			return
 		default:
 		}
 		if st := a.State(context.Background()); st.TreeHash != st.Hash || st.TreeError != "" {
-			t.Fatalf("state read %d: hash %s, tree %s (%s)", reads, st.Hash, st.TreeHash, st.TreeError)
+			t.Fatalf("state read %d: hash %s, tree %s (%s)", reads.Load(), st.Hash, st.TreeHash, st.TreeError)
 		}
+		reads.Add(1)
 	}
 }
