@@ -44,9 +44,12 @@ func (a *Agent) ApplyConfig(ctx context.Context, req agentapi.ConfigRequest) (ag
 	defer a.mu.Unlock()
 	// From here on a client that goes away must not leave a half-done apply.
 	ctx = context.WithoutCancel(ctx)
-	if b.Hash == a.current.Hash && a.writeUnwritten() == nil {
-		// Same set: nothing to do unless the files on disk drifted.
-		if tree, err := readTree(a.opts.Layout, manifestOf(a.current)); err == nil && tree.Hash == b.Hash {
+	if b.Hash == a.current.Hash {
+		// Same set: nothing to do unless the files on disk drifted (once what waits
+		// to be written is).
+		if err := a.writeUnwritten(); err != nil {
+			a.opts.Logger.Warn("could not write the files of a runtime apply", "error", err)
+		} else if tree, err := readTree(a.opts.Layout, manifestOf(a.current)); err == nil && tree.Hash == b.Hash {
 			res.Result = agentapi.ResultUnchanged
 			return done(http.StatusOK)
 		}

@@ -17,9 +17,9 @@ import (
 
 // ApplyRuntime applies runtime operations to the running worker without a reload,
 // reads back the servers and maps they touched (see readBack), and has the files
-// written soon (writeSoon) so that disk matches what runs. If an operation fails or the read-back finds a
-// divergence, the resulting set is validated and applied with a verified reload
-// instead. The edited files are spliced and hashed after the operations ran, so
+// written soon (writeSoon) so that disk matches what runs. If an operation fails or
+// the read-back finds a divergence, the resulting set is validated and applied with
+// a verified reload instead. The edited files are spliced and hashed after the operations ran, so
 // that a large map's copy and hash do not delay the change: a request whose
 // result does not hash as it says (a controller bug) is refused then, and the
 // running set is reloaded to forget its operations.

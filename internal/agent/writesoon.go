@@ -29,16 +29,19 @@ func (a *Agent) writeSoon(files []bundle.File) {
 	}
 }
 
-// writeDue writes what writeSoon recorded; a failure is logged and tried again
-// after another delay (and by whatever reads the disk before then).
+// writeRetryDelay is how long a failed write waits before it is tried again (by
+// whatever reads the disk sooner).
+const writeRetryDelay = time.Second
+
+// writeDue writes what writeSoon recorded; a failure is logged and tried again.
 func (a *Agent) writeDue() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.writeTimerSet = false
 	if err := a.writeUnwritten(); err != nil {
-		a.opts.Logger.Warn("could not write the files of a runtime apply; trying again", "error", err)
+		a.opts.Logger.Warn("could not write the files of a runtime apply; trying again", "error", err, "in", writeRetryDelay)
 		a.writeTimerSet = true
-		time.AfterFunc(fileWriteDelay, a.writeDue)
+		time.AfterFunc(writeRetryDelay, a.writeDue)
 	}
 }
 
