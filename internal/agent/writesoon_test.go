@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -118,5 +119,65 @@ func TestRuntimeFilesWrittenSoon(t *testing.T) {
 			t.Fatalf("state read %d: hash %s, tree %s (%s)", reads.Load(), st.Hash, st.TreeHash, st.TreeError)
 		}
 		reads.Add(1)
+	}
+}
+
+// TestRuntimeFilesWriteRetried: a write that fails (a directory where the map
+// goes) leaves the change served, State reports the tree error instead of a tree
+// hash, and the timed write, failed too, is tried again until it lands.
+func TestRuntimeFilesWriteRetried(t *testing.T) {
+	needHAProxy(t)
+	opts := testOptions(t, t.TempDir())
+	a, srv := startAgent(t, opts)
+	port := freePort(t)
+	cfg := rbCfg(port, opts.Layout.MapsDir, "")
+	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "a.test be_a\n"}
+	if code, res := putConfig(t, srv, cfg, hostMap); code != http.StatusOK {
+		t.Fatalf("base config: %d %+v", code, res)
+	}
+	cur := bundle.New([]bundle.File{cfg, hostMap})
+	path := opts.Layout.Path(hostMap)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(path, "in-the-way"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	m := hostMap
+	m.Content += "b.test be_b\n"
+	next := merged(cur, []bundle.File{m})
+	res, code := a.ApplyRuntime(context.Background(), agentapi.RuntimeRequest{BaseHash: cur.Hash, Hash: next.Hash, Files: []bundle.File{m},
+		Operations: []runtime.Op{{Operation: &runtime.AddMap{Map: "host.map", Key: "b.test", Value: "be_b"}}}})
+	if code != http.StatusOK || res.Result != agentapi.ResultApplied {
+		t.Fatalf("apply: %d %+v", code, res)
+	}
+	if got := fetch(t, port, "b.test"); got != "B" {
+		t.Fatalf("b.test: %q", got)
+	}
+	if st := a.State(context.Background()); st.TreeError == "" || st.Hash != next.Hash {
+		t.Fatalf("state while the map cannot be written: %+v", st)
+	}
+
+	time.Sleep(fileWriteDelay + 200*time.Millisecond) // the timed write has failed too
+	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+		t.Fatalf("host.map after the timed write: %v %v, want the directory in its way", fi, err)
+	}
+	if err := os.RemoveAll(path); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(writeRetryDelay + 3*time.Second)
+	for {
+		data, err := os.ReadFile(path)
+		if err == nil && string(data) == m.Content {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("host.map not written again: %q, %v", data, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := a.State(context.Background()); st.TreeError != "" || st.TreeHash != next.Hash {
+		t.Fatalf("state after the retry: %+v", st)
 	}
 }
