@@ -20,16 +20,8 @@ import (
 // what waits first), without a reader the files and the manifest reach the disk
 // within the delay, and State's hash and tree hash agree while applies land.
 func TestRuntimeFilesWrittenSoon(t *testing.T) {
-	needHAProxy(t)
-	opts := testOptions(t, t.TempDir())
-	a, srv := startAgent(t, opts)
-	port := freePort(t)
-	cfg := rbCfg(port, opts.Layout.MapsDir, "")
-	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "a.test be_a\n"}
-	if code, res := putConfig(t, srv, cfg, hostMap); code != http.StatusOK {
-		t.Fatalf("base config: %d %+v", code, res)
-	}
-	cur := bundle.New([]bundle.File{cfg, hostMap})
+	a, opts, port, cur := startWithHostMap(t)
+	hostMap := fileOf(cur, "host.map")
 	// adds host at runtime (from any goroutine: it reports, it does not fail t).
 	tryAdd := func(host string) error {
 		m := fileOf(cur, "host.map")
@@ -126,16 +118,8 @@ func TestRuntimeFilesWrittenSoon(t *testing.T) {
 // goes) leaves the change served, State reports the tree error instead of a tree
 // hash, and the timed write, failed too, is tried again until it lands.
 func TestRuntimeFilesWriteRetried(t *testing.T) {
-	needHAProxy(t)
-	opts := testOptions(t, t.TempDir())
-	a, srv := startAgent(t, opts)
-	port := freePort(t)
-	cfg := rbCfg(port, opts.Layout.MapsDir, "")
-	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "a.test be_a\n"}
-	if code, res := putConfig(t, srv, cfg, hostMap); code != http.StatusOK {
-		t.Fatalf("base config: %d %+v", code, res)
-	}
-	cur := bundle.New([]bundle.File{cfg, hostMap})
+	a, opts, port, cur := startWithHostMap(t)
+	hostMap := fileOf(cur, "host.map")
 	path := opts.Layout.Path(hostMap)
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
@@ -180,4 +164,20 @@ func TestRuntimeFilesWriteRetried(t *testing.T) {
 	if st := a.State(context.Background()); st.TreeError != "" || st.TreeHash != next.Hash {
 		t.Fatalf("state after the retry: %+v", st)
 	}
+}
+
+// startWithHostMap starts an agent running a set whose host.map sends a.test to
+// be_a, served on the returned port.
+func startWithHostMap(t *testing.T) (*Agent, Options, int, *bundle.Bundle) {
+	t.Helper()
+	needHAProxy(t)
+	opts := testOptions(t, t.TempDir())
+	a, srv := startAgent(t, opts)
+	port := freePort(t)
+	cfg := rbCfg(port, opts.Layout.MapsDir, "")
+	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "a.test be_a\n"}
+	if code, res := putConfig(t, srv, cfg, hostMap); code != http.StatusOK {
+		t.Fatalf("base config: %d %+v", code, res)
+	}
+	return a, opts, port, bundle.New([]bundle.File{cfg, hostMap})
 }
