@@ -223,29 +223,34 @@ func (w *worker) deployedHash() string {
 	return w.deployed
 }
 
-// accepts returns how many sets the pod has accepted from this deployer: a mark
-// for ranSince.
-func (d *Deployer) accepts(pod string) int {
+// workerOf is pod's worker, nil when the deployer has none.
+func (d *Deployer) workerOf(pod string) *worker {
 	d.mu.Lock()
-	w := d.workers[pod]
-	d.mu.Unlock()
-	if w == nil {
-		return 0
+	defer d.mu.Unlock()
+	return d.workers[pod]
+}
+
+// runningHash is the hash of the files the pod should have on disk (RunningHashes).
+func (w *worker) runningHash() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.running != nil {
+		return w.running.Bundle.Hash
 	}
+	return w.deployed
+}
+
+// accepts returns how many sets the pod has accepted from this worker: a mark for
+// ranSince.
+func (w *worker) accepts() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.next
 }
 
 // ranSince reports whether hash is a set the pod accepted after mark (accepts),
-// among the last len(worker.ran).
-func (d *Deployer) ranSince(pod string, mark int, hash string) bool {
-	d.mu.Lock()
-	w := d.workers[pod]
-	d.mu.Unlock()
-	if w == nil {
-		return false
-	}
+// among the last len(w.ran).
+func (w *worker) ranSince(mark int, hash string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i := max(mark, w.next-len(w.ran)); i < w.next; i++ {
@@ -264,13 +269,7 @@ func (d *Deployer) RunningHashes() map[string]string {
 	defer d.mu.Unlock()
 	out := map[string]string{}
 	for name, w := range d.workers {
-		w.mu.Lock()
-		if w.running != nil {
-			out[name] = w.running.Bundle.Hash
-		} else {
-			out[name] = w.deployed
-		}
-		w.mu.Unlock()
+		out[name] = w.runningHash()
 	}
 	return out
 }

@@ -80,8 +80,12 @@ func (d *Deployer) CheckDrift(ctx context.Context, report func(DriftCheck)) {
 		return
 	}
 	for _, p := range d.Pods() {
-		mark := d.accepts(p.Name)
-		want := d.RunningHashes()[p.Name]
+		w := d.workerOf(p.Name)
+		if w == nil {
+			continue
+		}
+		mark := w.accepts()
+		want := w.runningHash()
 		if want == "" {
 			continue // nothing accepted yet: the worker is applying
 		}
@@ -96,7 +100,7 @@ func (d *Deployer) CheckDrift(ctx context.Context, report func(DriftCheck)) {
 		// Runtime applies may have landed during the read: the pod is off only if
 		// it matches neither what was expected before nor a set it accepted since
 		// (one it ran before that, an agent restarted on older files, is off).
-		drifted := st.TreeHash != st.Hash || (st.Hash != want && !d.ranSince(p.Name, mark, st.Hash))
+		drifted := st.TreeHash != st.Hash || (st.Hash != want && !w.ranSince(mark, st.Hash))
 		if drifted {
 			d.Forget(p.Name)
 		}
