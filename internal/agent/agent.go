@@ -97,7 +97,6 @@ func (a *Agent) Start(ctx context.Context) error {
 		return err
 	}
 	a.current, a.aliases = cur, aliases
-	a.st.setCurrent(cur.Hash, len(cur.Files))
 	var lkg bundle.Bundle
 	if err := readJSON(o.lkgPath(), &lkg); err == nil && lkg.Hash == bundle.New(lkg.Files).Hash {
 		a.lkg = &lkg
@@ -271,7 +270,6 @@ func (a *Agent) installSet(b *bundle.Bundle, aliases map[string]string) error {
 	}
 	a.current, a.aliases = b, aliases
 	a.unwritten = nil // b is on disk whole
-	a.st.setCurrent(b.Hash, len(b.Files))
 	return nil
 }
 

@@ -87,7 +87,7 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 	if err != nil {
 		opErr = fmt.Errorf("operation %d: %w", failed, err)
 	}
-	changed, err := fillEdits(next, req, bases)
+	edited, err := fillEdits(next, req, bases)
 	if err != nil {
 		// An edit does not make the file its hash names: forget the operations by
 		// reloading what runs now, and refuse the request.
@@ -101,8 +101,8 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 		return done(http.StatusBadRequest)
 	}
 	for i, e := range req.Edits {
-		if e.Kind == bundle.KindMap { // fillEdits appends the edited files after req.Files
-			a.mapKeys.edited(e.Name, bases[i].Content, changed[len(req.Files)+i].Content, e)
+		if e.Kind == bundle.KindMap {
+			a.mapKeys.edited(e.Name, bases[i].Content, edited[i].Content, e)
 		}
 	}
 	if opErr == nil {
@@ -120,8 +120,8 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 	}
 	if opErr == nil {
 		a.current, a.aliases = next, req.Aliases
-		a.writeSoon(changed)
-		a.st.setCurrent(next.Hash, len(next.Files))
+		a.writeSoon(req.Files)
+		a.writeSoon(edited)
 		res.Result = agentapi.ResultApplied
 		a.setLKGSoon(next, req.Aliases)
 		record("runtime")
@@ -244,13 +244,13 @@ func editBases(cur *bundle.Bundle, edits []agentapi.FileEdit) ([]bundle.File, in
 // fillEdits gives next, the resulting set with the edited files' declared hashes,
 // their contents: spliced from their bases (checked by editBases), each of which
 // must hash as its edit says (the set hash those hashes make was checked before).
-// It returns the files that are new or differ: req's whole files and these.
+// It returns the edited files, in edit order.
 func fillEdits(next *bundle.Bundle, req agentapi.RuntimeRequest, bases []bundle.File) ([]bundle.File, error) {
 	at := make(map[fileKey]int, len(next.Files))
 	for i, f := range next.Files {
 		at[keyOf(f)] = i
 	}
-	changed := append([]bundle.File(nil), req.Files...)
+	edited := make([]bundle.File, 0, len(req.Edits))
 	for i, e := range req.Edits {
 		content, err := e.Apply(bases[i].Content)
 		if err != nil {
@@ -261,7 +261,7 @@ func fillEdits(next *bundle.Bundle, req agentapi.RuntimeRequest, bases []bundle.
 			return nil, fmt.Errorf("edit of %s: the result's hash is %s, not %s", f.Target(), f.Hash, e.Hash)
 		}
 		next.Files[at[keyOf(f)]] = f
-		changed = append(changed, f)
+		edited = append(edited, f)
 	}
-	return changed, nil
+	return edited, nil
 }

@@ -19,8 +19,6 @@ type statusRecorder struct {
 	lastReload *agentapi.ReloadRecord
 	failed     int
 	restarts   int
-	hash       string
-	files      int
 	serverDiv  int
 	mapDiv     int
 	lastVerify *agentapi.VerifyRecord
@@ -84,12 +82,6 @@ func (s *statusRecorder) recordReload(start time.Time, err error) {
 	s.lastReload = &r
 }
 
-func (s *statusRecorder) setCurrent(hash string, files int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.hash, s.files = hash, files
-}
-
 // State reports the agent's state. The process list is read live when the master
 // answers quickly, else the last one seen is used; the hash and the tree hash are
 // read together, with applies held off (the disk after the files a runtime apply
@@ -103,7 +95,6 @@ func (a *Agent) State(ctx context.Context) agentapi.State {
 	s := &a.st
 	s.mu.Lock()
 	st := agentapi.State{
-		Hash: s.hash, Files: s.files,
 		HAProxyVersion: s.ver.Raw, Capabilities: runtime.CapabilitiesOf(s.ver),
 		Reloads: s.procs.Master.Reloads, FailedReloads: s.failed, HAProxyRestarts: s.restarts,
 		LastApply: s.lastApply, LastReload: s.lastReload,
