@@ -82,6 +82,8 @@ func (e *Engine) gatewayBuiltins() native.Declarations {
 		"gateway_index":             gatewayIndex,
 		"gateway_route_order":       e.gatewayRouteOrder,
 		"gateway_host_intersection": gatewayHostIntersection,
+		"gateway_http_route":        e.gatewayHTTPRoute,
+		"gateway_servers":           e.gatewayServers,
 	}
 }
 

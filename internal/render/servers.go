@@ -37,8 +37,20 @@ func (e *Engine) serviceServers(services, endpoints, ns, service, port, suffix s
 		}
 		b.WriteString(l)
 	}
+	endpointServers(e.st.fetch(endpoints, []string{ns, service}), spName, func(srv, addr, port string) {
+		line("server " + srv + " " + addr + ":" + port + suffix)
+	}, func(slice snapshot.Object, addr string) {
+		line("# haptic: " + comment("EndpointSlice "+ns+"/"+slice.Name+": address "+toJSON(addr)+" is not an IP address; skipped"))
+	})
+	return b.String()
+}
+
+// endpointServers walks the ready addresses of slices on the port named spName (the
+// last one so named in each slice): server gets each server once, by name, address
+// and port, in slice order; bad gets each address that is not an IP address.
+func endpointServers(slices []snapshot.Object, spName string, server func(srv, addr, port string), bad func(slice snapshot.Object, addr string)) {
 	var seen map[string]bool
-	for _, slice := range e.st.fetch(endpoints, []string{ns, service}) {
+	for _, slice := range slices {
 		target := 0
 		ports, _ := slice.Raw["ports"].([]any)
 		for _, p := range ports {
@@ -61,7 +73,7 @@ func (e *Engine) serviceServers(services, endpoints, ns, service, port, suffix s
 			for _, av := range addrs {
 				addr := rawString(av)
 				if !isIP(addr) {
-					line("# haptic: " + comment("EndpointSlice "+ns+"/"+slice.Name+": address "+toJSON(addr)+" is not an IP address; skipped"))
+					bad(slice, addr)
 					continue
 				}
 				srv := "srv_" + strings.ReplaceAll(strings.ReplaceAll(addr, ".", "_"), ":", "_") + "_" + tp
@@ -72,11 +84,32 @@ func (e *Engine) serviceServers(services, endpoints, ns, service, port, suffix s
 					seen = map[string]bool{}
 				}
 				seen[srv] = true
-				line("server " + srv + " " + addr + ":" + tp + suffix)
+				server(srv, addr, tp)
 			}
 		}
 	}
-	return b.String()
+}
+
+// gatewayServers is gateway_servers(s, store, target, namespace, service, portName):
+// the gateway library's servers of backend target, "srv_<addr>_<port> <addr>:<port>"
+// per ready IP address of Service namespace/service on the target port of its port
+// portName (EndpointSlices read from store like Fetch). An address that is not an IP
+// address becomes a note about target in s, once.
+func (e *Engine) gatewayServers(s *GatewayState, store, target, ns, service, spName string) []string {
+	var out []string
+	var noted map[string]bool
+	endpointServers(e.st.fetch(store, []string{ns, service}), spName, func(srv, addr, port string) {
+		out = append(out, srv+" "+addr+":"+port)
+	}, func(slice snapshot.Object, addr string) {
+		if !noted[addr] {
+			if noted == nil {
+				noted = map[string]bool{}
+			}
+			noted[addr] = true
+			s.Notes = append(s.Notes, "\x00"+target+"\x00EndpointSlice "+ns+"/"+slice.Name+": address "+toJSON(addr)+" is not an IP address; skipped")
+		}
+	})
+	return out
 }
 
 // servicePortName finds the Service port named port, or numbered so: its name.

@@ -1,0 +1,75 @@
+package render
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func TestHTTPRouteNative(t *testing.T) {
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(`{
+	  "metadata": {"namespace": "team", "name": "web", "creationTimestamp": "2026-01-01T00:00:00Z"},
+	  "spec": {
+	    "parentRefs": [{"name": "gw", "sectionName": "http", "port": 8080}, {"kind": "ListenerSet", "namespace": "infra", "name": "ls"}],
+	    "hostnames": ["a.example.com"],
+	    "rules": [
+	      {"matches": [{"path": {"type": "Exact", "value": "/x"}, "headers": [{"name": "h", "value": "v"}], "method": "GET"}],
+	       "filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": [{"name": "a", "value": "1"}], "remove": []}},
+	                   {"type": "RequestRedirect", "requestRedirect": {"statusCode": 301, "path": {"type": "ReplaceFullPath", "replaceFullPath": "/y"}}},
+	                   {"type": "CORS", "cors": {"allowOrigins": ["*"], "allowCredentials": true, "maxAge": 5}}],
+	       "backendRefs": [{"name": "svc", "port": 80, "weight": 2,
+	                        "filters": [{"type": "ResponseHeaderModifier", "responseHeaderModifier": {"add": [{"name": "b", "value": "2"}]}}]}],
+	       "retry": {"attempts": 3, "codes": [503]},
+	       "timeouts": {"request": "1s"}},
+	      {}
+	    ]
+	  }}`), &obj); err != nil {
+		t.Fatal(err)
+	}
+	got := httpRouteNative(obj["metadata"].(map[string]any), obj["spec"].(map[string]any))
+	want := map[string]any{
+		"kind": "HTTPRoute", "id": "HTTPRoute team/web", "wkey": "@h/team/web", "namespace": "team", "name": "web",
+		"h2": false, "created": "2026-01-01T00:00:00Z", "hostnames": []string{"a.example.com"},
+		"parents": []map[string]string{
+			{"group": gatewayGroup, "kind": "Gateway", "name": "gw", "namespace": "team", "section": "http", "port": "8080"},
+			{"group": gatewayGroup, "kind": "ListenerSet", "name": "ls", "namespace": "infra", "section": "", "port": "0"},
+		},
+		"rules": []map[string]any{
+			{
+				"matches": []map[string]any{{"ptype": "Exact", "pvalue": "/x", "pfield": "spec.rules[0].matches[0].path.value",
+					"field": "spec.rules[0].matches[0]", "headers": [][]string{{"Exact", "h", "v"}}, "query": [][]string(nil), "method": "GET"}},
+				"filters": []map[string]any{
+					// an empty remove list stays a list: its JSON names backends
+					{"type": "RequestHeaderModifier", "field": "spec.rules[0].filters[0]",
+						"request": map[string]any{"set": [][]string{{"a", "1"}}, "add": [][]string(nil), "remove": []string{}}},
+					{"type": "RequestRedirect", "field": "spec.rules[0].filters[1]", "redirect": map[string]string{
+						"scheme": "", "hostname": "", "port": "0", "code": "301", "pathType": "ReplaceFullPath", "full": "/y", "prefix": ""}},
+					{"type": "CORS", "field": "spec.rules[0].filters[2]", "cors": map[string]any{"origins": []string{"*"}, "credentials": true,
+						"methods": []string(nil), "headers": []string(nil), "expose": []string(nil), "maxAge": 5}},
+				},
+				"backends": []map[string]any{{"group": "", "kind": "Service", "name": "svc", "namespace": "team", "port": 80, "weight": 2,
+					"field": "spec.rules[0].backendRefs[0]", "filters": []map[string]any{{"type": "ResponseHeaderModifier",
+						"field": "spec.rules[0].backendRefs[0].filters[0]",
+						"response": map[string]any{"set": [][]string(nil), "add": [][]string{{"b", "2"}}, "remove": []string(nil)}}}}},
+				"retries": 3, "retryCodes": []int{503},
+				"timeouts": [][]string{{"request", "1s"}, {"backendRequest", ""}},
+			},
+			{
+				"matches": []map[string]any{{"ptype": "PathPrefix", "pvalue": "/", "pfield": "spec.rules[1]", "field": "spec.rules[1]",
+					"headers": [][]string(nil), "query": [][]string(nil), "method": ""}},
+				"filters": []map[string]any(nil), "backends": []map[string]any(nil), "retries": 0, "retryCodes": []int(nil),
+				"timeouts": [][]string(nil),
+			},
+		},
+	}
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.MarshalIndent(got, "", " ")
+		w, _ := json.MarshalIndent(want, "", " ")
+		t.Errorf("native form:\n%s\nwant:\n%s", g, w)
+	}
+	ops, _ := json.Marshal(got["rules"].([]map[string]any)[0]["filters"].([]map[string]any)[0]["request"])
+	if string(ops) != `{"add":null,"remove":[],"set":[["a","1"]]}` {
+		t.Errorf("request ops JSON %s", ops)
+	}
+}
