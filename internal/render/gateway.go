@@ -83,7 +83,9 @@ func (e *Engine) gatewayBuiltins() native.Declarations {
 		"gateway_route_order":       e.gatewayRouteOrder,
 		"gateway_host_intersection": gatewayHostIntersection,
 		"gateway_http_route":        e.gatewayHTTPRoute,
-		"gateway_servers":           e.gatewayServers,
+		"gateway_backend_ref":       e.gatewayBackendRef,
+		"gateway_header_map_lines":  gatewayHeaderMapLines,
+		"gateway_granted":           e.gatewayGranted,
 	}
 }
 
