@@ -86,6 +86,11 @@ func (e *Engine) gatewayBuiltins() native.Declarations {
 		"gateway_backend_ref":       e.gatewayBackendRef,
 		"gateway_header_map_lines":  gatewayHeaderMapLines,
 		"gateway_granted":           e.gatewayGranted,
+		"gateway_attach":            e.gatewayAttach,
+		"gateway_allowed":           e.gatewayAllowed,
+		"gateway_namespace_labels":  e.gatewayNamespaceLabels,
+		"gateway_plain_match":       gatewayPlainMatch,
+		"labels_selected":           labelsSelected,
 	}
 }
 

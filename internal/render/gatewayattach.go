@@ -1,0 +1,196 @@
+package render
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/open2b/scriggo/native"
+)
+
+// gatewayNamespacesStore is the gateway library's store of Namespaces (by name).
+const gatewayNamespacesStore = "namespaces"
+
+// gatewayAttach is gateway_attach(s, route): the host keys a route (native form)
+// attaches with, as [frontend prefix, host key, listener prefix], one per listener
+// it may attach to (parentRefs by section and port, the listener's allowedRoutes)
+// and hostname the listener's and the route's have in common; nil when there is
+// none (the route is not rendered), or the render's error for an invalid hostname.
+// It marks each attachment in s.Seen ("a <id> <listener>") and each host key in
+// s.Hosts.
+func (e *Engine) gatewayAttach(env native.Env, s *GatewayState, route map[string]any) ([][]string, string) {
+	id, rns, kind := route["id"].(string), route["namespace"].(string), route["kind"].(string)
+	var attached []string
+	for _, p := range route["parents"].([]map[string]string) {
+		if p["group"] != gatewayGroup || p["kind"] != "Gateway" && p["kind"] != "ListenerSet" {
+			continue
+		}
+		// a Gateway's own listeners, or a ListenerSet's
+		pkey := p["namespace"] + "/" + p["name"]
+		if p["kind"] == "ListenerSet" {
+			pkey = "ListenerSet " + pkey
+		}
+		for _, lid := range s.ListenersOfGw[pkey] {
+			li := s.Listeners[lid]
+			if p["section"] != "" && p["section"] != li["name"].(string) || p["port"] != "0" && p["port"] != li["port"].(string) {
+				continue
+			}
+			if e.gatewayAllowed(s, lid, rns, kind) && !s.Seen["a "+id+" "+lid] {
+				s.Seen["a "+id+" "+lid] = true
+				attached = append(attached, lid)
+			}
+		}
+	}
+	hostnames := route["hostnames"].([]string)
+	if len(hostnames) == 0 {
+		hostnames = []string{""}
+	}
+	var hostKeys [][]string
+	for _, lid := range attached {
+		li := s.Listeners[lid]
+		fp, lp, lh := li["frontend"].(map[string]any)["fp"].(string), li["prefix"].(string), li["hostname"].(string)
+		for hi, rh := range hostnames {
+			rh = strings.ToLower(rh)
+			if rh != "" && !isDNSHost(rh) {
+				return nil, id + ": spec.hostnames[" + strconv.Itoa(hi) + "]: " + toJSON(rh) + " is not a valid hostname"
+			}
+			h := lh
+			if rh != "" {
+				if h = gatewayHostIntersection(lh, rh); h == "" {
+					continue
+				}
+			}
+			hk := lp + "*"
+			if h != "" {
+				hk = mapKey(env, lp+h, id+": spec.hostnames")
+				s.Hosts[hk] = true
+			}
+			if !s.Seen["hk "+id+" "+hk] {
+				s.Seen["hk "+id+" "+hk] = true
+				hostKeys = append(hostKeys, []string{fp, hk, lp})
+			}
+		}
+	}
+	return hostKeys, ""
+}
+
+// gatewayAllowed is gateway_allowed(s, listener, routeNamespace, routeKind): whether
+// the listener's allowedRoutes admit routes of that kind from that namespace.
+func (e *Engine) gatewayAllowed(s *GatewayState, lid, routeNs, routeKind string) bool {
+	li := s.Listeners[lid]
+	switch li["from"].(string) {
+	case "All":
+	case "Same":
+		if routeNs != li["namespace"].(string) {
+			return false
+		}
+	case "Selector":
+		if !li["hasSelector"].(bool) || !labelsSelected(li["matchLabels"].(map[string]string), li["exprs"].([][]string), e.gatewayNamespaceLabels(routeNs)) {
+			return false
+		}
+	default:
+		return false
+	}
+	kinds := li["kinds"].([]string)
+	if len(kinds) == 0 {
+		return true
+	}
+	for _, k := range kinds {
+		if k == gatewayGroup+"/"+routeKind {
+			return true
+		}
+	}
+	return false
+}
+
+// gatewayNamespaceLabels is gateway_namespace_labels(namespace): the Namespace's
+// labels and the kubernetes.io/metadata.name label every Namespace has.
+func (e *Engine) gatewayNamespaceLabels(ns string) map[string]string {
+	out := map[string]string{"kubernetes.io/metadata.name": ns}
+	if objs := e.st.getSingle(gatewayNamespacesStore, []string{ns}); len(objs) > 0 {
+		meta, _ := objs[0].Raw["metadata"].(map[string]any)
+		labels, _ := meta["labels"].(map[string]any)
+		for k, v := range labels {
+			out[k] = rawString(v)
+		}
+	}
+	return out
+}
+
+// labelsSelected is labels_selected(matchLabels, exprs, labels): whether a label
+// selector (matchLabels, and matchExpressions as [key, operator, values...]) selects
+// labels. An unknown operator selects nothing.
+func labelsSelected(matchLabels map[string]string, exprs [][]string, labels map[string]string) bool {
+	for k, v := range matchLabels {
+		if lv, ok := labels[k]; !ok || lv != v {
+			return false
+		}
+	}
+	for _, ex := range exprs {
+		lv, ok := labels[ex[0]]
+		in := false
+		for _, v := range ex[2:] {
+			in = in || ok && v == lv
+		}
+		switch ex[1] {
+		case "In":
+			if !in {
+				return false
+			}
+		case "NotIn":
+			if in {
+				return false
+			}
+		case "Exists":
+			if !ok {
+				return false
+			}
+		case "DoesNotExist":
+			if ok {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// gatewayPlainMatch is gateway_plain_match(s, id, hostKeys, pathType, path, base,
+// field, value): a match without conditions as map lines, one per host key, each
+// "<what makes it unique>\x00<line>" (the first route with a key wins it).
+func gatewayPlainMatch(env native.Env, s *GatewayState, id string, hostKeys [][]string, ptype, path, base, pfield, value string) {
+	for _, fphk := range hostKeys {
+		hk := fphk[1]
+		switch ptype {
+		case "Exact":
+			if k := "e " + hk + path; !s.Seen[k] {
+				s.Seen[k] = true
+				s.Exact = append(s.Exact, k+"\x00"+mapKey(env, hk+path, id+": "+pfield)+" "+value)
+			}
+		case "PathPrefix":
+			if k := "pe " + hk + base; base != "" && !s.Seen[k] {
+				s.Seen[k] = true
+				s.PrefixExact = append(s.PrefixExact, k+"\x00"+mapKey(env, hk+base, id+": "+pfield)+" "+value)
+			}
+			if k := "p " + hk + base + "/"; !s.Seen[k] {
+				s.Seen[k] = true
+				s.PrefixSorted = append(s.PrefixSorted, k+"\x00"+strconv.Itoa(199999-len(hk+base+"/"))+" "+
+					mapKey(env, hk+base+"/", id+": "+pfield)+" "+value)
+				s.PlainPrefixes = append(s.PlainPrefixes, []string{hk, base})
+			}
+		default:
+			re := "^" + regexp.QuoteMeta(hk) + "(?:" + trimRegexAnchors(path) + ")$"
+			if k := "r " + re; !s.Seen[k] {
+				s.Seen[k] = true
+				s.Regex = append(s.Regex, k+"\x00"+mapKey(env, re, id+": "+pfield)+" "+value)
+			}
+		}
+	}
+}
+
+// trimRegexAnchors is a path regular expression without a leading ^ and a trailing $
+// (the library anchors it itself).
+func trimRegexAnchors(re string) string {
+	return regexReplace(`\$$`, "", regexReplace(`^\^`, "", re))
+}
