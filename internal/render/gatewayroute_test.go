@@ -73,3 +73,31 @@ func TestHTTPRouteNative(t *testing.T) {
 		t.Errorf("request ops JSON %s", ops)
 	}
 }
+
+func TestLabelsSelected(t *testing.T) {
+	labels := map[string]string{"team": "a", "env": "prod"}
+	for _, c := range []struct {
+		match map[string]string
+		exprs [][]string
+		want  bool
+	}{
+		{nil, nil, true},
+		{map[string]string{"team": "a"}, nil, true},
+		{map[string]string{"team": "b"}, nil, false},
+		{map[string]string{"owner": ""}, nil, false}, // a missing label is not an empty one
+		{nil, [][]string{{"env", "In", "dev", "prod"}}, true},
+		{nil, [][]string{{"env", "In", "dev"}}, false},
+		{nil, [][]string{{"env", "NotIn", "prod"}}, false},
+		{nil, [][]string{{"owner", "NotIn", "x"}}, true},
+		{nil, [][]string{{"team", "Exists"}}, true},
+		{nil, [][]string{{"owner", "Exists"}}, false},
+		{nil, [][]string{{"owner", "DoesNotExist"}}, true},
+		{nil, [][]string{{"team", "DoesNotExist"}}, false},
+		{nil, [][]string{{"team", "Gt", "1"}}, false}, // unknown operators select nothing
+		{map[string]string{"team": "a"}, [][]string{{"env", "In", "prod"}, {"team", "NotIn", "a"}}, false},
+	} {
+		if got := labelsSelected(c.match, c.exprs, labels); got != c.want {
+			t.Errorf("labelsSelected(%v, %v) = %v, want %v", c.match, c.exprs, got, c.want)
+		}
+	}
+}
