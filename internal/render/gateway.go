@@ -83,12 +83,10 @@ func (e *Engine) gatewayBuiltins() native.Declarations {
 		"gateway_route_order":       e.gatewayRouteOrder,
 		"gateway_host_intersection": gatewayHostIntersection,
 		"gateway_http_route":        e.gatewayHTTPRoute,
-		"gateway_rule_value":        e.gatewayRuleValue,
+		"gateway_route_share":       e.gatewayRouteShare,
 		"gateway_granted":           e.gatewayGranted,
-		"gateway_attach":            e.gatewayAttach,
 		"gateway_allowed":           e.gatewayAllowed,
 		"gateway_namespace_labels":  e.gatewayNamespaceLabels,
-		"gateway_plain_match":       gatewayPlainMatch,
 		"labels_selected":           labelsSelected,
 	}
 }

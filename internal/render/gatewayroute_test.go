@@ -101,3 +101,33 @@ func TestLabelsSelected(t *testing.T) {
 		}
 	}
 }
+
+func TestRegexProblem(t *testing.T) {
+	for re, want := range map[string]string{
+		"":             "is empty",
+		"/a b":         "holds whitespace or '#'",
+		"/a#":          "holds whitespace or '#'",
+		`/a\`:          "ends with a lone backslash",
+		"/[a-z":        "has an unclosed '['",
+		`/[\]`:         "has an unclosed '['",
+		"*a":           "has a repetition operator with nothing to repeat",
+		"/(*a)":        "has a repetition operator with nothing to repeat",
+		"/a**":         "has a repetition operator with nothing to repeat",
+		"/(?P<n>a)":    "uses a group construct other than (?:",
+		"/a)":          "has an unbalanced ')'",
+		"/(a":          "has an unbalanced '('",
+		"/[a](":        "has an unbalanced '('", // checking goes on after a class
+		"/a{2}{3}":     "has a repetition operator with nothing to repeat",
+		"/[]a]+":       "",
+		`/[\]]+`:       "",
+		"/a+?":         "",
+		"/a{2,3}?":     "",
+		"/a{x}":        "", // not a count: a literal
+		"/(?:a|b)*$":   "",
+		"^/v[0-9]+/.*": "",
+	} {
+		if got := regexProblem(re); got != want {
+			t.Errorf("regexProblem(%q) = %q, want %q", re, got, want)
+		}
+	}
+}

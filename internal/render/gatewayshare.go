@@ -1,0 +1,295 @@
+package render
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/open2b/scriggo/native"
+)
+
+// gatewayRouteShare is gateway_route_share(s, route, clientCert): a route's share of
+// the configuration, computed on a GatewayState of its own that has the listeners of
+// s and nothing of other routes: {"error": the render's error or "", "state":
+// *GatewayState}. Shares are merged in route order (gateway_merge). clientCert is
+// the library's GwRouteClientCert (gateway_rule_value).
+func (e *Engine) gatewayRouteShare(env native.Env, s *GatewayState, route map[string]any,
+	clientCert func(*GatewayState, map[string]any) []string) map[string]any {
+	r := &GatewayState{
+		Experimental: s.Experimental, Only: s.Only, BasePorts: s.BasePorts, Classes: s.Classes,
+		Frontends: s.Frontends, FrontendOf: s.FrontendOf, Listeners: s.Listeners, ListenersOfGw: s.ListenersOfGw,
+		PortOwner: s.PortOwner, SeenHost: s.SeenHost,
+		Hosts: map[string]bool{}, Seen: map[string]bool{}, Conds: map[string][]string{},
+		PrefixCondHosts: map[string]bool{}, PrefixCondFrontends: map[string]bool{}, BackendIdx: map[string]bool{},
+	}
+	err := e.gatewayRoute(env, r, route, clientCert)
+	if err == "" {
+		err = r.Problem
+	}
+	return map[string]any{"error": err, "state": r}
+}
+
+// gatewayRoute adds a route to s: its attachment, then every match of every rule as
+// map lines (a path only) or frontend rules (with conditions). It returns the
+// render's error, or "".
+func (e *Engine) gatewayRoute(env native.Env, s *GatewayState, route map[string]any,
+	clientCert func(*GatewayState, map[string]any) []string) string {
+	id, rns, name := route["id"].(string), route["namespace"].(string), route["name"].(string)
+	// the names are part of map keys and of str() arguments in frontend rules
+	if !isDNSLabel(rns) || !isDNSSubdomain(name) {
+		return route["kind"].(string) + " " + toJSON(rns+"/"+name) + ": metadata: the namespace is not a DNS label or the name not a DNS subdomain"
+	}
+	hostKeys, err := e.gatewayAttach(env, s, route)
+	if err != "" || len(hostKeys) == 0 {
+		return err
+	}
+	for ri, rule := range route["rules"].([]map[string]any) {
+		value := ""
+		for mi, m := range rule["matches"].([]map[string]any) {
+			ptype, path, pfield := m["ptype"].(string), m["pvalue"].(string), m["pfield"].(string)
+			switch ptype {
+			case "RegularExpression":
+				if p := regexProblem(path); p != "" {
+					return id + ": " + pfield + ": regular expression " + toJSON(path) + " " + p
+				}
+				regexMatch(path, "/") // RE2 must take it too: a compile error fails the render
+			case "Exact", "PathPrefix":
+				if !strings.HasPrefix(path, "/") || regexMatch(`[\s#\x00-\x1f\x7f]`, path) {
+					return id + ": " + pfield + ": path " + toJSON(path) + " must start with / and hold no whitespace or '#'"
+				}
+			default:
+				return id + ": " + pfield + ": path type " + toJSON(ptype) + " is not supported"
+			}
+			if value == "" {
+				value = e.gatewayRuleValue(env, s, route, ri, rule, clientCert)
+				if s.Problem != "" {
+					return s.Problem
+				}
+				value = mapValue(env, value, id+": spec.rules["+strconv.Itoa(ri)+"].backendRefs")
+			}
+			base := strings.TrimRight(path, "/")
+			if len(m["headers"].([][]string)) == 0 && len(m["query"].([][]string)) == 0 && m["method"] == "" {
+				gatewayPlainMatch(env, s, id, hostKeys, ptype, path, base, pfield, value)
+				continue
+			}
+			if err := gatewayMatchConds(env, s, route, ri, mi, m, hostKeys, value, ptype, path, pfield, base); err != "" {
+				return err
+			}
+		}
+	}
+	return ""
+}
+
+// gatewayMatchConds adds a match with conditions (method, headers, query
+// parameters) as frontend rules in s.Conds, ordered by the spec's precedence. It
+// returns the render's error, or "".
+func gatewayMatchConds(env native.Env, s *GatewayState, route map[string]any, ri, mi int, m map[string]any,
+	hostKeys [][]string, value, ptype, path, pfield, base string) string {
+	id, mfield := route["id"].(string), m["field"].(string)
+	headers, query := m["headers"].([][]string), m["query"].([][]string)
+	// structural: ACL conditions, ordered by the spec's precedence
+	var acl []string
+	switch {
+	case ptype == "Exact":
+		acl = append(acl, "{ path -m str "+cfgWord(env, path, id+": "+pfield)+" }")
+	case ptype == "PathPrefix" && base != "":
+		acl = append(acl, "{ path -m reg "+cfgWord(env, "^"+regexp.QuoteMeta(base)+"(/.*)?$", id+": "+pfield)+" }")
+	case ptype == "RegularExpression":
+		acl = append(acl, "{ path -m reg "+cfgWord(env, "^(?:"+trimRegexAnchors(path)+")$", id+": "+pfield)+" }")
+	}
+	method := m["method"].(string)
+	if method != "" {
+		if !regexMatch(`^[A-Z]+$`, method) {
+			return id + ": " + mfield + ".method: " + toJSON(method) + " is not an HTTP method"
+		}
+		acl = append(acl, "{ method "+method+" }")
+	}
+	for hi, h := range headers {
+		hf := mfield + ".headers[" + strconv.Itoa(hi) + "]"
+		if !isHeaderName(h[1]) {
+			return id + ": " + hf + ".name: " + toJSON(h[1]) + " is not a valid header name"
+		}
+		if p := valueProblem(h[2]); p != "" {
+			return id + ": " + hf + ".value: " + p
+		}
+		fetch := "req.hdr(" + fetchArg(env, h[1], id+": "+hf+".name") + ")"
+		switch {
+		case h[0] == "RegularExpression":
+			if p := regexProblem(h[2]); p != "" {
+				return id + ": " + hf + ".value: regular expression " + toJSON(h[2]) + " " + p
+			}
+			acl = append(acl, "{ "+fetch+" -m reg "+cfgWord(env, h[2], id+": "+hf+".value")+" }")
+		case h[2] == "":
+			acl = append(acl, "{ "+fetch+" -m len 0 }")
+		default:
+			acl = append(acl, "{ "+fetch+" -m str "+cfgWord(env, h[2], id+": "+hf+".value")+" }")
+		}
+	}
+	for qi, q := range query {
+		qf := mfield + ".queryParams[" + strconv.Itoa(qi) + "]"
+		if !regexMatch(`^[A-Za-z0-9_.~!*+-]+$`, q[1]) {
+			return id + ": " + qf + ".name: " + toJSON(q[1]) + " is not a supported query parameter name"
+		}
+		if p := valueProblem(q[2]); p != "" {
+			return id + ": " + qf + ".value: " + p
+		}
+		fetch := "url_param(" + fetchArg(env, q[1], id+": "+qf+".name") + ")"
+		if q[0] == "RegularExpression" {
+			if p := regexProblem(q[2]); p != "" {
+				return id + ": " + qf + ".value: regular expression " + toJSON(q[2]) + " " + p
+			}
+			acl = append(acl, "{ "+fetch+" -m reg "+cfgWord(env, q[2], id+": "+qf+".value")+" }")
+		} else {
+			acl = append(acl, "{ "+fetch+" -m str "+cfgWord(env, q[2], id+": "+qf+".value")+" }")
+		}
+	}
+	// HAProxy reads at most 64 words per line. A match with more than four header and
+	// query conditions names each condition in an ACL line of its own ("acl <name>
+	// <condition>") and its rule lists the names: at most 16 + 16 + path + method
+	// names, within the limit with the host and length conditions.
+	aclLines := ""
+	if len(headers)+len(query) > 4 {
+		aclBase := "gwm_" + sha256Hex(id + " " + mfield)[:12]
+		names := make([]string, len(acl))
+		for ai, a := range acl {
+			names[ai] = aclBase + "_" + strconv.Itoa(ai)
+			aclLines += "acl " + names[ai] + " " + strings.TrimSuffix(strings.TrimPrefix(a, "{ "), " }") + "\n"
+		}
+		acl = names
+	}
+	// precedence: exact path, longer prefix, (regex last), method, more headers, more
+	// query params, older route, namespace/name, rule, match
+	kind, plen := "1", 0
+	switch ptype {
+	case "Exact":
+		kind = "0"
+	case "RegularExpression":
+		kind = "2"
+	default:
+		plen = len(base)
+	}
+	hasMethod := "1"
+	if method != "" {
+		hasMethod = "0"
+	}
+	sortKey := fmt.Sprintf("%s%05d%s%02d%02d %s %s/%s %04d%04d", kind, 99999-plen, hasMethod, 99-len(headers), 99-len(query),
+		route["created"].(string), route["namespace"].(string), route["name"].(string), ri, mi)
+	for _, fphk := range hostKeys {
+		fe, hk, lp := fphk[0], fphk[1], fphk[2]
+		group := "host"
+		if strings.HasSuffix(hk, "/*") {
+			group = "any"
+		}
+		// catch-all rules run after the host's own lookups, for every host of their
+		// listener
+		hostACL := "{ var(txn.host_match) -m str " + cfgWord(env, hk) + " } "
+		if group == "any" {
+			hostACL = "{ var(txn.gwl) -m str " + cfgWord(env, lp) + " } "
+		}
+		// a prefix rule loses to a path-only prefix that is longer (txn.plen)
+		lenACL := ""
+		if kind == "1" {
+			lenACL = " { var(txn.plen) -m int le " + strconv.Itoa(plen) + " }"
+			s.PrefixCondHosts[hk] = true
+			s.PrefixCondFrontends[fe] = true
+		}
+		// (the ACL lines come first: a name must be defined before a rule uses it;
+		// defining one again with the same condition changes nothing)
+		line := aclLines + "http-request set-var(txn.route) str(" + value + ") if !{ var(txn.route) -m found } " + hostACL +
+			strings.Join(acl, " ") + lenACL + "  # " + comment(id+" "+mfield)
+		k := fe + " " + group + " " + kind
+		s.Conds[k] = append(s.Conds[k], sortKey+"\x00"+line)
+		// wildcard hosts get a second chance when an exact host had no route
+		if strings.HasPrefix(hk[len(lp):], "*.") {
+			wline := strings.ReplaceAll(line, "{ var(txn.host_match) -m str "+cfgWord(env, hk)+" }",
+				"{ var(txn.gwwild) -m found } { var(txn.host_wild) -m str "+cfgWord(env, hk)+" }")
+			s.Conds[fe+" wild "+kind] = append(s.Conds[fe+" wild "+kind], sortKey+"\x00"+wline)
+		}
+	}
+	return ""
+}
+
+// regexProblem is a structural check of a regular expression, so that a bad one fails
+// the render with the route's name instead of a compiler panic: balanced groups and
+// classes, quantifiers after something, only (?: among group extensions (RE2 and PCRE
+// agree on the rest), no whitespace or '#'. "" when acceptable.
+func regexProblem(re string) string {
+	if re == "" {
+		return "is empty"
+	}
+	if regexMatch(`[\s#]`, re) {
+		return "holds whitespace or '#'"
+	}
+	depth := 0
+	canRepeat, afterRepeat := false, false
+	for i := 0; i < len(re); i++ {
+		c := re[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(re) {
+				return "ends with a lone backslash"
+			}
+			i++
+			canRepeat, afterRepeat = true, false
+		case c == '[':
+			j := i + 1
+			if j < len(re) && re[j] == '^' {
+				j++
+			}
+			if j < len(re) && re[j] == ']' {
+				j++
+			}
+			for ; j < len(re) && re[j] != ']'; j++ {
+				if re[j] == '\\' {
+					j++
+				}
+			}
+			if j >= len(re) {
+				return "has an unclosed '['"
+			}
+			i = j
+			canRepeat, afterRepeat = true, false
+		case c == '{' && !repetitionCount.MatchString(re[i:]):
+			canRepeat, afterRepeat = true, false
+		case c == '*' || c == '+' || c == '?' || c == '{':
+			if c == '{' {
+				i += strings.IndexByte(re[i:], '}')
+			}
+			if c == '?' && afterRepeat {
+				afterRepeat = false
+				continue
+			}
+			if !canRepeat {
+				return "has a repetition operator with nothing to repeat"
+			}
+			canRepeat, afterRepeat = false, true
+		case c == '(':
+			afterRepeat = false
+			if i+1 < len(re) && re[i+1] == '?' {
+				if i+2 >= len(re) || re[i+2] != ':' {
+					return "uses a group construct other than (?:"
+				}
+				i += 2
+			}
+			depth++
+			canRepeat = false
+		case c == ')':
+			afterRepeat = false
+			if depth--; depth < 0 {
+				return "has an unbalanced ')'"
+			}
+			canRepeat = true
+		default:
+			afterRepeat = false
+			canRepeat = c != '|' && c != '^' && c != '$'
+		}
+	}
+	if depth != 0 {
+		return "has an unbalanced '('"
+	}
+	return ""
+}
+
+// repetitionCount is a {n} or {n,m} quantifier at the start of a string.
+var repetitionCount = regexp.MustCompile(`^\{[0-9]+(,[0-9]*)?\}`)
