@@ -83,6 +83,7 @@ func (e *Engine) gatewayBuiltins() native.Declarations {
 		"gateway_route_order":       e.gatewayRouteOrder,
 		"gateway_host_intersection": gatewayHostIntersection,
 		"gateway_http_route":        e.gatewayHTTPRoute,
+		"gateway_grpc_route":        e.gatewayGRPCRoute,
 		"gateway_route_share":       e.gatewayRouteShare,
 		"gateway_granted":           e.gatewayGranted,
 		"gateway_allowed":           e.gatewayAllowed,

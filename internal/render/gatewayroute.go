@@ -1,6 +1,7 @@
 package render
 
 import (
+	"regexp"
 	"strconv"
 )
 
@@ -14,6 +15,17 @@ const gatewayGroup = "gateway.networking.k8s.io"
 // library's per-route values keyed by it are reused. Converting it in the template
 // was a fifth of a full render at 5,000 routes.
 func (e *Engine) gatewayHTTPRoute(store, ns, name string) map[string]any {
+	return e.nativeRoute(store, "gwh ", ns, name, httpRouteNative)
+}
+
+// gatewayGRPCRoute is gateway_grpc_route(store, namespace, name): the GRPCRoute in
+// native form, as gateway_http_route; {"error": ...} when it cannot be routed.
+func (e *Engine) gatewayGRPCRoute(store, ns, name string) map[string]any {
+	return e.nativeRoute(store, "gwg ", ns, name, grpcRouteNative)
+}
+
+// nativeRoute reads a route by key and converts it once per object version.
+func (e *Engine) nativeRoute(store, prefix, ns, name string, native func(meta, spec map[string]any) map[string]any) map[string]any {
 	objs := e.st.getSingle(store, []string{ns, name})
 	if len(objs) == 0 {
 		return nil
@@ -24,11 +36,11 @@ func (e *Engine) gatewayHTTPRoute(store, ns, name string) map[string]any {
 	if meta == nil || spec == nil {
 		return nil
 	}
-	key := "gwh " + rawString(meta["namespace"]) + "/" + rawString(meta["name"])
+	key := prefix + rawString(meta["namespace"]) + "/" + rawString(meta["name"])
 	if v, ok := e.cached(key, raw); ok {
 		return v.(map[string]any)
 	}
-	return e.endCached(key, httpRouteNative(meta, spec)).(map[string]any)
+	return e.endCached(key, native(meta, spec)).(map[string]any)
 }
 
 // httpRouteNative is the native form of an HTTPRoute: defaults filled in, every
@@ -39,23 +51,6 @@ func httpRouteNative(meta, spec map[string]any) map[string]any {
 	var rules []map[string]any
 	for ri, rule := range rawMaps(spec["rules"]) {
 		field := "spec.rules[" + strconv.Itoa(ri) + "]"
-		var filters []map[string]any
-		for fi, f := range rawMaps(rule["filters"]) {
-			filters = append(filters, ruleFilterNative(f, field+".filters["+strconv.Itoa(fi)+"]"))
-		}
-		var backends []map[string]any
-		for bi, b := range rawMaps(rule["backendRefs"]) {
-			bfield := field + ".backendRefs[" + strconv.Itoa(bi) + "]"
-			var bfilters []map[string]any
-			for fi, f := range rawMaps(b["filters"]) {
-				nf := map[string]any{"type": rawString(f["type"]), "field": bfield + ".filters[" + strconv.Itoa(fi) + "]"}
-				headerModifiersNative(nf, f)
-				bfilters = append(bfilters, nf)
-			}
-			backends = append(backends, map[string]any{"group": rawString(b["group"]), "kind": orString(b["kind"], "Service"),
-				"name": rawString(b["name"]), "namespace": orString(b["namespace"], ns), "port": toInt(b["port"]),
-				"weight": toInt(b["weight"]), "field": bfield, "filters": bfilters})
-		}
 		retries, retryCodes := 0, []int(nil)
 		if retry, ok := rule["retry"].(map[string]any); ok {
 			retries = toInt(retry["attempts"])
@@ -67,16 +62,109 @@ func httpRouteNative(meta, spec map[string]any) map[string]any {
 		if t, ok := rule["timeouts"].(map[string]any); ok {
 			timeouts = [][]string{{"request", rawString(t["request"])}, {"backendRequest", rawString(t["backendRequest"])}}
 		}
-		rules = append(rules, map[string]any{"matches": routeMatchesNative(rule, field), "filters": filters,
-			"backends": backends, "retries": retries, "retryCodes": retryCodes, "timeouts": timeouts})
+		rules = append(rules, map[string]any{"matches": routeMatchesNative(rule, field), "filters": filtersNative(rule, field),
+			"backends": backendRefsNative(rule, field, ns), "retries": retries, "retryCodes": retryCodes, "timeouts": timeouts})
 	}
+	return map[string]any{"kind": "HTTPRoute", "id": "HTTPRoute " + ns + "/" + name, "wkey": "@h/" + ns + "/" + name,
+		"namespace": ns, "name": name, "parents": parentRefsNative(ns, spec["parentRefs"]), "hostnames": hostnamesNative(spec),
+		"rules": rules, "h2": false, "created": rawString(meta["creationTimestamp"])}
+}
+
+// grpcRouteNative is the native form of a GRPCRoute: a method match is a path match
+// (/service/method), the servers speak HTTP/2.
+func grpcRouteNative(meta, spec map[string]any) map[string]any {
+	ns, name := rawString(meta["namespace"]), rawString(meta["name"])
+	id := "GRPCRoute " + ns + "/" + name
+	var rules []map[string]any
+	for ri, rule := range rawMaps(spec["rules"]) {
+		field := "spec.rules[" + strconv.Itoa(ri) + "]"
+		matches, err := grpcMatchesNative(rule, field)
+		if err != "" {
+			return map[string]any{"error": id + ": " + err}
+		}
+		rules = append(rules, map[string]any{"matches": matches, "filters": filtersNative(rule, field),
+			"backends": backendRefsNative(rule, field, ns), "retries": 0, "retryCodes": []int(nil), "timeouts": [][]string(nil)})
+	}
+	return map[string]any{"kind": "GRPCRoute", "id": id, "wkey": "@g/" + ns + "/" + name, "namespace": ns, "name": name,
+		"parents": parentRefsNative(ns, spec["parentRefs"]), "hostnames": hostnamesNative(spec), "rules": rules, "h2": true,
+		"created": rawString(meta["creationTimestamp"])}
+}
+
+var (
+	grpcService = regexp.MustCompile(`^[A-Za-z_][A-Za-z_0-9]*(\.[A-Za-z_][A-Za-z_0-9]*)*$`)
+	grpcMethod  = regexp.MustCompile(`^[A-Za-z_][A-Za-z_0-9]*$`)
+)
+
+// grpcMatchesNative are a GRPCRoute rule's matches as path matches; a rule without
+// any matches every path. The error names the field of a service or method name that
+// is not one.
+func grpcMatchesNative(rule map[string]any, field string) ([]map[string]any, string) {
+	var matches []map[string]any
+	for mi, m := range rawMaps(rule["matches"]) {
+		mfield := field + ".matches[" + strconv.Itoa(mi) + "]"
+		ptype, pvalue := "PathPrefix", "/"
+		gm, _ := m["method"].(map[string]any)
+		svc, meth := rawString(gm["service"]), rawString(gm["method"])
+		switch {
+		case svc == "" && meth == "":
+		case rawString(gm["type"]) == "RegularExpression":
+			ptype, pvalue = "RegularExpression", "/(?:"+orString(svc, "[^/]+")+")/(?:"+orString(meth, "[^/]+")+")"
+		case svc != "" && !grpcService.MatchString(svc):
+			return nil, mfield + ".method.service: " + toJSON(svc) + " is not a gRPC service name"
+		case meth != "" && !grpcMethod.MatchString(meth):
+			return nil, mfield + ".method.method: " + toJSON(meth) + " is not a gRPC method name"
+		case svc != "" && meth != "":
+			ptype, pvalue = "Exact", "/"+svc+"/"+meth
+		case svc != "":
+			ptype, pvalue = "PathPrefix", "/"+svc
+		default:
+			ptype, pvalue = "RegularExpression", "/[^/]+/"+meth
+		}
+		matches = append(matches, map[string]any{"ptype": ptype, "pvalue": pvalue, "pfield": mfield + ".method", "field": mfield,
+			"headers": typedNameValues(m["headers"]), "query": [][]string(nil), "method": ""})
+	}
+	if len(matches) == 0 {
+		matches = append(matches, map[string]any{"ptype": "PathPrefix", "pvalue": "/", "pfield": field, "field": field,
+			"headers": [][]string(nil), "query": [][]string(nil), "method": ""})
+	}
+	return matches, ""
+}
+
+// hostnamesNative are a route's hostnames (nil for none).
+func hostnamesNative(spec map[string]any) []string {
 	var hosts []string
 	for _, h := range rawList(spec["hostnames"]) {
 		hosts = append(hosts, rawString(h))
 	}
-	return map[string]any{"kind": "HTTPRoute", "id": "HTTPRoute " + ns + "/" + name, "wkey": "@h/" + ns + "/" + name,
-		"namespace": ns, "name": name, "parents": parentRefsNative(ns, spec["parentRefs"]), "hostnames": hosts,
-		"rules": rules, "h2": false, "created": rawString(meta["creationTimestamp"])}
+	return hosts
+}
+
+// filtersNative are the filters of a route's rule.
+func filtersNative(rule map[string]any, field string) []map[string]any {
+	var filters []map[string]any
+	for fi, f := range rawMaps(rule["filters"]) {
+		filters = append(filters, ruleFilterNative(f, field+".filters["+strconv.Itoa(fi)+"]"))
+	}
+	return filters
+}
+
+// backendRefsNative are the backendRefs of a route's rule, with their defaults and
+// their own (header modifier) filters.
+func backendRefsNative(rule map[string]any, field, ns string) []map[string]any {
+	var backends []map[string]any
+	for bi, b := range rawMaps(rule["backendRefs"]) {
+		bfield := field + ".backendRefs[" + strconv.Itoa(bi) + "]"
+		var bfilters []map[string]any
+		for fi, f := range rawMaps(b["filters"]) {
+			nf := map[string]any{"type": rawString(f["type"]), "field": bfield + ".filters[" + strconv.Itoa(fi) + "]"}
+			headerModifiersNative(nf, f)
+			bfilters = append(bfilters, nf)
+		}
+		backends = append(backends, map[string]any{"group": rawString(b["group"]), "kind": orString(b["kind"], "Service"),
+			"name": rawString(b["name"]), "namespace": orString(b["namespace"], ns), "port": toInt(b["port"]),
+			"weight": toInt(b["weight"]), "field": bfield, "filters": bfilters})
+	}
+	return backends
 }
 
 // routeMatchesNative are an HTTPRoute rule's matches; a rule without any matches

@@ -50,7 +50,7 @@ func TestHTTPRouteNative(t *testing.T) {
 				},
 				"backends": []map[string]any{{"group": "", "kind": "Service", "name": "svc", "namespace": "team", "port": 80, "weight": 2,
 					"field": "spec.rules[0].backendRefs[0]", "filters": []map[string]any{{"type": "ResponseHeaderModifier",
-						"field": "spec.rules[0].backendRefs[0].filters[0]",
+						"field":    "spec.rules[0].backendRefs[0].filters[0]",
 						"response": map[string]any{"set": [][]string(nil), "add": [][]string{{"b", "2"}}, "remove": []string(nil)}}}}},
 				"retries": 3, "retryCodes": []int{503},
 				"timeouts": [][]string{{"request", "1s"}, {"backendRequest", ""}},
@@ -128,6 +128,37 @@ func TestRegexProblem(t *testing.T) {
 	} {
 		if got := regexProblem(re); got != want {
 			t.Errorf("regexProblem(%q) = %q, want %q", re, got, want)
+		}
+	}
+}
+
+func TestGRPCRouteNativeMethods(t *testing.T) {
+	for _, c := range []struct {
+		method              string
+		ptype, pvalue, fail string
+	}{
+		{`{}`, "PathPrefix", "/", ""},
+		{`{"service": "pkg.Svc", "method": "Get"}`, "Exact", "/pkg.Svc/Get", ""},
+		{`{"service": "pkg.Svc"}`, "PathPrefix", "/pkg.Svc", ""},
+		{`{"method": "Get"}`, "RegularExpression", "/[^/]+/Get", ""},
+		{`{"type": "RegularExpression", "service": "pkg\\..*"}`, "RegularExpression", `/(?:pkg\..*)/(?:[^/]+)`, ""},
+		{`{"service": "pkg/Svc"}`, "", "", `GRPCRoute ns/r: spec.rules[0].matches[0].method.service: "pkg/Svc" is not a gRPC service name`},
+		{`{"service": "Svc", "method": "Get x"}`, "", "", `GRPCRoute ns/r: spec.rules[0].matches[0].method.method: "Get x" is not a gRPC method name`},
+	} {
+		var spec map[string]any
+		if err := json.Unmarshal([]byte(`{"rules": [{"matches": [{"method": `+c.method+`}]}]}`), &spec); err != nil {
+			t.Fatal(err)
+		}
+		got := grpcRouteNative(map[string]any{"namespace": "ns", "name": "r"}, spec)
+		if c.fail != "" {
+			if got["error"] != c.fail {
+				t.Errorf("%s: error %v, want %q", c.method, got["error"], c.fail)
+			}
+			continue
+		}
+		m := got["rules"].([]map[string]any)[0]["matches"].([]map[string]any)[0]
+		if m["ptype"] != c.ptype || m["pvalue"] != c.pvalue || got["h2"] != true || got["wkey"] != "@g/ns/r" {
+			t.Errorf("%s: %v %v (h2 %v, wkey %v), want %s %s", c.method, m["ptype"], m["pvalue"], got["h2"], got["wkey"], c.ptype, c.pvalue)
 		}
 	}
 }
