@@ -12,14 +12,17 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/snapshot"
 )
 
-// The gateway library's per-render bookkeeping in Go. Each route's share of the
-// configuration is computed by the library (GwRouteDelta) and remembered while its
-// inputs stay the same; what is left per render is merging the shares in route order
-// and sorting the maps' lines. In the template that was a virtual-machine step per
-// line and most of a render at thousands of routes.
+// The gateway library's per-route work in Go. Each route's share of the configuration
+// (gatewayshare.go: attachment, matches, filters, backends) is computed on a state of
+// its own and remembered while its inputs stay the same; the shares are merged in
+// route order, in runs that are remembered merged, and the maps' lines sorted. The
+// library keeps the Gateways, listeners and the output's layout. In the template each
+// of these steps was a virtual-machine step (a reflect call or two) per field or line:
+// most of a render at thousands of routes.
 //
 //	{% var order = gateway_route_order("http-routes", "HTTPRoute", "grpc-routes", "GRPCRoute") %}
-//	{% gateway_merge(s, share) %}                                        in that order
+//	{% var runs, err = gateway_route_runs(s, order, listenerPrint, clientCert) %}
+//	{% gateway_merge_runs(s, runs...) %}
 //	{% var idx = gateway_index(s) %}                                     the maps' lines
 
 // GatewayState is everything one render of the gateway library computes about
@@ -82,9 +85,7 @@ func (e *Engine) gatewayBuiltins() native.Declarations {
 		"gateway_index":             gatewayIndex,
 		"gateway_route_order":       e.gatewayRouteOrder,
 		"gateway_host_intersection": gatewayHostIntersection,
-		"gateway_http_route":        e.gatewayHTTPRoute,
-		"gateway_grpc_route":        e.gatewayGRPCRoute,
-		"gateway_route_share":       e.gatewayRouteShare,
+		"gateway_route_runs":        e.gatewayRouteRuns,
 		"gateway_granted":           e.gatewayGranted,
 		"gateway_allowed":           e.gatewayAllowed,
 		"gateway_namespace_labels":  e.gatewayNamespaceLabels,

@@ -9,6 +9,8 @@ import (
 
 // The stores the gateway library's backend helpers read: its watched resources.
 const (
+	gatewayHTTPRoutesStore  = "http-routes"
+	gatewayGRPCRoutesStore  = "grpc-routes"
 	gatewayServicesStore    = "services"
 	gatewayEndpointsStore   = "endpoints"
 	gatewayTLSPoliciesStore = "backend-tls-policies"

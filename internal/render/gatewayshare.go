@@ -293,3 +293,63 @@ func regexProblem(re string) string {
 
 // repetitionCount is a {n} or {n,m} quantifier at the start of a string.
 var repetitionCount = regexp.MustCompile(`^\{[0-9]+(,[0-9]*)?\}`)
+
+// gatewayRouteRuns is gateway_route_runs(s, order, listeners, clientCert): every
+// route of order (gateway_route_order) as shares merged in runs of 64, each run and
+// each route's share remembered (cached) while what it read and the listeners (their
+// print) stay the same, so that after one route changed the render reuses the other
+// runs whole and its own run merges its other routes' shares as they were. It
+// returns the runs in order, or the render's error (the first route's that fails).
+func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]string, listeners string,
+	clientCert func(*GatewayState, map[string]any) []string) ([]*GatewayState, string) {
+	const runSize = 64
+	runs := make([]*GatewayState, 0, (len(order)+runSize-1)/runSize)
+	for i := 0; i < len(order); i += runSize {
+		run := order[i:min(i+runSize, len(order))]
+		rk := "gw routes from " + strings.Join(run[0], " ")
+		v, ok := e.cached(rk, run, listeners)
+		if !ok {
+			v = e.endCached(rk, e.gatewayRun(env, s, run, listeners, clientCert))
+		}
+		merged := v.(map[string]any)
+		if err := merged["error"].(string); err != "" {
+			return nil, err
+		}
+		runs = append(runs, merged["state"].(*GatewayState))
+	}
+	return runs, ""
+}
+
+// gatewayRun merges the shares of a run of routes: {"error": the first route's
+// error or "", "state": the merged shares}.
+func (e *Engine) gatewayRun(env native.Env, s *GatewayState, run [][]string, listeners string,
+	clientCert func(*GatewayState, map[string]any) []string) map[string]any {
+	shares := make([]*GatewayState, 0, len(run))
+	for _, key := range run {
+		var route map[string]any
+		if key[0] == "GRPCRoute" {
+			route = e.gatewayGRPCRoute(gatewayGRPCRoutesStore, key[1], key[2])
+		} else {
+			route = e.gatewayHTTPRoute(gatewayHTTPRoutesStore, key[1], key[2])
+		}
+		if route == nil {
+			continue
+		}
+		if err, ok := route["error"].(string); ok {
+			return map[string]any{"error": err, "state": &GatewayState{}}
+		}
+		dkey := "gwr " + route["id"].(string)
+		d, known := e.cached(dkey, route, listeners)
+		if !known {
+			d = e.endCached(dkey, e.gatewayRouteShare(env, s, route, clientCert))
+		}
+		share := d.(map[string]any)
+		if err := share["error"].(string); err != "" {
+			return map[string]any{"error": err, "state": &GatewayState{}}
+		}
+		shares = append(shares, share["state"].(*GatewayState))
+	}
+	part := &GatewayState{}
+	gatewayMerge(part, shares...)
+	return map[string]any{"error": "", "state": part}
+}
