@@ -21,7 +21,7 @@ import (
 // most of a render at thousands of routes.
 //
 //	{% var order = gateway_route_order("http-routes", "HTTPRoute", "grpc-routes", "GRPCRoute") %}
-//	{% var runs, err = gateway_route_runs(s, order, listenerPrint, clientCert) %}
+//	{% var runs, err = gateway_route_runs(s, order, listenerPrint) %}
 //	{% gateway_merge_runs(s, runs...) %}
 //	{% var idx = gateway_index(s) %}                                     the maps' lines
 

@@ -11,7 +11,7 @@ import (
 // gatewayNamespacesStore is the gateway library's store of Namespaces (by name).
 const gatewayNamespacesStore = "namespaces"
 
-// gatewayAttach is gateway_attach(s, route): the host keys a route (native form)
+// gatewayAttach is the host keys a route (native form)
 // attaches with, as [frontend prefix, host key, listener prefix], one per listener
 // it may attach to (parentRefs by section and port, the listener's allowedRoutes)
 // and hostname the listener's and the route's have in common; nil when there is
@@ -156,8 +156,7 @@ func labelsSelected(matchLabels map[string]string, exprs [][]string, labels map[
 	return true
 }
 
-// gatewayPlainMatch is gateway_plain_match(s, id, hostKeys, pathType, path, base,
-// field, value): a match without conditions as map lines, one per host key, each
+// gatewayPlainMatch adds a match without conditions as map lines, one per host key, each
 // "<what makes it unique>\x00<line>" (the first route with a key wins it).
 func gatewayPlainMatch(env native.Env, s *GatewayState, id string, hostKeys [][]string, ptype, path, base, pfield, value string) {
 	for _, fphk := range hostKeys {

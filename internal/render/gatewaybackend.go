@@ -21,17 +21,14 @@ const (
 // gateway500 is the backend of a rule that cannot be routed (it answers 500).
 const gateway500 = "haptic_gw_500"
 
-// gatewayBackendRef is gateway_backend_ref(s, route, b, dirs, suffix, clientCert):
-// the backend that backendRef b of a rule of route routes to, added to s the first
+// gatewayBackendRef is the backend that backendRef b of a rule of route routes to, added to s the first
 // time (s.Backends with its servers and header map lines), or the 500 backend when
 // it does not resolve (a missing Service or port, a kind other than Service, no
 // ReferenceGrant: the route's status says why) or cannot be used (a filter other
 // than a header modifier, a BackendTLSPolicy it cannot follow: noted). dirs and
-// suffix are the rule's directives and their part of the name; clientCert is the
-// library's GwRouteClientCert, asked only for a backend with a BackendTLSPolicy.
+// suffix are the rule's directives and their part of the name.
 // A template step per field of this was half of a full render at 5,000 routes.
-func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route, b map[string]any, dirs []string, suffix string,
-	clientCert func(*GatewayState, map[string]any) []string) string {
+func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route, b map[string]any, dirs []string, suffix string) string {
 	id, rns := route["id"].(string), route["namespace"].(string)
 	bns, bname, port := b["namespace"].(string), b["name"].(string), b["port"].(int)
 	svcs := e.st.getSingle(gatewayServicesStore, []string{bns, bname})
@@ -57,7 +54,7 @@ func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route, b map
 	}
 	// the client certificate it presents: the route's Gateways'
 	if btls != nil && btls["problem"].(string) == "" {
-		if c := clientCert(s, route); c != nil && c[2] != "" {
+		if c := e.gatewayRouteClientCert(s, route); c != nil && c[2] != "" {
 			btls = map[string]any{"policy": btls["policy"], "problem": c[2]}
 		} else if c != nil {
 			btls = map[string]any{"policy": btls["policy"], "ca": btls["ca"], "host": btls["host"], "verify": btls["verify"],
@@ -118,8 +115,7 @@ func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route, b map
 	return target
 }
 
-// gatewayHeaderMapLines is gateway_header_map_lines(s, id, field, key, phase, ops,
-// lines): lines with the gateway-backend-headers.map line of header modifier ops
+// gatewayHeaderMapLines is lines with the gateway-backend-headers.map line of header modifier ops
 // ({set, add, remove}) keyed "<key>/<phase>" (none when every value is empty). A
 // header name or value HAProxy cannot take is the render's problem (s.Problem).
 func gatewayHeaderMapLines(env native.Env, s *GatewayState, id, field, key, phase string, ops map[string]any, lines []string) []string {
@@ -183,11 +179,18 @@ func (e *Engine) gatewayGranted(fromGroup, fromKind, fromNs, toGroup, toKind, to
 	return false
 }
 
-// gatewayBackendTLS is the BackendTLSPolicy of Service port bns/bname/spName (one
-// naming the port wins over one naming the Service, then the oldest, then by name):
-// nil without one, else {policy: "ns/name", ca: PEM bundle ("" for the system CAs),
-// host: the SNI, verify: the name the certificate must hold, problem: why it cannot
-// be used ("" when it can)}.
+// gatewayBackendTLS is the BackendTLSPolicy of Service port bns/bname/spName: nil
+// without one, else {policy: "ns/name", ca: PEM bundle ("" for the system CAs), host:
+// the SNI, verify: the name the certificate must hold, problem: why it cannot be used
+// ("" when it can)}. A port's policy is the oldest (creationTimestamp, then name)
+// whose targetRef names the Service with the port's name as sectionName, else the
+// oldest naming the Service without one (the others are Conflicted: the status says
+// so). The servers verify the backend's certificate against the CA bundle of the
+// caCertificateRefs (ConfigMaps' ca.crt in the policy's namespace) or the system CAs
+// (wellKnownCACertificates System), send hostname as SNI and check that the
+// certificate names it (verifyhost; a single subjectAltName of type Hostname takes
+// its place). What HAProxy 2.6 cannot verify (URI subjectAltNames, more than one
+// name) and any unusable reference fail closed: the backend answers 500.
 func (e *Engine) gatewayBackendTLS(bns, bname, spName string) map[string]any {
 	policies := e.st.fetch(gatewayTLSPoliciesStore, []string{bns})
 	best, bestKey := -1, ""

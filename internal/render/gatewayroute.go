@@ -8,7 +8,7 @@ import (
 // gatewayGroup is the Gateway API group a parentRef names when it names none.
 const gatewayGroup = "gateway.networking.k8s.io"
 
-// gatewayHTTPRoute is gateway_http_route(store, namespace, name): the HTTPRoute in
+// gatewayHTTPRoute is the HTTPRoute namespace/name of store in
 // the gateway library's native form (docs/templates.md), nil without it, its metadata
 // or its spec. It is read by key like GetSingle, and converted once per object
 // version: an unchanged route is the very same map in the next render, so the
@@ -18,8 +18,7 @@ func (e *Engine) gatewayHTTPRoute(store, ns, name string) map[string]any {
 	return e.nativeRoute(store, "gwh ", ns, name, httpRouteNative)
 }
 
-// gatewayGRPCRoute is gateway_grpc_route(store, namespace, name): the GRPCRoute in
-// native form, as gateway_http_route; {"error": ...} when it cannot be routed.
+// gatewayGRPCRoute is the GRPCRoute in native form, as gatewayHTTPRoute; {"error": ...} when it cannot be routed.
 func (e *Engine) gatewayGRPCRoute(store, ns, name string) map[string]any {
 	return e.nativeRoute(store, "gwg ", ns, name, grpcRouteNative)
 }

@@ -8,16 +8,14 @@ import (
 	"github.com/open2b/scriggo/native"
 )
 
-// gatewayRuleValue is gateway_rule_value(s, route, ri, rule, clientCert): the value
+// gatewayRuleValue is the value
 // rule ri of route (native form) routes to: a backend, MULTI:<key> (weighted.map
 // lines), or the 500 backend. A rule of an HTTPRoute with a CORS filter or rule-level
 // header modifiers always routes through its rule key (MULTI:<rk>, a weighted.map
 // line of weight 1 when it has one backend), so that the frontend finds its CORS and
-// header lines by txn.wkey whatever backend the rule shares. clientCert is the
-// library's GwRouteClientCert (gateway_backend_ref). Problems are s.Problem.
-func (e *Engine) gatewayRuleValue(env native.Env, s *GatewayState, route map[string]any, ri int, rule map[string]any,
-	clientCert func(*GatewayState, map[string]any) []string) string {
-	v := e.gatewayRuleTarget(env, s, route, ri, rule, clientCert)
+// header lines by txn.wkey whatever backend the rule shares. Problems are s.Problem.
+func (e *Engine) gatewayRuleValue(env native.Env, s *GatewayState, route map[string]any, ri int, rule map[string]any) string {
+	v := e.gatewayRuleTarget(env, s, route, ri, rule)
 	if s.Problem != "" || route["kind"] != "HTTPRoute" {
 		return v
 	}
@@ -40,8 +38,7 @@ func (e *Engine) gatewayRuleValue(env native.Env, s *GatewayState, route map[str
 // gatewayRuleTarget is the backend (or MULTI:<key>) a rule routes to: its filters'
 // directives, timeouts and retries make the backends its own; a redirect answers in a
 // backend of its own; an unsupported filter or a problem answers 500.
-func (e *Engine) gatewayRuleTarget(env native.Env, s *GatewayState, route map[string]any, ri int, rule map[string]any,
-	clientCert func(*GatewayState, map[string]any) []string) string {
+func (e *Engine) gatewayRuleTarget(env native.Env, s *GatewayState, route map[string]any, ri int, rule map[string]any) string {
 	id := route["id"].(string)
 	field := "spec.rules[" + strconv.Itoa(ri) + "]"
 	f, ok := gatewayRuleFilters(env, s, route, rule)
@@ -116,7 +113,7 @@ func (e *Engine) gatewayRuleTarget(env native.Env, s *GatewayState, route map[st
 		if w <= 0 {
 			continue
 		}
-		target := e.gatewayBackendRef(env, s, route, b, dirs, suffix, clientCert)
+		target := e.gatewayBackendRef(env, s, route, b, dirs, suffix)
 		s.Need500 = s.Need500 || target == gateway500
 		names = append(names, target)
 		weights = append(weights, w)

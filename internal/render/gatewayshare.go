@@ -9,13 +9,11 @@ import (
 	"github.com/open2b/scriggo/native"
 )
 
-// gatewayRouteShare is gateway_route_share(s, route, clientCert): a route's share of
+// gatewayRouteShare is a route's share of
 // the configuration, computed on a GatewayState of its own that has the listeners of
 // s and nothing of other routes: {"error": the render's error or "", "state":
-// *GatewayState}. Shares are merged in route order (gateway_merge). clientCert is
-// the library's GwRouteClientCert (gateway_rule_value).
-func (e *Engine) gatewayRouteShare(env native.Env, s *GatewayState, route map[string]any,
-	clientCert func(*GatewayState, map[string]any) []string) map[string]any {
+// *GatewayState}. Shares are merged in route order (gateway_merge).
+func (e *Engine) gatewayRouteShare(env native.Env, s *GatewayState, route map[string]any) map[string]any {
 	r := &GatewayState{
 		Experimental: s.Experimental, Only: s.Only, BasePorts: s.BasePorts, Classes: s.Classes,
 		Frontends: s.Frontends, FrontendOf: s.FrontendOf, Listeners: s.Listeners, ListenersOfGw: s.ListenersOfGw,
@@ -23,7 +21,7 @@ func (e *Engine) gatewayRouteShare(env native.Env, s *GatewayState, route map[st
 		Hosts: map[string]bool{}, Seen: map[string]bool{}, Conds: map[string][]string{},
 		PrefixCondHosts: map[string]bool{}, PrefixCondFrontends: map[string]bool{}, BackendIdx: map[string]bool{},
 	}
-	err := e.gatewayRoute(env, r, route, clientCert)
+	err := e.gatewayRoute(env, r, route)
 	if err == "" {
 		err = r.Problem
 	}
@@ -33,8 +31,7 @@ func (e *Engine) gatewayRouteShare(env native.Env, s *GatewayState, route map[st
 // gatewayRoute adds a route to s: its attachment, then every match of every rule as
 // map lines (a path only) or frontend rules (with conditions). It returns the
 // render's error, or "".
-func (e *Engine) gatewayRoute(env native.Env, s *GatewayState, route map[string]any,
-	clientCert func(*GatewayState, map[string]any) []string) string {
+func (e *Engine) gatewayRoute(env native.Env, s *GatewayState, route map[string]any) string {
 	id, rns, name := route["id"].(string), route["namespace"].(string), route["name"].(string)
 	// the names are part of map keys and of str() arguments in frontend rules
 	if !isDNSLabel(rns) || !isDNSSubdomain(name) {
@@ -62,7 +59,7 @@ func (e *Engine) gatewayRoute(env native.Env, s *GatewayState, route map[string]
 				return id + ": " + pfield + ": path type " + toJSON(ptype) + " is not supported"
 			}
 			if value == "" {
-				value = e.gatewayRuleValue(env, s, route, ri, rule, clientCert)
+				value = e.gatewayRuleValue(env, s, route, ri, rule)
 				if s.Problem != "" {
 					return s.Problem
 				}
@@ -294,14 +291,13 @@ func regexProblem(re string) string {
 // repetitionCount is a {n} or {n,m} quantifier at the start of a string.
 var repetitionCount = regexp.MustCompile(`^\{[0-9]+(,[0-9]*)?\}`)
 
-// gatewayRouteRuns is gateway_route_runs(s, order, listeners, clientCert): every
+// gatewayRouteRuns is gateway_route_runs(s, order, listeners): every
 // route of order (gateway_route_order) as shares merged in runs of 64, each run and
 // each route's share remembered (cached) while what it read and the listeners (their
 // print) stay the same, so that after one route changed the render reuses the other
 // runs whole and its own run merges its other routes' shares as they were. It
 // returns the runs in order, or the render's error (the first route's that fails).
-func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]string, listeners string,
-	clientCert func(*GatewayState, map[string]any) []string) ([]*GatewayState, string) {
+func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]string, listeners string) ([]*GatewayState, string) {
 	const runSize = 64
 	runs := make([]*GatewayState, 0, (len(order)+runSize-1)/runSize)
 	for i := 0; i < len(order); i += runSize {
@@ -309,7 +305,7 @@ func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]str
 		rk := "gw routes from " + strings.Join(run[0], " ")
 		v, ok := e.cached(rk, run, listeners)
 		if !ok {
-			v = e.endCached(rk, e.gatewayRun(env, s, run, listeners, clientCert))
+			v = e.endCached(rk, e.gatewayRun(env, s, run, listeners))
 		}
 		merged := v.(map[string]any)
 		if err := merged["error"].(string); err != "" {
@@ -322,8 +318,7 @@ func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]str
 
 // gatewayRun merges the shares of a run of routes: {"error": the first route's
 // error or "", "state": the merged shares}.
-func (e *Engine) gatewayRun(env native.Env, s *GatewayState, run [][]string, listeners string,
-	clientCert func(*GatewayState, map[string]any) []string) map[string]any {
+func (e *Engine) gatewayRun(env native.Env, s *GatewayState, run [][]string, listeners string) map[string]any {
 	shares := make([]*GatewayState, 0, len(run))
 	for _, key := range run {
 		var route map[string]any
@@ -341,7 +336,7 @@ func (e *Engine) gatewayRun(env native.Env, s *GatewayState, run [][]string, lis
 		dkey := "gwr " + route["id"].(string)
 		d, known := e.cached(dkey, route, listeners)
 		if !known {
-			d = e.endCached(dkey, e.gatewayRouteShare(env, s, route, clientCert))
+			d = e.endCached(dkey, e.gatewayRouteShare(env, s, route))
 		}
 		share := d.(map[string]any)
 		if err := share["error"].(string); err != "" {
