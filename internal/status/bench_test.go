@@ -28,7 +28,7 @@ func BenchmarkCompute(b *testing.B) {
 		r := Compute(in)
 		for _, rt := range in.HTTPRoutes {
 			k := types.NamespacedName{Namespace: rt.Namespace, Name: rt.Name}
-			if !Equal(MergeRoute(r.HTTPRoutes[k], cur.HTTPRoutes[k], now), cur.HTTPRoutes[k]) {
+			if !EqualRoute(MergeRoute(r.HTTPRoutes[k], cur.HTTPRoutes[k], now), cur.HTTPRoutes[k]) {
 				b.Fatal("unchanged route differs")
 			}
 		}

@@ -116,3 +116,63 @@ func TestIngressLoadBalancer(t *testing.T) {
 		t.Error("no addresses must give an empty list")
 	}
 }
+
+// EqualRoute answers as Equal: every field of a route status, changed one at a time.
+func TestEqualRouteAgreesWithEqual(t *testing.T) {
+	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	base := func() gwv1.RouteStatus {
+		ns, sec, port := gwv1.Namespace("ns"), gwv1.SectionName("http"), gwv1.PortNumber(80)
+		g, k := gwv1.Group("gateway.networking.k8s.io"), gwv1.Kind("Gateway")
+		return gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{{
+			ParentRef:      gwv1.ParentReference{Group: &g, Kind: &k, Namespace: &ns, Name: "gw", SectionName: &sec, Port: &port},
+			ControllerName: "haproxy-haptic.org/controller",
+			Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, ObservedGeneration: 1,
+				LastTransitionTime: t0, Reason: "Accepted", Message: "ok"}},
+		}}}
+	}
+	changes := map[string]func(*gwv1.RouteStatus){
+		"nothing": func(*gwv1.RouteStatus) {},
+		"same time elsewhere": func(s *gwv1.RouteStatus) {
+			s.Parents[0].Conditions[0].LastTransitionTime = metav1.NewTime(t0.In(time.FixedZone("x", 3600)))
+		},
+		"time": func(s *gwv1.RouteStatus) {
+			s.Parents[0].Conditions[0].LastTransitionTime = metav1.NewTime(t0.Add(time.Second))
+		},
+		"type":             func(s *gwv1.RouteStatus) { s.Parents[0].Conditions[0].Type = "ResolvedRefs" },
+		"status":           func(s *gwv1.RouteStatus) { s.Parents[0].Conditions[0].Status = metav1.ConditionFalse },
+		"generation":       func(s *gwv1.RouteStatus) { s.Parents[0].Conditions[0].ObservedGeneration = 2 },
+		"reason":           func(s *gwv1.RouteStatus) { s.Parents[0].Conditions[0].Reason = "X" },
+		"message":          func(s *gwv1.RouteStatus) { s.Parents[0].Conditions[0].Message = "x" },
+		"no conditions":    func(s *gwv1.RouteStatus) { s.Parents[0].Conditions = nil },
+		"empty conditions": func(s *gwv1.RouteStatus) { s.Parents[0].Conditions = []metav1.Condition{} },
+		"controller":       func(s *gwv1.RouteStatus) { s.Parents[0].ControllerName = "other" },
+		"name":             func(s *gwv1.RouteStatus) { s.Parents[0].ParentRef.Name = "gw2" },
+		"no group":         func(s *gwv1.RouteStatus) { s.Parents[0].ParentRef.Group = nil },
+		"kind":             func(s *gwv1.RouteStatus) { k := gwv1.Kind("ListenerSet"); s.Parents[0].ParentRef.Kind = &k },
+		"namespace copy":   func(s *gwv1.RouteStatus) { ns := gwv1.Namespace("ns"); s.Parents[0].ParentRef.Namespace = &ns },
+		"namespace":        func(s *gwv1.RouteStatus) { ns := gwv1.Namespace("other"); s.Parents[0].ParentRef.Namespace = &ns },
+		"no section":       func(s *gwv1.RouteStatus) { s.Parents[0].ParentRef.SectionName = nil },
+		"port":             func(s *gwv1.RouteStatus) { p := gwv1.PortNumber(81); s.Parents[0].ParentRef.Port = &p },
+		"no parents":       func(s *gwv1.RouteStatus) { s.Parents = nil },
+		"empty parents":    func(s *gwv1.RouteStatus) { s.Parents = []gwv1.RouteParentStatus{} },
+		"two parents":      func(s *gwv1.RouteStatus) { s.Parents = append(s.Parents, s.Parents[0]) },
+	}
+	differ := 0
+	for name, change := range changes {
+		a, b := base(), base()
+		change(&b)
+		want := Equal(a, b)
+		if got := EqualRoute(a, b); got != want {
+			t.Errorf("%s: EqualRoute %v, Equal %v", name, got, want)
+		}
+		if !want {
+			differ++
+		}
+	}
+	if differ < len(changes)-4 {
+		t.Errorf("only %d of %d changes differ: the cases test too little", differ, len(changes))
+	}
+	if !EqualRoute(gwv1.RouteStatus{}, gwv1.RouteStatus{Parents: []gwv1.RouteParentStatus{}}) {
+		t.Error("nil and empty parents differ")
+	}
+}

@@ -126,21 +126,21 @@ func (m *Manager) plan() ([]job, error) {
 	}
 	for _, r := range in.HTTPRoutes {
 		if want, ok := res.HTTPRoutes[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}]; ok {
-			if want = status.MergeRoute(want, r.Status.RouteStatus, now); !status.Equal(want, r.Status.RouteStatus) {
+			if want = status.MergeRoute(want, r.Status.RouteStatus, now); !status.EqualRoute(want, r.Status.RouteStatus) {
 				jobs = append(jobs, job{gvr: HTTPRoutes, kind: "HTTPRoute", obj: raw[r.UID], status: &gwv1.HTTPRouteStatus{RouteStatus: want}})
 			}
 		}
 	}
 	for _, r := range in.GRPCRoutes {
 		if want, ok := res.GRPCRoutes[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}]; ok {
-			if want = status.MergeRoute(want, r.Status.RouteStatus, now); !status.Equal(want, r.Status.RouteStatus) {
+			if want = status.MergeRoute(want, r.Status.RouteStatus, now); !status.EqualRoute(want, r.Status.RouteStatus) {
 				jobs = append(jobs, job{gvr: GRPCRoutes, kind: "GRPCRoute", obj: raw[r.UID], status: &gwv1.GRPCRouteStatus{RouteStatus: want}})
 			}
 		}
 	}
 	for _, r := range in.TLSRoutes {
 		if want, ok := res.TLSRoutes[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}]; ok {
-			if want = status.MergeRoute(want, r.Status.RouteStatus, now); !status.Equal(want, r.Status.RouteStatus) {
+			if want = status.MergeRoute(want, r.Status.RouteStatus, now); !status.EqualRoute(want, r.Status.RouteStatus) {
 				jobs = append(jobs, job{gvr: TLSRoutes, kind: "TLSRoute", obj: raw[r.UID], status: &gwv1.TLSRouteStatus{RouteStatus: want}})
 			}
 		}
