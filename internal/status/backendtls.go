@@ -171,6 +171,9 @@ func btlsSANsSupported(sans []gwv1.SubjectAltName) bool {
 // controllers are kept.
 func backendTLSPolicyStatus(in Input, gateways map[types.NamespacedName]*gateway) map[types.NamespacedName]gwv1.PolicyStatus {
 	out := map[types.NamespacedName]gwv1.PolicyStatus{}
+	if len(in.BackendTLSPolicies) == 0 {
+		return out // (the ancestors are a walk over every route)
+	}
 	win := btlsWinners(in.BackendTLSPolicies)
 	ancestors := btlsAncestors(in, gateways)
 	for _, p := range in.BackendTLSPolicies {
