@@ -131,12 +131,8 @@ func gatewayHeaderMapLines(env native.Env, s *GatewayState, id, field, key, phas
 			hs, _ = ops[op].([][]string)
 		}
 		for _, h := range hs {
-			if !isHeaderName(h[0]) {
-				gatewayBad(s, id+": "+field+": "+toJSON(h[0])+" is not a valid header name")
-				return lines
-			}
-			if p := valueProblem(h[1]); p != "" {
-				gatewayBad(s, id+": "+field+": header "+h[0]+": value "+p)
+			if p := headerProblem(id, field, h[0], h[1]); p != "" {
+				gatewayBad(s, p)
 				return lines
 			}
 			if v := strings.TrimSpace(h[1]); v != "" {
@@ -148,6 +144,17 @@ func gatewayHeaderMapLines(env native.Env, s *GatewayState, id, field, key, phas
 		return lines
 	}
 	return append(lines, mapKey(env, key+"/"+phase, id+": "+field)+" "+headerOps(env, hops, id+": "+field))
+}
+
+// headerProblem is why a header modifier of name and value cannot be written, or "".
+func headerProblem(id, field, name, value string) string {
+	if !isHeaderName(name) {
+		return id + ": " + field + ": " + toJSON(name) + " is not a valid header name"
+	}
+	if p := valueProblem(value); p != "" {
+		return id + ": " + field + ": header " + name + ": value " + p
+	}
+	return ""
 }
 
 // gatewayBad makes msg the render's problem unless it has one.

@@ -8,22 +8,12 @@ import (
 // gatewayGroup is the Gateway API group a parentRef names when it names none.
 const gatewayGroup = "gateway.networking.k8s.io"
 
-// gatewayHTTPRoute is the HTTPRoute namespace/name of store in
-// the gateway library's native form (docs/templates.md), nil without it, its metadata
-// or its spec. It is read by key like GetSingle, and converted once per object
-// version: an unchanged route is the very same map in the next render, so the
-// library's per-route values keyed by it are reused. Converting it in the template
-// was a fifth of a full render at 5,000 routes.
-func (e *Engine) gatewayHTTPRoute(store, ns, name string) map[string]any {
-	return e.nativeRoute(store, "gwh ", ns, name, httpRouteNative)
-}
-
-// gatewayGRPCRoute is the GRPCRoute in native form, as gatewayHTTPRoute; {"error": ...} when it cannot be routed.
-func (e *Engine) gatewayGRPCRoute(store, ns, name string) map[string]any {
-	return e.nativeRoute(store, "gwg ", ns, name, grpcRouteNative)
-}
-
-// nativeRoute reads a route by key and converts it once per object version.
+// nativeRoute is route namespace/name of store (an HTTPRoute or a GRPCRoute, by
+// native) in the gateway library's native form (docs/templates.md), nil without it,
+// its metadata or its spec. It is read by key like GetSingle, and converted once per
+// object version: an unchanged route is the very same map in the next render, so the
+// values remembered for it (its share) are reused. Converting it in the template was
+// a fifth of a full render at 5,000 routes.
 func (e *Engine) nativeRoute(store, prefix, ns, name string, native func(meta, spec map[string]any) map[string]any) map[string]any {
 	objs := e.st.getSingle(store, []string{ns, name})
 	if len(objs) == 0 {

@@ -298,12 +298,8 @@ func gatewayHeaderDirectives(env native.Env, s *GatewayState, id, field, phase s
 	for _, op := range [...]string{"set", "add"} {
 		hs, _ := ops[op].([][]string)
 		for _, h := range hs {
-			if !isHeaderName(h[0]) {
-				gatewayBad(s, id+": "+field+": "+toJSON(h[0])+" is not a valid header name")
-				return dirs
-			}
-			if p := valueProblem(h[1]); p != "" {
-				gatewayBad(s, id+": "+field+": header "+h[0]+": value "+p)
+			if p := headerProblem(id, field, h[0], h[1]); p != "" {
+				gatewayBad(s, p)
 				return dirs
 			}
 			out = append(out, phase+" "+op+"-header "+cfgWord(env, h[0], id+": "+field)+" "+lfWord(env, h[1], id+": "+field))
@@ -311,8 +307,8 @@ func gatewayHeaderDirectives(env native.Env, s *GatewayState, id, field, phase s
 	}
 	names, _ := ops["remove"].([]string)
 	for _, n := range names {
-		if !isHeaderName(n) {
-			gatewayBad(s, id+": "+field+": "+toJSON(n)+" is not a valid header name")
+		if p := headerProblem(id, field, n, ""); p != "" {
+			gatewayBad(s, p)
 			return dirs
 		}
 		out = append(out, phase+" del-header "+cfgWord(env, n, id+": "+field))

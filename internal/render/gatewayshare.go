@@ -9,11 +9,17 @@ import (
 	"github.com/open2b/scriggo/native"
 )
 
-// gatewayRouteShare is a route's share of
-// the configuration, computed on a GatewayState of its own that has the listeners of
-// s and nothing of other routes: {"error": the render's error or "", "state":
-// *GatewayState}. Shares are merged in route order (gateway_merge).
-func (e *Engine) gatewayRouteShare(env native.Env, s *GatewayState, route map[string]any) map[string]any {
+// routeShare is a route's share of the configuration (or a run's merged shares), or
+// the render's error.
+type routeShare struct {
+	err   string
+	state *GatewayState
+}
+
+// gatewayRouteShare is a route's share of the configuration, computed on a
+// GatewayState of its own that has the listeners of s and nothing of other routes.
+// Shares are merged in route order (gatewayMerge).
+func (e *Engine) gatewayRouteShare(env native.Env, s *GatewayState, route map[string]any) *routeShare {
 	r := &GatewayState{
 		Experimental: s.Experimental, Only: s.Only, BasePorts: s.BasePorts, Classes: s.Classes,
 		Frontends: s.Frontends, FrontendOf: s.FrontendOf, Listeners: s.Listeners, ListenersOfGw: s.ListenersOfGw,
@@ -25,7 +31,7 @@ func (e *Engine) gatewayRouteShare(env native.Env, s *GatewayState, route map[st
 	if err == "" {
 		err = r.Problem
 	}
-	return map[string]any{"error": err, "state": r}
+	return &routeShare{err: err, state: r}
 }
 
 // gatewayRoute adds a route to s: its attachment, then every match of every rule as
@@ -291,8 +297,8 @@ func regexProblem(re string) string {
 // repetitionCount is a {n} or {n,m} quantifier at the start of a string.
 var repetitionCount = regexp.MustCompile(`^\{[0-9]+(,[0-9]*)?\}`)
 
-// gatewayRouteRuns is gateway_route_runs(s, order, listeners): every
-// route of order (gateway_route_order) as shares merged in runs of 64, each run and
+// gatewayRouteRuns is gateway_route_runs(s, order, listeners): every route of order
+// (gateway_route_order) as shares merged in runs of 64, each run and
 // each route's share remembered (cached) while what it read and the listeners (their
 // print) stay the same, so that after one route changed the render reuses the other
 // runs whole and its own run merges its other routes' shares as they were. It
@@ -307,44 +313,42 @@ func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]str
 		if !ok {
 			v = e.endCached(rk, e.gatewayRun(env, s, run, listeners))
 		}
-		merged := v.(map[string]any)
-		if err := merged["error"].(string); err != "" {
-			return nil, err
+		merged := v.(*routeShare)
+		if merged.err != "" {
+			return nil, merged.err
 		}
-		runs = append(runs, merged["state"].(*GatewayState))
+		runs = append(runs, merged.state)
 	}
 	return runs, ""
 }
 
-// gatewayRun merges the shares of a run of routes: {"error": the first route's
-// error or "", "state": the merged shares}.
-func (e *Engine) gatewayRun(env native.Env, s *GatewayState, run [][]string, listeners string) map[string]any {
+// gatewayRun merges the shares of a run of routes, or is the first route's error.
+func (e *Engine) gatewayRun(env native.Env, s *GatewayState, run [][]string, listeners string) *routeShare {
 	shares := make([]*GatewayState, 0, len(run))
 	for _, key := range run {
-		var route map[string]any
+		store, prefix, native := gatewayHTTPRoutesStore, "gwh ", httpRouteNative
 		if key[0] == "GRPCRoute" {
-			route = e.gatewayGRPCRoute(gatewayGRPCRoutesStore, key[1], key[2])
-		} else {
-			route = e.gatewayHTTPRoute(gatewayHTTPRoutesStore, key[1], key[2])
+			store, prefix, native = gatewayGRPCRoutesStore, "gwg ", grpcRouteNative
 		}
+		route := e.nativeRoute(store, prefix, key[1], key[2], native)
 		if route == nil {
 			continue
 		}
 		if err, ok := route["error"].(string); ok {
-			return map[string]any{"error": err, "state": &GatewayState{}}
+			return &routeShare{err: err}
 		}
 		dkey := "gwr " + route["id"].(string)
 		d, known := e.cached(dkey, route, listeners)
 		if !known {
 			d = e.endCached(dkey, e.gatewayRouteShare(env, s, route))
 		}
-		share := d.(map[string]any)
-		if err := share["error"].(string); err != "" {
-			return map[string]any{"error": err, "state": &GatewayState{}}
+		sh := d.(*routeShare)
+		if sh.err != "" {
+			return sh
 		}
-		shares = append(shares, share["state"].(*GatewayState))
+		shares = append(shares, sh.state)
 	}
 	part := &GatewayState{}
 	gatewayMerge(part, shares...)
-	return map[string]any{"error": "", "state": part}
+	return &routeShare{state: part}
 }
