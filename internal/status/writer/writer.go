@@ -89,8 +89,11 @@ type settledIngresses struct {
 // written remembers an object as our last write returned it, until the informer
 // catches up: a recompute in between must not see the old status and write again.
 type written struct {
-	before string // resourceVersion the write replaced
-	obj    *unstructured.Unstructured
+	// superseded are the resourceVersions our writes replaced since the informer last
+	// caught up: it may still show any of them (a write on top of our own earlier
+	// write, the informer still holding what that one replaced).
+	superseded []string
+	obj        *unstructured.Unstructured
 }
 
 // New returns a Manager.
@@ -519,14 +522,23 @@ func (m *Manager) write(ctx context.Context, j job) error {
 		return fmt.Errorf("update %s %s/%s status: %w", j.kind, obj.GetNamespace(), obj.GetName(), err)
 	}
 	out.SetManagedFields(nil)
-	m.mu.Lock()
-	m.written[obj.GetUID()] = written{before: j.obj.GetResourceVersion(), obj: out}
-	m.mu.Unlock()
+	m.remember(j.obj, out)
 	m.writes.Add(1)
 	if m.opts.OnWrite != nil {
 		m.opts.OnWrite(j.kind)
 	}
 	return nil
+}
+
+// remember records out, our write of base, until the informer catches up (current).
+func (m *Manager) remember(base, out *unstructured.Unstructured) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w := written{superseded: []string{base.GetResourceVersion()}, obj: out}
+	if prev, ok := m.written[out.GetUID()]; ok && prev.obj.GetResourceVersion() == base.GetResourceVersion() {
+		w.superseded = append(slices.Clone(prev.superseded), w.superseded...)
+	}
+	m.written[out.GetUID()] = w
 }
 
 // current returns the freshest known version of a cached object: our last write's
@@ -539,7 +551,7 @@ func (m *Manager) current(o any) *unstructured.Unstructured {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if w, ok := m.written[u.GetUID()]; ok {
-		if u.GetResourceVersion() == w.before {
+		if slices.Contains(w.superseded, u.GetResourceVersion()) {
 			return w.obj
 		}
 		delete(m.written, u.GetUID())

@@ -297,3 +297,34 @@ func TestGatewayAddressesAndRevisions(t *testing.T) {
 	m.SetGatewayAddresses(nil) // Shared: the data plane's
 	check("shared", get(), "[10.244.0.2]", metav1.ConditionTrue)
 }
+
+// A write on top of our own earlier write, while the informer still holds what the
+// first one replaced: the informer's version is still stale (a pass must not see the
+// old status and write again — TestIngressPassSkipsSettled failed that way now and
+// then).
+func TestCurrentKeepsWritesOnWrites(t *testing.T) {
+	m := &Manager{written: map[ktypes.UID]written{}}
+	version := func(rv string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetUID("a")
+		u.SetResourceVersion(rv)
+		return u
+	}
+	informer := version("6")
+	first, second := version("7"), version("8")
+	m.remember(informer, first)
+	if got := m.current(informer); got != first {
+		t.Fatalf("after one write: current is rv %s, want 7", got.GetResourceVersion())
+	}
+	m.remember(first, second) // written on top of our write: the informer still has 6
+	if got := m.current(informer); got != second {
+		t.Fatalf("after a write on our write: current is rv %s, want 8", got.GetResourceVersion())
+	}
+	if got := m.current(version("7")); got != second {
+		t.Fatalf("the informer at our first write: current is rv %s, want 8", got.GetResourceVersion())
+	}
+	caughtUp := version("8")
+	if got := m.current(caughtUp); got != caughtUp || len(m.written) != 0 {
+		t.Fatalf("the informer caught up: current is %p (want its own %p), %d writes remembered", got, caughtUp, len(m.written))
+	}
+}
