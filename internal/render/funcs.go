@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/open2b/scriggo/native"
 
@@ -288,7 +289,16 @@ func sha256Hex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-var regexCache sync.Map // pattern → *regexp.Regexp
+// regexCache holds compiled patterns, the templates' own and those objects bring
+// (route paths, header matches), up to regexCacheMax: past it a pattern is compiled
+// at each use, so that a stream of distinct patterns from objects cannot grow the
+// process without bound.
+var (
+	regexCache     sync.Map // pattern → *regexp.Regexp
+	regexCacheSize atomic.Int64
+)
+
+const regexCacheMax = 4096
 
 func compiled(pattern string) *regexp.Regexp {
 	if re, ok := regexCache.Load(pattern); ok {
@@ -298,7 +308,11 @@ func compiled(pattern string) *regexp.Regexp {
 	if err != nil {
 		panic(fmt.Sprintf("invalid regular expression %q: %v", pattern, err))
 	}
-	regexCache.Store(pattern, re)
+	if regexCacheSize.Load() < regexCacheMax {
+		if _, loaded := regexCache.LoadOrStore(pattern, re); !loaded {
+			regexCacheSize.Add(1)
+		}
+	}
 	return re
 }
 

@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"testing"
 )
 
@@ -160,5 +161,20 @@ func TestGRPCRouteNativeMethods(t *testing.T) {
 		if m["ptype"] != c.ptype || m["pvalue"] != c.pvalue || got["h2"] != true || got["wkey"] != "@g/ns/r" {
 			t.Errorf("%s: %v %v (h2 %v, wkey %v), want %s %s", c.method, m["ptype"], m["pvalue"], got["h2"], got["wkey"], c.ptype, c.pvalue)
 		}
+	}
+}
+
+// Patterns from objects cannot grow the compiled-pattern cache past its bound; past
+// it a pattern still matches (compiled at each use).
+func TestRegexCacheBounded(t *testing.T) {
+	for i := range regexCacheMax + 100 {
+		if !regexMatch("^/bounded-"+strconv.Itoa(i)+"$", "/bounded-"+strconv.Itoa(i)) {
+			t.Fatalf("pattern %d did not match", i)
+		}
+	}
+	n := 0
+	regexCache.Range(func(any, any) bool { n++; return true })
+	if n > regexCacheMax || regexCacheSize.Load() > regexCacheMax {
+		t.Errorf("%d patterns cached (counted %d), bound %d", n, regexCacheSize.Load(), regexCacheMax)
 	}
 }
