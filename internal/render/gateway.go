@@ -224,6 +224,16 @@ func gatewayMerge(s *GatewayState, shares ...*GatewayState) {
 	}
 }
 
+// firstSeen marks key in s.Seen and reports whether it was not there: the first
+// share (or match, or rule) with a key wins it.
+func (s *GatewayState) firstSeen(key string) bool {
+	if s.Seen[key] {
+		return false
+	}
+	s.Seen[key] = true
+	return true
+}
+
 // prepare makes s's sets, sized for what shares add.
 func (s *GatewayState) prepare(shares []*GatewayState) {
 	// Sized first: a render merges every route's lines, and growing the sets as it
@@ -282,8 +292,7 @@ func (s *GatewayState) add(r *GatewayState) {
 	s.Exact = mergeKeyed(s.Seen, s.Exact, r.Exact)
 	s.PrefixExact = mergeKeyed(s.Seen, s.PrefixExact, r.PrefixExact)
 	for i, l := range r.PrefixSorted {
-		if k := lineKey(l); !s.Seen[k] {
-			s.Seen[k] = true
+		if s.firstSeen(lineKey(l)) {
 			s.PrefixSorted = append(s.PrefixSorted, l)
 			s.PlainPrefixes = append(s.PlainPrefixes, r.PlainPrefixes[i])
 		}

@@ -11,13 +11,12 @@ import (
 // gatewayNamespacesStore is the gateway library's store of Namespaces (by name).
 const gatewayNamespacesStore = "namespaces"
 
-// gatewayAttach is the host keys a route (native form)
-// attaches with, as [frontend prefix, host key, listener prefix], one per listener
-// it may attach to (parentRefs by section and port, the listener's allowedRoutes)
-// and hostname the listener's and the route's have in common; nil when there is
-// none (the route is not rendered), or the render's error for an invalid hostname.
-// It marks each attachment in s.Seen ("a <id> <listener>") and each host key in
-// s.Hosts.
+// gatewayAttach is the host keys a route (native form) attaches with, as [frontend
+// prefix, host key, listener prefix], one per listener it may attach to (parentRefs
+// by section and port, the listener's allowedRoutes) and hostname the listener's and
+// the route's have in common; nil when there is none (the route is not rendered), or
+// the render's error for an invalid hostname. It marks each attachment in s.Seen
+// ("a <id> <listener>") and each host key in s.Hosts.
 func (e *Engine) gatewayAttach(env native.Env, s *GatewayState, route map[string]any) ([][]string, string) {
 	id, rns, kind := route["id"].(string), route["namespace"].(string), route["kind"].(string)
 	var attached []string
@@ -35,8 +34,7 @@ func (e *Engine) gatewayAttach(env native.Env, s *GatewayState, route map[string
 			if p["section"] != "" && p["section"] != li["name"].(string) || p["port"] != "0" && p["port"] != li["port"].(string) {
 				continue
 			}
-			if e.gatewayAllowed(s, lid, rns, kind) && !s.Seen["a "+id+" "+lid] {
-				s.Seen["a "+id+" "+lid] = true
+			if e.gatewayAllowed(s, lid, rns, kind) && s.firstSeen("a "+id+" "+lid) {
 				attached = append(attached, lid)
 			}
 		}
@@ -65,8 +63,7 @@ func (e *Engine) gatewayAttach(env native.Env, s *GatewayState, route map[string
 				hk = mapKey(env, lp+h, id+": spec.hostnames")
 				s.Hosts[hk] = true
 			}
-			if !s.Seen["hk "+id+" "+hk] {
-				s.Seen["hk "+id+" "+hk] = true
+			if s.firstSeen("hk " + id + " " + hk) {
 				hostKeys = append(hostKeys, []string{fp, hk, lp})
 			}
 		}
@@ -156,32 +153,28 @@ func labelsSelected(matchLabels map[string]string, exprs [][]string, labels map[
 	return true
 }
 
-// gatewayPlainMatch adds a match without conditions as map lines, one per host key, each
-// "<what makes it unique>\x00<line>" (the first route with a key wins it).
+// gatewayPlainMatch adds a match without conditions as map lines, one per host key,
+// each "<what makes it unique>\x00<line>" (the first route with a key wins it).
 func gatewayPlainMatch(env native.Env, s *GatewayState, id string, hostKeys [][]string, ptype, path, base, pfield, value string) {
 	for _, fphk := range hostKeys {
 		hk := fphk[1]
 		switch ptype {
 		case "Exact":
-			if k := "e " + hk + path; !s.Seen[k] {
-				s.Seen[k] = true
+			if k := "e " + hk + path; s.firstSeen(k) {
 				s.Exact = append(s.Exact, k+"\x00"+mapKey(env, hk+path, id+": "+pfield)+" "+value)
 			}
 		case "PathPrefix":
-			if k := "pe " + hk + base; base != "" && !s.Seen[k] {
-				s.Seen[k] = true
+			if k := "pe " + hk + base; base != "" && s.firstSeen(k) {
 				s.PrefixExact = append(s.PrefixExact, k+"\x00"+mapKey(env, hk+base, id+": "+pfield)+" "+value)
 			}
-			if k := "p " + hk + base + "/"; !s.Seen[k] {
-				s.Seen[k] = true
+			if k := "p " + hk + base + "/"; s.firstSeen(k) {
 				s.PrefixSorted = append(s.PrefixSorted, k+"\x00"+strconv.Itoa(199999-len(hk+base+"/"))+" "+
 					mapKey(env, hk+base+"/", id+": "+pfield)+" "+value)
 				s.PlainPrefixes = append(s.PlainPrefixes, []string{hk, base})
 			}
 		default:
 			re := "^" + regexp.QuoteMeta(hk) + "(?:" + trimRegexAnchors(path) + ")$"
-			if k := "r " + re; !s.Seen[k] {
-				s.Seen[k] = true
+			if k := "r " + re; s.firstSeen(k) {
 				s.Regex = append(s.Regex, k+"\x00"+mapKey(env, re, id+": "+pfield)+" "+value)
 			}
 		}

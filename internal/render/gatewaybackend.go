@@ -21,13 +21,13 @@ const (
 // gateway500 is the backend of a rule that cannot be routed (it answers 500).
 const gateway500 = "haptic_gw_500"
 
-// gatewayBackendRef is the backend that backendRef b of a rule of route routes to, added to s the first
-// time (s.Backends with its servers and header map lines), or the 500 backend when
-// it does not resolve (a missing Service or port, a kind other than Service, no
-// ReferenceGrant: the route's status says why) or cannot be used (a filter other
-// than a header modifier, a BackendTLSPolicy it cannot follow: noted). dirs and
-// suffix are the rule's directives and their part of the name.
-// A template step per field of this was half of a full render at 5,000 routes.
+// gatewayBackendRef is the backend that backendRef b of a rule of route routes to,
+// added to s the first time (s.Backends with its servers and header map lines), or
+// the 500 backend when it does not resolve (a missing Service or port, a kind other
+// than Service, no ReferenceGrant: the route's status says why) or cannot be used (a
+// filter other than a header modifier, a BackendTLSPolicy it cannot follow: noted).
+// dirs and suffix are the rule's directives and their part of the name. A template
+// step per field of this was half of a full render at 5,000 routes.
 func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route, b map[string]any, dirs []string, suffix string) string {
 	id, rns := route["id"].(string), route["namespace"].(string)
 	bns, bname, port := b["namespace"].(string), b["name"].(string), b["port"].(int)
@@ -42,9 +42,10 @@ func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route, b map
 		(bns == rns || e.gatewayGranted(gatewayGroup, route["kind"].(string), rns, "", "Service", bns, bname)) {
 		spec, _ := svcs[0].Raw["spec"].(map[string]any)
 		for _, sp := range rawMaps(spec["ports"]) {
-			if !found && toInt(sp["port"]) == port {
+			if toInt(sp["port"]) == port {
 				spName, found = rawString(sp["name"]), true
 				h2 = h2 || rawString(sp["appProtocol"]) == "kubernetes.io/h2c"
+				break
 			}
 		}
 	}
@@ -109,15 +110,16 @@ func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route, b map
 			hdr = gatewayHeaderMapLines(env, s, id, f["field"].(string)+".responseHeaderModifier", target, "r", ops, hdr)
 		}
 	}
-	servers := e.gatewayServers(s, gatewayEndpointsStore, target, bns, bname, spName)
+	servers := e.gatewayServers(s, target, bns, bname, spName)
 	s.Backends = append(s.Backends, map[string]any{"name": target, "directives": dirs, "servers": sortStrings(servers),
 		"h2": h2, "hdr": hdr, "tls": btls})
 	return target
 }
 
-// gatewayHeaderMapLines is lines with the gateway-backend-headers.map line of header modifier ops
-// ({set, add, remove}) keyed "<key>/<phase>" (none when every value is empty). A
-// header name or value HAProxy cannot take is the render's problem (s.Problem).
+// gatewayHeaderMapLines is lines with the gateway-backend-headers.map line of header
+// modifiers ops ({set, add, remove}) keyed "<key>/<phase>" (none when every value is
+// empty). A header name or value HAProxy cannot take is the render's problem
+// (s.Problem).
 func gatewayHeaderMapLines(env native.Env, s *GatewayState, id, field, key, phase string, ops map[string]any, lines []string) []string {
 	var hops [][]string
 	for _, op := range [...]string{"set", "add", "remove"} {

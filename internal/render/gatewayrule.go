@@ -8,12 +8,12 @@ import (
 	"github.com/open2b/scriggo/native"
 )
 
-// gatewayRuleValue is the value
-// rule ri of route (native form) routes to: a backend, MULTI:<key> (weighted.map
-// lines), or the 500 backend. A rule of an HTTPRoute with a CORS filter or rule-level
-// header modifiers always routes through its rule key (MULTI:<rk>, a weighted.map
-// line of weight 1 when it has one backend), so that the frontend finds its CORS and
-// header lines by txn.wkey whatever backend the rule shares. Problems are s.Problem.
+// gatewayRuleValue is the value rule ri of route (native form) routes to: a backend,
+// MULTI:<key> (weighted.map lines), or the 500 backend. A rule of an HTTPRoute with a
+// CORS filter or rule-level header modifiers always routes through its rule key
+// (MULTI:<rk>, a weighted.map line of weight 1 when it has one backend), so that the
+// frontend finds its CORS and header lines by txn.wkey whatever backend the rule
+// shares. Problems are s.Problem.
 func (e *Engine) gatewayRuleValue(env native.Env, s *GatewayState, route map[string]any, ri int, rule map[string]any) string {
 	v := e.gatewayRuleTarget(env, s, route, ri, rule)
 	if s.Problem != "" || route["kind"] != "HTTPRoute" {
@@ -27,8 +27,7 @@ func (e *Engine) gatewayRuleValue(env native.Env, s *GatewayState, route map[str
 	if strings.HasPrefix(v, "MULTI:") {
 		return v
 	}
-	if !s.Seen["w "+rk] {
-		s.Seen["w "+rk] = true
+	if s.firstSeen("w " + rk) {
 		s.Weighted = append(s.Weighted, mapKey(env, rk, id+": metadata.name")+" 1",
 			mapKey(env, rk+"/0", id+": metadata.name")+" "+mapValue(env, v, id+": backendRefs"))
 	}
@@ -161,8 +160,9 @@ func gatewayRuleFilters(env native.Env, s *GatewayState, route, rule map[string]
 	mappable := route["kind"] == "HTTPRoute"
 	firstPrefix, sawPrefix := "", false
 	for _, m := range rule["matches"].([]map[string]any) {
-		if m["ptype"] == "PathPrefix" && !sawPrefix {
+		if m["ptype"] == "PathPrefix" {
 			firstPrefix, sawPrefix = strings.TrimRight(m["pvalue"].(string), "/"), true
+			break
 		}
 	}
 	for _, f := range rule["filters"].([]map[string]any) {
@@ -393,8 +393,7 @@ func gatewayWeightedValue(env native.Env, s *GatewayState, route map[string]any,
 		total = t2
 	}
 	wkey := mapKey(env, route["wkey"].(string)+"/"+strconv.Itoa(ri), id+": metadata.name")
-	if !s.Seen["w "+wkey] {
-		s.Seen["w "+wkey] = true
+	if s.firstSeen("w " + wkey) {
 		s.Weighted = append(s.Weighted, wkey+" "+strconv.Itoa(total))
 		slot := 0
 		for i, n := range names {

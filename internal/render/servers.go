@@ -90,15 +90,14 @@ func endpointServers(slices []snapshot.Object, spName string, server func(srv, a
 	}
 }
 
-// gatewayServers is gateway_servers(s, store, target, namespace, service, portName):
-// the gateway library's servers of backend target, "srv_<addr>_<port> <addr>:<port>"
-// per ready IP address of Service namespace/service on the target port of its port
-// portName (EndpointSlices read from store like Fetch). An address that is not an IP
-// address becomes a note about target in s, once.
-func (e *Engine) gatewayServers(s *GatewayState, store, target, ns, service, spName string) []string {
+// gatewayServers are the gateway library's servers of backend target,
+// "srv_<addr>_<port> <addr>:<port>" per ready IP address of Service ns/service on the
+// target port of its port spName (EndpointSlices read like Fetch). An address that is
+// not an IP address becomes a note about target in s, once.
+func (e *Engine) gatewayServers(s *GatewayState, target, ns, service, spName string) []string {
 	var out []string
 	var noted map[string]bool
-	endpointServers(e.st.fetch(store, []string{ns, service}), spName, func(srv, addr, port string) {
+	endpointServers(e.st.fetch(gatewayEndpointsStore, []string{ns, service}), spName, func(srv, addr, port string) {
 		out = append(out, srv+" "+addr+":"+port)
 	}, func(slice snapshot.Object, addr string) {
 		if !noted[addr] {
