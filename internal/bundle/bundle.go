@@ -109,7 +109,12 @@ func HashEdited(base, s string) string {
 	}
 	var marks [][]byte
 	if b, ok := hashes.get(base); ok {
-		same := 0 // whole blocks both begin with
+		// The whole blocks both begin with: known up to the common lines when the
+		// two were compared (the render's check), then compared on.
+		same := 0
+		if p, _, ok := commons.get(base, s); ok {
+			same = min(len(b.marks), p/hashMarkEvery)
+		}
 		for same < len(b.marks) && (same+1)*hashMarkEvery <= len(s) &&
 			base[same*hashMarkEvery:(same+1)*hashMarkEvery] == s[same*hashMarkEvery:(same+1)*hashMarkEvery] {
 			same++

@@ -6,8 +6,21 @@ import "strings"
 // b that are whole lines and do not overlap: the lines between them are the only
 // ones that differ. A new version of a rendered file differs from the last in the
 // lines of the objects that changed, so checks and plans read those lines only.
-// For equal texts it returns (len(a), 0).
+// For equal texts it returns (len(a), 0). The answer for two large texts is
+// remembered (linescache.go): the same pair is compared again down the pipeline.
 func CommonLines(a, b string) (prefix, suffix int) {
+	if len(a) < commonCacheMin || len(b) < commonCacheMin {
+		return commonLines(a, b)
+	}
+	if p, s, ok := commons.get(a, b); ok {
+		return p, s
+	}
+	prefix, suffix = commonLines(a, b)
+	commons.put(a, b, prefix, suffix)
+	return prefix, suffix
+}
+
+func commonLines(a, b string) (prefix, suffix int) {
 	n := min(len(a), len(b))
 	prefix = commonPrefix(a, b, n)
 	if prefix == len(a) && prefix == len(b) {

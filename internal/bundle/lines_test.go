@@ -64,7 +64,17 @@ func TestCommonLinesAreWholeEqualLines(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			b += "\n"
 		}
+		if rng.IntN(10) == 0 { // large enough to be remembered: asked both ways, twice
+			big := strings.Repeat("pad line\n", commonCacheMin/9+1)
+			a, b = big+a+big, big+b+big
+		}
 		p, s := CommonLines(a, b)
+		if p2, s2 := CommonLines(b, a); p2 != p || s2 != s {
+			t.Fatalf("%q %q: %d,%d one way, %d,%d the other", a, b, p, s, p2, s2)
+		}
+		if p2, s2 := commonLines(a, b); p2 != p || s2 != s {
+			t.Fatalf("%q %q: %d,%d remembered, %d,%d computed", a, b, p, s, p2, s2)
+		}
 		if p > len(a) || p > len(b) || p+s > min(len(a), len(b)) && a != b {
 			t.Fatalf("%q %q: prefix %d and suffix %d overlap", a, b, p, s)
 		}

@@ -184,7 +184,13 @@ type mapParses struct {
 func (c *mapParses) get(f bundle.File) *parsedMap {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, m := range c.byName[f.Name] {
+	list := c.byName[f.Name]
+	for _, m := range list { // the same string first: a compare of two is a scan
+		if len(m.text) == len(f.Content) && unsafe.StringData(m.text) == unsafe.StringData(f.Content) {
+			return m
+		}
+	}
+	for _, m := range list {
 		if m.text == f.Content {
 			return m
 		}

@@ -613,7 +613,12 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 		}
 		return last.file, timing, nil
 	}
-	out := normalize(m.file.Kind, raw)
+	var out string
+	if last != nil && len(m.post) == 0 && sameText(last.raw, last.file.Content) {
+		out = normalizeEdited(m.file.Kind, raw, last.raw)
+	} else {
+		out = normalize(m.file.Kind, raw)
+	}
 	for _, p := range m.post {
 		out = p.apply(out)
 	}

@@ -35,3 +35,45 @@ func TestMapFastPathIsNormalize(t *testing.T) {
 		}
 	}
 }
+
+// TestNormalizeEditedIsNormalize: a map rendered again after a normal one
+// normalizes as it would alone, whatever the edit brings (blank lines, blanks at a
+// line's end, no final newline), small or large enough for remembered compares.
+func TestNormalizeEditedIsNormalize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	pieces := []string{"a b", "k v", " ", "\t", "\n", "\r\n", "x", "\u00a0", ""}
+	for i := range 3000 {
+		var lines []string
+		n := rng.IntN(40)
+		if i%10 == 0 {
+			n = 3000 // over the size from which compares are remembered
+		}
+		for j := range n {
+			lines = append(lines, "host"+strings.Repeat("x", j%13)+" be"+string(rune('a'+j%26)))
+		}
+		last := normalize(bundle.KindMap, strings.Join(lines, "\n")+"\n")
+		if !linesNormal(last) {
+			t.Fatalf("%q is not its own normal form", last)
+		}
+		at := rng.IntN(len(lines) + 1)
+		cut := min(len(lines), at+rng.IntN(3))
+		var mid strings.Builder
+		for range rng.IntN(4) {
+			mid.WriteString(pieces[rng.IntN(len(pieces))])
+			if rng.IntN(2) == 0 {
+				mid.WriteString("\n")
+			}
+		}
+		s := strings.Join(lines[:at], "\n")
+		if at > 0 {
+			s += "\n"
+		}
+		s += mid.String() + strings.Join(lines[cut:], "\n")
+		if cut < len(lines) && rng.IntN(5) > 0 {
+			s += "\n"
+		}
+		if got, want := normalizeEdited(bundle.KindMap, s, last), normalize(bundle.KindMap, s); got != want {
+			t.Fatalf("edit %q at line %d: normalizeEdited gives %q, normalize %q", mid.String(), at, got, want)
+		}
+	}
+}

@@ -4,7 +4,7 @@
 // validity, Namespaces' labels, Ingresses and IngressClasses) from the controller's
 // shared informers (Register before the set starts, Use after) — or from a set of
 // its own when run alone — recomputes after a short debounce (longer when passes
-// get long: at most a fifth of a core goes to them), and writes through
+// get long: at most a tenth of a core goes to them), and writes through
 // the /status subresource only the statuses that differ semantically from the
 // current ones (lastTransitionTime is kept for conditions whose status did not
 // change). Writes run in a bounded worker pool; the client's rate limiter paces

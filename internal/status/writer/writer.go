@@ -369,8 +369,9 @@ func (m *Manager) listenerSetPorts(gws map[types.NamespacedName]int64) map[types
 // Writes is the number of successful status writes so far.
 func (m *Manager) Writes() int64 { return m.writes.Load() }
 
-// passPacing bounds how often status passes run, in units of the last pass's length.
-const passPacing = 4
+// passPacing bounds how often status passes run, in units of the last pass's length:
+// at most a tenth of a core.
+const passPacing = 10
 
 // Run writes until ctx ends. Without Options.SharedInformers it watches what it
 // reads with informers of its own; with it, it waits for the caller's Use.
@@ -417,7 +418,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 		// A pass recomputes every object's status: under steady churn at scale,
 		// passes come no closer than passPacing times that computation, so that they
-		// take at most a fifth of a core from rendering and delivery and batch more
+		// take at most a tenth of a core from rendering and delivery and batch more
 		// changes each. The writes are not counted: they wait on the client's rate
 		// limiter and the API server, not on the cores, and counting them held every
 		// status back by seconds at 3,000 routes.
