@@ -20,14 +20,32 @@ func CommonLines(a, b string) (prefix, suffix int) {
 	return prefix, suffix
 }
 
-func commonLines(a, b string) (prefix, suffix int) {
+func commonLines(a, b string) (prefix, suffix int) { return commonLinesFrom(a, b, 0, 0) }
+
+// Edited is CommonLines(a, b) for b made from a by replacing what lies between a's
+// first head and last tail bytes (whole lines of both): it reads only around the
+// edit, and what it returns is remembered for the compares down the pipeline. The
+// caller vouches that a and b begin with the same head bytes and end with the
+// same tail bytes.
+func Edited(a, b string, head, tail int) (prefix, suffix int) {
+	prefix, suffix = commonLinesFrom(a, b, head, tail)
+	if len(a) >= commonCacheMin && len(b) >= commonCacheMin {
+		commons.put(a, b, prefix, suffix)
+	}
+	return prefix, suffix
+}
+
+// commonLinesFrom is CommonLines(a, b) for a and b known to share their first head
+// and last tail bytes: those are not compared.
+func commonLinesFrom(a, b string, head, tail int) (prefix, suffix int) {
 	n := min(len(a), len(b))
-	prefix = commonPrefix(a, b, n)
+	prefix = head + commonPrefix(a[head:], b[head:], n-head)
 	if prefix == len(a) && prefix == len(b) {
 		return prefix, 0
 	}
 	prefix = strings.LastIndexByte(a[:prefix], '\n') + 1
-	suffix = commonSuffix(a, b, n-prefix)
+	known := min(tail, n-prefix)
+	suffix = known + commonSuffix(a[:len(a)-known], b[:len(b)-known], n-prefix-known)
 	// the suffix starts a line on both sides, or after a line's end they share
 	lineStart := func(s string, at int) bool { return at == 0 || s[at-1] == '\n' }
 	if !lineStart(a, len(a)-suffix) || !lineStart(b, len(b)-suffix) {

@@ -95,3 +95,31 @@ func TestCommonLinesAreWholeEqualLines(t *testing.T) {
 		}
 	}
 }
+
+// Edited, told any head and tail the two texts share, answers as CommonLines.
+func TestEditedIsCommonLines(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	words := []string{"a", "b", "a b", "", "x\n", "\n", "ab"}
+	text := func() string {
+		var b strings.Builder
+		for range rng.IntN(10) {
+			b.WriteString(words[rng.IntN(len(words))])
+			b.WriteString("\n")
+		}
+		return b.String()
+	}
+	for range 50000 {
+		a, b := text(), text()
+		if rng.IntN(3) == 0 {
+			b = a[:rng.IntN(len(a)+1)] + text() + a[rng.IntN(len(a)+1):]
+		}
+		n := min(len(a), len(b))
+		sharedHead := commonPrefix(a, b, n)
+		sharedTail := commonSuffix(a, b, n)
+		head, tail := rng.IntN(sharedHead+1), rng.IntN(sharedTail+1)
+		wantP, wantS := commonLines(a, b)
+		if p, s := Edited(a, b, head, tail); p != wantP || s != wantS {
+			t.Fatalf("%q %q told %d,%d: got %d,%d, CommonLines %d,%d", a, b, head, tail, p, s, wantP, wantS)
+		}
+	}
+}

@@ -98,7 +98,9 @@ func spliceTranslation(base *translation, text string, pre, suf int, aliases map
 	b.WriteString(base.out[:head])
 	b.WriteString(mid)
 	b.WriteString(base.out[len(base.out)-tail:])
-	return b.String()
+	out := b.String()
+	bundle.Edited(base.out, out, head, tail) // for the plan's compare of the two
+	return out
 }
 
 // afterLines is the byte offset after the first n lines of s.

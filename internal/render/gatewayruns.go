@@ -3,6 +3,8 @@ package render
 import (
 	"slices"
 	"strings"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
 // gatewayMergeRuns is gateway_merge_runs(s, runs...): gateway_merge(s, runs...) for
@@ -70,6 +72,14 @@ func (w *weightedText) of(runs []*GatewayState) (string, int) {
 	if same && lines == w.lines {
 		return w.text, w.lines
 	}
+	// The runs' texts it begins and ends with as before (one run came or went).
+	head, tail, i, j := 0, 0, 0, 0
+	for ; i < len(runs) && i < len(w.parts) && sameText(runs[i].weightedText, w.parts[i]); i++ {
+		head += len(w.parts[i])
+	}
+	for ; j < len(runs)-i && j < len(w.parts)-i && sameText(runs[len(runs)-1-j].weightedText, w.parts[len(w.parts)-1-j]); j++ {
+		tail += len(w.parts[len(w.parts)-1-j])
+	}
 	var b strings.Builder
 	b.Grow(size)
 	w.parts = w.parts[:0]
@@ -77,7 +87,11 @@ func (w *weightedText) of(runs []*GatewayState) (string, int) {
 		b.WriteString(r.weightedText)
 		w.parts = append(w.parts, r.weightedText)
 	}
+	last := w.text
 	w.text, w.lines = b.String(), lines
+	if last != "" {
+		bundle.Edited(last, w.text, head, tail)
+	}
 	return w.text, w.lines
 }
 

@@ -3,6 +3,8 @@ package render
 import (
 	"sort"
 	"strings"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
 // Sorted map lines and their text, kept between renders by gateway_merge_runs and
@@ -116,7 +118,11 @@ func spliceText(old, lines []string, oldText string, start func(string) int) str
 		}
 	}
 	b.WriteString(oldText[len(oldText)-tail:])
-	return b.String()
+	text := b.String()
+	if oldText != "" {
+		bundle.Edited(oldText, text, head, tail) // for the check, plan and hash of the map
+	}
+	return text
 }
 
 // textLen is the length of the text of lines (see spliceText).
