@@ -222,17 +222,48 @@ func BenchmarkProbeChange(b *testing.B) {
 				b.Fatal(err)
 			}
 			snaps := []*snapshot.Snapshot{snap, replace(b, p, snap, res, probe(n))}
-			benchProbeStep(b, fmt.Sprintf("%s/n=%d", kind, n), p, caps, extra, snaps)
+			running := probeRunning(b, p, caps, extra, build, snap)
+			benchProbeStep(b, fmt.Sprintf("%s/n=%d", kind, n), p, caps, extra, running, snaps)
 		}
 	}
 }
 
-// benchProbeStep renders and plans snaps[1], snaps[0], ... in turn, each against
-// the render before.
-func benchProbeStep(b *testing.B, name string, p *Pipeline, caps plan.Capabilities, extra map[string]any, snaps []*snapshot.Snapshot) {
-	b.Run(name, func(b *testing.B) {
-		prev, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snaps[0], ExtraContext: extra})
+// probeRunning is what the probe's pods run when snap's routes have come one after
+// another: they started without routes, so the routes' backends went into pool
+// slots (plan aliases them), and every plan since translates the maps that name
+// them.
+func probeRunning(b *testing.B, p *Pipeline, caps plan.Capabilities, extra map[string]any, build func(int) benchmix.Objects, snap *snapshot.Snapshot) plan.Running {
+	running := plan.Running{}
+	for i, objs := range []benchmix.Objects{build(0), build(1), nil} {
+		s := snap
+		if objs != nil {
+			var err error
+			if s, err = p.Builder.Snapshot(objs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		out, err := p.Engine.Render(context.Background(), render.Input{Snapshot: s, ExtraContext: extra})
 		if err != nil {
+			b.Fatal(err)
+		}
+		if i == 0 {
+			running.Bundle = out.Bundle
+			continue
+		}
+		res := plan.Plan(running, out.Bundle, caps)
+		if res.Running == nil {
+			b.Fatalf("the probe's routes up to %d need a reload", i)
+		}
+		running = *res.Running
+	}
+	return running
+}
+
+// benchProbeStep renders snaps[1], snaps[0], ... in turn and plans each against
+// what the pods run after the one before.
+func benchProbeStep(b *testing.B, name string, p *Pipeline, caps plan.Capabilities, extra map[string]any, running plan.Running, snaps []*snapshot.Snapshot) {
+	b.Run(name, func(b *testing.B) {
+		if _, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snaps[0], ExtraContext: extra}); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
@@ -247,9 +278,12 @@ func benchProbeStep(b *testing.B, name string, p *Pipeline, caps plan.Capabiliti
 				b.Fatal(err)
 			}
 			t1 := time.Now()
-			plan.Plan(plan.Running{Bundle: prev.Bundle}, cur.Bundle, caps)
+			res := plan.Plan(running, cur.Bundle, caps)
 			renderTime, planTime = renderTime+t1.Sub(t0), planTime+time.Since(t1)
-			prev = cur
+			if res.Running == nil {
+				b.Fatal("a probe step needs a reload")
+			}
+			running = *res.Running
 		}
 		reportCPU(b, start)
 		b.ReportMetric(float64(renderTime)/float64(time.Millisecond)/float64(b.N), "render-ms/op")
