@@ -42,7 +42,9 @@ func (m *mapTranslations) translate(name, text string, aliases map[string]string
 	m.mu.Lock()
 	var base *translation
 	pre, suf := 0, 0
-	for _, t := range m.byName[name] {
+	kept := m.byName[name]
+	for i := len(kept) - 1; i >= 0; i-- { // the latest first: most likely the last version
+		t := kept[i]
 		if !maps.Equal(t.aliases, aliases) {
 			continue
 		}
@@ -52,6 +54,9 @@ func (m *mapTranslations) translate(name, text string, aliases map[string]string
 		}
 		if p, s := bundle.CommonLines(t.in, text); base == nil || p+s > pre+suf {
 			base, pre, suf = t, p, s
+		}
+		if 2*(pre+suf) >= len(text) {
+			break // shares most of its lines: another compare (a scan) would gain little
 		}
 	}
 	m.mu.Unlock()
@@ -72,7 +77,7 @@ func (m *mapTranslations) translate(name, text string, aliases map[string]string
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	kept := m.byName[name]
+	kept = m.byName[name]
 	if len(kept) == translationsKept {
 		kept = slices.Delete(kept, 0, 1) // the oldest, cleared: not kept alive
 	}
