@@ -45,6 +45,12 @@ type hashCache struct {
 	order  []contentID // oldest first
 }
 
+// SameString reports whether a and b are one string (the same bytes at the same
+// length), without reading them: a compare of two large equal texts is a scan.
+func SameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
 func idOf(s string) contentID {
 	return contentID{weak.Make(unsafe.StringData(s)), len(s)}
 }

@@ -49,12 +49,6 @@ func parseAt(text string, from, to int) []entryAt {
 	return out
 }
 
-// sameString reports whether a and b are one string (the same bytes), without
-// reading them.
-func sameString(a, b string) bool {
-	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
-}
-
 // offsetIn is where s, a substring of text, starts in it.
 func offsetIn(text, s string) int {
 	return int(uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(text))))
@@ -192,7 +186,7 @@ func (c *mapParses) get(f bundle.File) *parsedMap {
 	defer c.mu.Unlock()
 	list := c.byName[f.Name]
 	for _, m := range list { // the same string first: a compare of two is a scan
-		if sameString(m.text, f.Content) {
+		if bundle.SameString(m.text, f.Content) {
 			return m
 		}
 	}

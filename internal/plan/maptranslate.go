@@ -48,7 +48,7 @@ func (m *mapTranslations) translate(name, text string, aliases map[string]string
 		if !maps.Equal(t.aliases, aliases) {
 			continue
 		}
-		if sameString(t.in, text) || t.in == text {
+		if t.in == text {
 			base, pre, suf = t, len(text), 0
 			break
 		}

@@ -614,7 +614,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 		return last.file, timing, nil
 	}
 	var out string
-	if last != nil && len(m.post) == 0 && sameText(last.raw, last.file.Content) {
+	if last != nil && len(m.post) == 0 && bundle.SameString(last.raw, last.file.Content) {
 		out = normalizeEdited(m.file.Kind, raw, last.raw)
 	} else {
 		out = normalize(m.file.Kind, raw)

@@ -74,10 +74,10 @@ func (w *weightedText) of(runs []*GatewayState) (string, int) {
 	}
 	// The runs' texts it begins and ends with as before (one run came or went).
 	head, tail, i, j := 0, 0, 0, 0
-	for ; i < len(runs) && i < len(w.parts) && sameText(runs[i].weightedText, w.parts[i]); i++ {
+	for ; i < len(runs) && i < len(w.parts) && bundle.SameString(runs[i].weightedText, w.parts[i]); i++ {
 		head += len(w.parts[i])
 	}
-	for ; j < len(runs)-i && j < len(w.parts)-i && sameText(runs[len(runs)-1-j].weightedText, w.parts[len(w.parts)-1-j]); j++ {
+	for ; j < len(runs)-i && j < len(w.parts)-i && bundle.SameString(runs[len(runs)-1-j].weightedText, w.parts[len(w.parts)-1-j]); j++ {
 		tail += len(w.parts[len(w.parts)-1-j])
 	}
 	var b strings.Builder

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"unsafe"
 
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
@@ -89,12 +88,6 @@ func normalizeEdited(kind bundle.Kind, s, last string) string {
 		}
 	}
 	return normalize(kind, s)
-}
-
-// sameText reports whether a and b are one string (the same bytes), without
-// reading them.
-func sameText(a, b string) bool {
-	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
 // linesNormal reports whether every line of s is non-blank and has no white space
