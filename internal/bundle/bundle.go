@@ -89,11 +89,11 @@ func HashContent(s string) string {
 		sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(s), len(s)))
 		return hex.EncodeToString(sum[:])
 	}
-	if e, ok := hashes.get(s); ok {
+	if e, ok := hashes.get(idOf(s)); ok {
 		return e.hash
 	}
 	h, marks := hashOn(s, nil)
-	hashes.put(s, &hashEntry{h, marks})
+	hashes.put(idOf(s), &hashEntry{h, marks})
 	return h
 }
 
@@ -104,15 +104,15 @@ func HashEdited(base, s string) string {
 	if len(s) < hashCacheMin {
 		return HashContent(s)
 	}
-	if e, ok := hashes.get(s); ok {
+	if e, ok := hashes.get(idOf(s)); ok {
 		return e.hash
 	}
 	var marks [][]byte
-	if b, ok := hashes.get(base); ok {
+	if b, ok := hashes.get(idOf(base)); ok {
 		// The whole blocks both begin with: known up to the common lines when the
 		// two were compared (the render's check), then compared on.
 		same := 0
-		if p, _, ok := commons.get(base, s); ok {
+		if p, _, ok := commonsGet(base, s); ok {
 			same = min(len(b.marks), p/hashMarkEvery)
 		}
 		for same < len(b.marks) && (same+1)*hashMarkEvery <= len(s) &&
@@ -122,7 +122,7 @@ func HashEdited(base, s string) string {
 		marks = b.marks[:same]
 	}
 	h, all := hashOn(s, marks)
-	hashes.put(s, &hashEntry{h, all})
+	hashes.put(idOf(s), &hashEntry{h, all})
 	return h
 }
 

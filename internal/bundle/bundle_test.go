@@ -411,7 +411,7 @@ func TestHashEditedIsTheHash(t *testing.T) {
 		if got := HashEdited(base, s); got != direct(s) {
 			t.Fatalf("step %d: %s, want %s", i, got, direct(s))
 		}
-		if e, ok := hashes.get(s); ok && len(e.marks) != len(s)/hashMarkEvery {
+		if e, ok := hashes.get(idOf(s)); ok && len(e.marks) != len(s)/hashMarkEvery {
 			t.Fatalf("step %d: %d marks for %d bytes", i, len(e.marks), len(s))
 		}
 		if strings.HasPrefix(s, base[:hashMarkEvery]) {

@@ -22,7 +22,7 @@ const hashCacheSize = 64
 // Strings are immutable, so the same bytes at the same length are the same
 // content; the bytes are held weakly, and a weak pointer never equals one made
 // after its object was freed, so a reused address cannot match an old entry.
-var hashes = &hashCache{byData: map[contentID]*hashEntry{}}
+var hashes = newBoundedCache[contentID, *hashEntry](hashCacheSize)
 
 // hashMarkEvery is how often the hash of a large content keeps the hash's state (a
 // mark): a content that begins like one hashed before (an edited map) is hashed on
@@ -39,12 +39,6 @@ type contentID struct {
 	len  int
 }
 
-type hashCache struct {
-	mu     sync.Mutex
-	byData map[contentID]*hashEntry
-	order  []contentID // oldest first
-}
-
 // SameString reports whether a and b are one string (the same bytes at the same
 // length), without reading them: a compare of two large equal texts is a scan.
 func SameString(a, b string) bool {
@@ -55,26 +49,38 @@ func idOf(s string) contentID {
 	return contentID{weak.Make(unsafe.StringData(s)), len(s)}
 }
 
-func (c *hashCache) get(s string) (*hashEntry, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	h, ok := c.byData[idOf(s)]
-	return h, ok
+// boundedCache is a map of at most size entries that forgets the oldest first.
+type boundedCache[K comparable, V any] struct {
+	mu    sync.Mutex
+	size  int
+	byKey map[K]V
+	order []K // oldest first
 }
 
-func (c *hashCache) put(s string, h *hashEntry) {
-	id := idOf(s)
+func newBoundedCache[K comparable, V any](size int) *boundedCache[K, V] {
+	return &boundedCache[K, V]{size: size, byKey: make(map[K]V, size)}
+}
+
+func (c *boundedCache[K, V]) get(k K) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.byData[id]; ok {
+	v, ok := c.byKey[k]
+	return v, ok
+}
+
+// put keeps the first value put under a key.
+func (c *boundedCache[K, V]) put(k K, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byKey[k]; ok {
 		return
 	}
-	if len(c.order) == hashCacheSize {
-		delete(c.byData, c.order[0])
+	if len(c.order) == c.size {
+		delete(c.byKey, c.order[0])
 		c.order = slices.Delete(c.order, 0, 1)
 	}
-	c.byData[id] = h
-	c.order = append(c.order, id)
+	c.byKey[k] = v
+	c.order = append(c.order, k)
 }
 
 // hashOn hashes s on from marks (the states after its first len(marks) blocks) and

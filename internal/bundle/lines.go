@@ -12,11 +12,11 @@ func CommonLines(a, b string) (prefix, suffix int) {
 	if len(a) < commonCacheMin || len(b) < commonCacheMin {
 		return commonLines(a, b)
 	}
-	if p, s, ok := commons.get(a, b); ok {
+	if p, s, ok := commonsGet(a, b); ok {
 		return p, s
 	}
 	prefix, suffix = commonLines(a, b)
-	commons.put(a, b, prefix, suffix)
+	commonsPut(a, b, prefix, suffix)
 	return prefix, suffix
 }
 
@@ -30,7 +30,7 @@ func commonLines(a, b string) (prefix, suffix int) { return commonLinesFrom(a, b
 func Edited(a, b string, head, tail int) (prefix, suffix int) {
 	prefix, suffix = commonLinesFrom(a, b, head, tail)
 	if len(a) >= commonCacheMin && len(b) >= commonCacheMin {
-		commons.put(a, b, prefix, suffix)
+		commonsPut(a, b, prefix, suffix)
 	}
 	return prefix, suffix
 }
