@@ -101,7 +101,11 @@ func (e FileEdit) Apply(base string) (string, error) {
 		at = s.Offset + s.Delete
 	}
 	sb.WriteString(base[at:])
-	return sb.String(), nil
+	out := sb.String()
+	if len(e.Splices) > 0 { // the bytes before the first splice and after the last are base's
+		bundle.Edited(base, out, e.Splices[0].Offset, len(base)-at)
+	}
+	return out, nil
 }
 
 // Touched returns, without building the result, the lines of Apply(base) that the
