@@ -13,10 +13,10 @@ import (
 
 // parsedMap is a map file as HAProxy loads it (runtime.ParseMapFile): where each
 // entry's key and value are in its text. Offsets, not strings: a derived parse
-// copies the common entries as numbers (moved by the change's length after it),
-// and the remembered parses hold no pointers for the collector to follow.
+// shares the common entries' offsets with its parent (entrylist.go), and the
+// remembered parses hold no pointers into texts for the collector to follow.
 type parsedMap struct {
-	at   []entryAt
+	at   entryList
 	keys *keySet
 	dup  bool // some key comes twice
 	text string
@@ -29,7 +29,7 @@ type entryAt struct{ k, ke, v, ve int32 }
 func (a entryAt) moved(by int32) entryAt { return entryAt{a.k + by, a.ke + by, a.v + by, a.ve + by} }
 
 func parseMap(text string) *parsedMap {
-	m := &parsedMap{at: parseAt(text, 0, len(text)), text: text}
+	m := &parsedMap{at: newEntryList(parseAt(text, 0, len(text))), text: text}
 	m.keys, m.dup = mapKeys(m)
 	return m
 }
@@ -54,10 +54,10 @@ func offsetIn(text, s string) int {
 	return int(uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(text))))
 }
 
-func (m *parsedMap) len() int { return len(m.at) }
+func (m *parsedMap) len() int { return m.at.len() }
 
 func (m *parsedMap) entry(i int) runtime.MapEntry {
-	a := m.at[i]
+	a := m.at.get(i)
 	return runtime.MapEntry{Key: m.text[a.k:a.ke], Value: m.text[a.v:a.ve]}
 }
 
@@ -73,7 +73,7 @@ func (m *parsedMap) entries(i, j int) []runtime.MapEntry {
 // entriesBefore is how many entries have their line start before offset at (a line
 // start).
 func (m *parsedMap) entriesBefore(at int) int {
-	return sort.Search(len(m.at), func(i int) bool { return int(m.at[i].k) >= at })
+	return sort.Search(m.len(), func(i int) bool { return int(m.at.get(i).k) >= at })
 }
 
 // keySet is the keys of a map: a set of its own, or its parent's with the keys of
@@ -236,11 +236,7 @@ func (c *mapParses) change(old, cur bundle.File) mapChange {
 	// The common entries are the same bytes of the new text: the first at the same
 	// offsets, the last moved by the change's length.
 	shift := int32(len(n.text) - len(o.text))
-	n.at = make([]entryAt, 0, prefixN+len(mid)+suffixN)
-	n.at = append(append(n.at, o.at[:prefixN]...), mid...)
-	for _, a := range o.at[o.len()-suffixN:] {
-		n.at = append(n.at, a.moved(shift))
-	}
+	n.at = o.at.derived(prefixN, mid, suffixN, shift)
 	mc.cur, mc.curN = n, len(mid)
 	mc.diff()
 	gone, came := mc.changed()

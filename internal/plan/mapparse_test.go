@@ -111,7 +111,7 @@ func TestMapChangeIsAFullParse(t *testing.T) {
 		}
 		c := parsedMaps.change(old, cur)
 		want := parseMap(newText)
-		if !slices.Equal(c.cur.at, want.at) || c.cur.dup != want.dup || c.cur.text != want.text ||
+		if !slices.Equal(offsets(c.cur.at), offsets(want.at)) || c.cur.dup != want.dup || c.cur.text != want.text ||
 			!slices.Equal(want.entries(0, want.len()), runtime.ParseMapFile(newText)) {
 			t.Fatalf("%q → %q: derived %+v, parsed %+v", oldText, newText, c.cur, want)
 		}
@@ -375,5 +375,48 @@ func TestParseCutsLongLines(t *testing.T) {
 		bundle.File{Kind: bundle.KindMap, Name: "long.map", Content: newText})
 	if got, want := c.cur.entries(0, c.cur.len()), runtime.ParseMapFile(newText); !slices.Equal(got, want) || len(want) < 4 {
 		t.Fatalf("derived parse: %d entries, ParseMapFile %d (want the long line in pieces)", len(got), len(want))
+	}
+}
+
+// offsets are every entry's offsets in l.
+func offsets(l entryList) []entryAt {
+	out := make([]entryAt, l.len())
+	for i := range out {
+		out[i] = l.get(i)
+	}
+	return out
+}
+
+// A map edited again and again derives each parse from the last one (the pieces
+// pile up and are joined past maxPieces): every version's entries are those of a
+// parse of its text.
+func TestDerivedParsesChain(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	pieces := 0
+	for run := range 20 {
+		name := fmt.Sprintf("chain%d.map", run)
+		text := randomMap(r, 40)
+		for step := range 300 {
+			next := editMap(r, text)
+			if run%2 == 0 { // one line put in, as a route's change does: pieces pile up
+				lines := strings.SplitAfter(text, "\n")
+				i := r.IntN(len(lines))
+				next = strings.Join(lines[:i], "") + fmt.Sprintf("n%d-%d v\n", run, step) + strings.Join(lines[i:], "")
+			}
+			c := parsedMaps.change(bundle.File{Kind: bundle.KindMap, Name: name, Content: text},
+				bundle.File{Kind: bundle.KindMap, Name: name, Content: next})
+			want := parseMap(next)
+			if got := offsets(c.cur.at); !slices.Equal(got, offsets(want.at)) {
+				t.Fatalf("run %d step %d: %q → %q: derived %v, parsed %v", run, step, text, next, got, offsets(want.at))
+			}
+			pieces = max(pieces, len(c.cur.at.pieces))
+			if len(c.cur.at.pieces) > maxPieces {
+				t.Fatalf("run %d step %d: %d pieces", run, step, len(c.cur.at.pieces))
+			}
+			text = next
+		}
+	}
+	if pieces < maxPieces {
+		t.Fatalf("at most %d pieces: the chains never joined theirs", pieces)
 	}
 }
