@@ -22,17 +22,16 @@ func CommonLines(a, b string) (prefix, suffix int) {
 
 func commonLines(a, b string) (prefix, suffix int) { return commonLinesFrom(a, b, 0, 0) }
 
-// Edited is CommonLines(a, b) for b made from a by replacing what lies between a's
-// first head and last tail bytes (whole lines of both): it reads only around the
-// edit, and what it returns is remembered for the compares down the pipeline. The
-// caller vouches that a and b begin with the same head bytes and end with the
-// same tail bytes.
-func Edited(a, b string, head, tail int) (prefix, suffix int) {
-	prefix, suffix = commonLinesFrom(a, b, head, tail)
+// Edited records that b was made from a by replacing what lies between a's first
+// head and last tail bytes: CommonLines(a, b) is computed reading only around the
+// edit and remembered for the compares down the pipeline. Texts too small to be
+// remembered are left alone. The caller vouches that a and b begin with the same
+// head bytes and end with the same tail bytes.
+func Edited(a, b string, head, tail int) {
 	if len(a) >= commonCacheMin && len(b) >= commonCacheMin {
+		prefix, suffix := commonLinesFrom(a, b, head, tail)
 		commonsPut(a, b, prefix, suffix)
 	}
-	return prefix, suffix
 }
 
 // commonLinesFrom is CommonLines(a, b) for a and b known to share their first head

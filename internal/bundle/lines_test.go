@@ -96,7 +96,8 @@ func TestCommonLinesAreWholeEqualLines(t *testing.T) {
 	}
 }
 
-// Edited, told any head and tail the two texts share, answers as CommonLines.
+// Told any head and tail the two texts share, the compare Edited remembers answers
+// as CommonLines.
 func TestEditedIsCommonLines(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	words := []string{"a", "b", "a b", "", "x\n", "\n", "ab"}
@@ -118,7 +119,7 @@ func TestEditedIsCommonLines(t *testing.T) {
 		sharedTail := commonSuffix(a, b, n)
 		head, tail := rng.IntN(sharedHead+1), rng.IntN(sharedTail+1)
 		wantP, wantS := commonLines(a, b)
-		if p, s := Edited(a, b, head, tail); p != wantP || s != wantS {
+		if p, s := commonLinesFrom(a, b, head, tail); p != wantP || s != wantS {
 			t.Fatalf("%q %q told %d,%d: got %d,%d, CommonLines %d,%d", a, b, head, tail, p, s, wantP, wantS)
 		}
 	}

@@ -28,11 +28,7 @@ type configParses struct {
 	list []configParse // oldest first
 }
 
-// parseConfig is config.Parse(text), remembered.
-func parseConfig(text string) (*config.Config, error) {
-	return parsedConfigs.parse(text)
-}
-
+// parse is config.Parse(text), remembered.
 func (c *configParses) parse(text string) (*config.Config, error) {
 	c.mu.Lock()
 	for _, p := range c.list {

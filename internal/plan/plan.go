@@ -145,16 +145,16 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	// nothing to place: parsing it (three times, per pod) was most of a route's plan.
 	sameCfg := hasRunCfg && hasWantCfg && len(running.Aliases) == 0 && sameWithoutCommentLines(runCfgFile.Content, wantCfgFile.Content)
 	if hasRunCfg && hasWantCfg && !sameCfg && (runCfgFile.Content != wantCfgFile.Content || len(running.Aliases) > 0) {
-		runCfg, runErr = parseConfig(runCfgFile.Content)
+		runCfg, runErr = parsedConfigs.parse(runCfgFile.Content)
 		runParsed = true
-		wantCfg, wantErr = parseConfig(wantCfgFile.Content)
+		wantCfg, wantErr = parsedConfigs.parse(wantCfgFile.Content)
 		if runErr == nil && wantErr == nil {
 			pl := place(runCfg, runCfgFile.Content, wantCfg, wantCfgFile.Content, running.Aliases)
 			aliases = pl.aliases
 			if pl.text != wantCfgFile.Content {
 				wantCfgFile.Content, wantCfgFile.Hash = pl.text, bundle.HashContent(pl.text)
 				wantFiles["haproxy.cfg"] = wantCfgFile
-				wantCfg, wantErr = parseConfig(pl.text)
+				wantCfg, wantErr = parsedConfigs.parse(pl.text)
 			}
 		}
 		wantParsed = true
@@ -182,7 +182,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	// see how a map is matched), an unchanged config not at all.
 	desiredConfig := func() (*config.Config, error) {
 		if !wantParsed {
-			wantCfg, wantErr = parseConfig(wantFiles["haproxy.cfg"].Content)
+			wantCfg, wantErr = parsedConfigs.parse(wantFiles["haproxy.cfg"].Content)
 			wantParsed = true
 		}
 		return wantCfg, wantErr
@@ -191,7 +191,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	// paths and the files in HAProxy's store all read it.
 	runningConfig := func() (*config.Config, error) {
 		if !runParsed {
-			runCfg, runErr = parseConfig(runFiles["haproxy.cfg"].Content)
+			runCfg, runErr = parsedConfigs.parse(runFiles["haproxy.cfg"].Content)
 			runParsed = true
 		}
 		return runCfg, runErr

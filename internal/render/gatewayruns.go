@@ -60,24 +60,22 @@ type weightedText struct {
 }
 
 func (w *weightedText) of(runs []*GatewayState) (string, int) {
-	same := len(runs) == len(w.parts)
 	size, lines := 0, 0
-	for i, r := range runs {
+	for _, r := range runs {
 		if r.weightedText == "" && len(r.Weighted) > 0 {
 			r.weightedText, r.weightedLines = linesText(r.Weighted, textFrom(0)), len(r.Weighted)
 		}
 		size, lines = size+len(r.weightedText), lines+r.weightedLines
-		same = same && r.weightedText == w.parts[i]
-	}
-	if same && lines == w.lines {
-		return w.text, w.lines
 	}
 	// The runs' texts it begins and ends with as before (one run came or went).
 	head, tail, i, j := 0, 0, 0, 0
-	for ; i < len(runs) && i < len(w.parts) && bundle.SameString(runs[i].weightedText, w.parts[i]); i++ {
+	for ; i < len(runs) && i < len(w.parts) && runs[i].weightedText == w.parts[i]; i++ {
 		head += len(w.parts[i])
 	}
-	for ; j < len(runs)-i && j < len(w.parts)-i && bundle.SameString(runs[len(runs)-1-j].weightedText, w.parts[len(w.parts)-1-j]); j++ {
+	if i == len(runs) && i == len(w.parts) && lines == w.lines {
+		return w.text, w.lines
+	}
+	for ; j < len(runs)-i && j < len(w.parts)-i && runs[len(runs)-1-j].weightedText == w.parts[len(w.parts)-1-j]; j++ {
 		tail += len(w.parts[len(w.parts)-1-j])
 	}
 	var b strings.Builder
