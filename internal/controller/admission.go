@@ -65,17 +65,22 @@ func (it *iteration) validateProposed(ctx context.Context, r webhook.Request) ([
 		if o, ok := snap.Object(ref); ok && o.Refused != "" {
 			return warnings, errors.New(o.Refused) // it would be left out: no render needed
 		}
-		for _, extra := range it.admissionContexts(snap) {
-			in := render.Input{Snapshot: snap, ExtraContext: extra, Suspects: []snapshot.Ref{ref}}
-			if _, err := it.engine.Render(ctx, in); err != nil {
+		for _, t := range it.admissionTargets(snap) {
+			in := render.Input{Snapshot: snap, ExtraContext: t.extra, Suspects: []snapshot.Ref{ref}}
+			res, err := it.engine.Render(ctx, in)
+			if err != nil {
 				if ctx.Err() != nil {
 					return warnings, err
 				}
-				if _, baseErr := it.engine.Render(ctx, render.Input{Snapshot: it.live.Snapshot(), ExtraContext: extra}); baseErr != nil {
+				if _, baseErr := it.engine.Render(ctx, render.Input{Snapshot: it.live.Snapshot(), ExtraContext: t.extra}); baseErr != nil {
 					warnings = append(warnings, "the configuration already fails to render without this change: "+baseErr.Error())
 					continue
 				}
 				return warnings, err
+			}
+			if t.fleet != nil {
+				// Most likely what the fleet delivers once the change is stored.
+				t.fleet.dep.Prepare(res.Bundle)
 			}
 		}
 	}
@@ -86,25 +91,34 @@ func (it *iteration) validateProposed(ctx context.Context, r webhook.Request) ([
 // make more of them render is checked by one render of every Gateway.
 const maxAdmissionFleets = 4
 
-// admissionContexts are the extraContexts that check the proposed snapshot: those
-// of the fleets the change would make render, as the reconcile decides it (a
-// route: its Gateways' fleets), so that the admission's render is the one the
-// fleet's next render takes up from (the same memo); or, when that is not known
-// (a standby, a fleet that has not rendered, a change no fleet or too many
-// fleets render), admissionContext's one render of every Gateway.
-func (it *iteration) admissionContexts(proposed *snapshot.Snapshot) []map[string]any {
+// admissionTarget is a render that checks a proposed snapshot: with a fleet's
+// extraContext, or (fleet nil) admissionContext's.
+type admissionTarget struct {
+	fleet *fleet
+	extra map[string]any
+}
+
+// admissionTargets are the renders that check the proposed snapshot: those of the
+// fleets the change would make render, as the reconcile decides it (a route: its
+// Gateways' fleets), so that the admission's render is the one the fleet's next
+// render takes up from (the same memo) and its bundle the one the fleet's pods
+// can be planned for; or, when that is not known (a standby, a fleet that has
+// not rendered, a change no fleet or too many fleets render), admissionContext's
+// one render of every Gateway.
+func (it *iteration) admissionTargets(proposed *snapshot.Snapshot) []admissionTarget {
+	every := func() []admissionTarget { return []admissionTarget{{extra: it.admissionContext()}} }
 	c := it.scope.Diff(it.live.Snapshot(), proposed)
-	var out []map[string]any
+	var out []admissionTarget
 	for _, f := range it.fleets.list() {
 		if f.storesRead.Load() == nil {
-			return []map[string]any{it.admissionContext()}
+			return every()
 		}
 		if it.rendersFor(f, c) {
-			out = append(out, f.extra)
+			out = append(out, admissionTarget{f, f.extra})
 		}
 	}
 	if len(out) == 0 || len(out) > maxAdmissionFleets {
-		return []map[string]any{it.admissionContext()}
+		return every()
 	}
 	return out
 }

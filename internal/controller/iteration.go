@@ -389,6 +389,9 @@ func observeDeploy(log *slog.Logger, m *metrics.Metrics, o deploy.Outcome) {
 		result = "error"
 	}
 	m.ObserveDeployment(o.Duration, o.Mode, result)
+	if o.PlannedAhead {
+		m.PlannedAhead.Inc()
+	}
 	if o.FastPathFailed {
 		m.FastPathFailures.Inc()
 		log.Warn("runtime operations failed; the agent reloaded instead", "pod", o.Pod, "error", o.FastPathError)

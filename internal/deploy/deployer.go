@@ -44,6 +44,9 @@ type Outcome struct {
 	ServerDivergence, MapDivergence int
 	// Ops is the number of runtime operations sent (runtime applies only).
 	Ops int
+	// PlannedAhead: the runtime apply's plan was made before its bundle was
+	// desired (Prepare, from the admission of the change).
+	PlannedAhead bool
 }
 
 // Apply modes.
@@ -302,13 +305,14 @@ func (w *worker) run() {
 			}
 			w.adoptRunning()
 			// Only plan decides runtime-vs-reload. Runtime operations are not paced.
-			planned, ok := w.plan(b)
+			planned, ahead, ok := w.plan(b)
 			var res plan.Result
 			if ok {
 				res = planned.res
 			}
 			if ok && !res.Reload {
 				out := w.applyRuntime(b, planned)
+				out.PlannedAhead = ahead
 				if w.d.opts.OnOutcome != nil {
 					w.d.opts.OnOutcome(out)
 				}
@@ -351,31 +355,55 @@ func (w *worker) run() {
 }
 
 // plan compares what the pod runs with b; ok is false when the worker does not know
-// what runs (first apply, after a failure) or the pod's capabilities.
-func (w *worker) plan(b *bundle.Bundle) (*memoEntry, bool) {
+// what runs (first apply, after a failure) or the pod's capabilities. ahead: the
+// plan was made before b was desired (Prepare).
+func (w *worker) plan(b *bundle.Bundle) (planned *memoEntry, ahead, ok bool) {
 	w.mu.Lock()
 	running, caps := w.running, w.caps
 	w.mu.Unlock()
 	if running == nil {
-		return nil, false
+		return nil, false, false
 	}
 	if caps == nil {
 		ctx, cancel := context.WithTimeout(w.ctx, 10*time.Second)
 		st, err := w.client.State(ctx)
 		cancel()
 		if err != nil {
-			return nil, false
+			return nil, false, false
 		}
 		c, err := plan.CapabilitiesFor(st.HAProxyVersion)
 		if err != nil {
-			return nil, false
+			return nil, false, false
 		}
 		w.mu.Lock()
 		w.caps = &c
 		w.mu.Unlock()
 		caps = &c
 	}
-	return w.d.plans.get(*running, b, *caps), true
+	planned, ahead = w.d.plans.get(*running, b, *caps)
+	return planned, ahead, true
+}
+
+// Prepare plans b, in the background, against what each idle pod runs: the
+// admission webhook renders a change before the API server stores it, and the
+// delivery of the bundle the stored change renders to (the same one, when
+// templates read nothing the API server adds) then finds its plan made. A pod
+// that is being delivered to, or whose running set is unknown, is left alone:
+// its next delivery would plan from another set.
+func (d *Deployer) Prepare(b *bundle.Bundle) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.desired == nil || d.desired.Hash == b.Hash {
+		return
+	}
+	for _, w := range d.workers {
+		w.mu.Lock()
+		running, caps, idle := w.running, w.caps, w.deployed == d.desired.Hash
+		w.mu.Unlock()
+		if running != nil && caps != nil && idle {
+			go d.plans.prepare(*running, b, *caps)
+		}
+	}
 }
 
 // adoptRunning reads, once, what a pod the worker has no record of runs (a new

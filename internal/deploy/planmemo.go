@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -11,38 +12,73 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/plan"
 )
 
-// planMemo shares one plan among the workers of pods that run the same set: a
-// fleet's pods normally do, and plan.Plan is pure, so the second pod's delivery
-// starts without planning again. It keeps the latest key only.
+// planMemo shares one plan among the workers of pods that run the same set (a
+// fleet's pods normally do: plan.Plan is pure, so the second pod's delivery
+// starts without planning again) and keeps plans made ahead (Deployer.Prepare)
+// until a delivery asks for them. It keeps the latest memoSize keys.
 type planMemo struct {
-	mu    sync.Mutex
-	key   string
-	entry *memoEntry
+	mu      sync.Mutex
+	keys    []string
+	entries map[string]*memoEntry
 }
+
+// memoSize bounds the plans kept: one a delivery is sending, one made ahead for
+// the next, and room for pods that run different sets.
+const memoSize = 4
 
 type memoEntry struct {
 	once  sync.Once
 	res   plan.Result
 	whole []bundle.File
 	edits []agentapi.FileEdit
+	// ahead: made by Prepare, and no delivery has asked for it yet.
+	ahead bool
 }
 
 // get returns the plan from running to desired under caps (and the changed files
-// split into whole files and edits of running's), computing it once per key.
-func (m *planMemo) get(running plan.Running, desired *bundle.Bundle, caps plan.Capabilities) *memoEntry {
-	key := memoKey(running, desired, caps)
+// split into whole files and edits of running's), computing it once per key;
+// ahead reports a plan prepare made before a delivery asked for it.
+func (m *planMemo) get(running plan.Running, desired *bundle.Bundle, caps plan.Capabilities) (e *memoEntry, ahead bool) {
+	e = m.compute(running, desired, caps, false)
 	m.mu.Lock()
-	if m.entry == nil || m.key != key {
-		m.key, m.entry = key, &memoEntry{}
-	}
-	e := m.entry
-	m.mu.Unlock()
+	defer m.mu.Unlock()
+	ahead, e.ahead = e.ahead, false
+	return e, ahead
+}
+
+// prepare makes get's plan before a delivery asks for it.
+func (m *planMemo) prepare(running plan.Running, desired *bundle.Bundle, caps plan.Capabilities) {
+	m.compute(running, desired, caps, true)
+}
+
+func (m *planMemo) compute(running plan.Running, desired *bundle.Bundle, caps plan.Capabilities, ahead bool) *memoEntry {
+	e := m.entry(memoKey(running, desired, caps), ahead)
 	e.once.Do(func() {
 		e.res = plan.Plan(running, desired, caps)
 		if !e.res.Reload && running.Bundle != nil {
 			e.whole, e.edits = asEdits(running.Bundle, e.res.Files)
 		}
 	})
+	return e
+}
+
+// entry returns key's entry, new (marked ahead when ahead) if there is none.
+func (m *planMemo) entry(key string, ahead bool) *memoEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.entries[key]; ok {
+		return e
+	}
+	if m.entries == nil {
+		m.entries = map[string]*memoEntry{}
+	}
+	if len(m.keys) == memoSize {
+		delete(m.entries, m.keys[0])
+		m.keys = slices.Delete(m.keys, 0, 1)
+	}
+	e := &memoEntry{ahead: ahead}
+	m.keys = append(m.keys, key)
+	m.entries[key] = e
 	return e
 }
 

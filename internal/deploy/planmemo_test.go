@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
@@ -20,17 +21,51 @@ func TestPlanMemoSharesOnePlanPerKey(t *testing.T) {
 	}
 	run, want := plan.Running{Bundle: mapSet("a be\n")}, mapSet("a be\nb be\n")
 	var m planMemo
-	first := m.get(run, want, caps)
+	first, ahead := m.get(run, want, caps)
+	if ahead {
+		t.Error("a plan nobody prepared reported as made ahead")
+	}
 	if first.res.Reload || len(first.res.Ops) != 1 || len(first.edits)+len(first.whole) != 1 {
 		t.Fatalf("plan %+v, edits %d, whole %d", first.res, len(first.edits), len(first.whole))
 	}
-	if again := m.get(plan.Running{Bundle: mapSet("a be\n")}, mapSet("a be\nb be\n"), caps); again != first {
+	if again, _ := m.get(plan.Running{Bundle: mapSet("a be\n")}, mapSet("a be\nb be\n"), caps); again != first {
 		t.Error("the same running and desired sets planned twice")
 	}
-	if other := m.get(plan.Running{Bundle: run.Bundle, Aliases: map[string]string{"x": "y"}}, want, caps); other == first {
+	if other, _ := m.get(plan.Running{Bundle: run.Bundle, Aliases: map[string]string{"x": "y"}}, want, caps); other == first {
 		t.Error("other aliases shared the plan")
 	}
-	if other := m.get(run, mapSet("a be\nc be\n"), caps); other == first || len(other.res.Ops) != 1 {
+	if other, _ := m.get(run, mapSet("a be\nc be\n"), caps); other == first || len(other.res.Ops) != 1 {
 		t.Error("another desired set shared the plan")
+	}
+}
+
+// TestPlanMemoPrepared: a plan made ahead is the one the delivery gets, reported
+// as made ahead once; plans made ahead for other sets do not evict it while the
+// memo has room, and the oldest goes once it has none.
+func TestPlanMemoPrepared(t *testing.T) {
+	caps, err := plan.CapabilitiesFor("2.6.12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapSet := func(content string) *bundle.Bundle {
+		return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: "frontend f\n    bind :80\n    use_backend %[req.hdr(host),map(/m/host.map)]\n"},
+			{Kind: bundle.KindMap, Name: "host.map", Content: content}})
+	}
+	run := plan.Running{Bundle: mapSet("a be\n")}
+	var m planMemo
+	m.prepare(run, mapSet("a be\nb be\n"), caps)
+	for i := range memoSize - 1 {
+		m.prepare(run, mapSet(fmt.Sprintf("a be\nx%d be\n", i)), caps)
+	}
+	got, ahead := m.get(run, mapSet("a be\nb be\n"), caps)
+	if !ahead || len(got.res.Ops) != 1 || got.res.Reload {
+		t.Fatalf("prepared plan: ahead %v, %+v", ahead, got.res)
+	}
+	if again, ahead := m.get(run, mapSet("a be\nb be\n"), caps); again != got || ahead {
+		t.Errorf("second delivery of the prepared plan: same %v, ahead %v", again == got, ahead)
+	}
+	m.prepare(run, mapSet("a be\nlast be\n"), caps) // evicts the first one prepared
+	if again, ahead := m.get(run, mapSet("a be\nb be\n"), caps); again == got || ahead {
+		t.Errorf("past memoSize plans: the oldest kept %v, ahead %v", again == got, ahead)
 	}
 }

@@ -77,6 +77,7 @@ type Metrics struct {
 	HAProxyReloads              *prometheus.CounterVec // haptic_haproxy_reloads_total{pod,reason}
 	DeployApply                 *prometheus.CounterVec // haptic_deploy_apply_total{mode,result}
 	FastPathFailures            prometheus.Counter     // haptic_fast_path_failures_total
+	PlannedAhead                prometheus.Counter     // haptic_deploy_planned_ahead_total
 	DeploymentRuntimeDivergence prometheus.Counter     // haptic_deployment_runtime_divergence_total
 	RuntimeMapDivergence        prometheus.Counter     // haptic_runtime_map_divergence_total
 	HAProxyPods                 prometheus.Gauge       // haptic_haproxy_pods
@@ -158,6 +159,8 @@ func New() *Metrics {
 			"Applies to HAProxy pods by mode (runtime, reload) and result.", "mode", "result"),
 		FastPathFailures: f.counter("haptic_fast_path_failures_total",
 			"Runtime-API (reload-free) applies that failed and fell back to a reload."),
+		PlannedAhead: f.counter("haptic_deploy_planned_ahead_total",
+			"Runtime applies to a pod whose plan was made at the change's admission, before the change was stored."),
 		DeploymentRuntimeDivergence: f.counter("haptic_deployment_runtime_divergence_total",
 			"Deployments where a pod's running state diverged from the deployed configuration."),
 		RuntimeMapDivergence: f.counter("haptic_runtime_map_divergence_total",
