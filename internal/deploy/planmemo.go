@@ -31,7 +31,7 @@ type memoEntry struct {
 	res   plan.Result
 	whole []bundle.File
 	edits []agentapi.FileEdit
-	// ahead: made by Prepare, and no delivery has asked for it yet.
+	// ahead: made by prepare, before a delivery asked for it.
 	ahead bool
 }
 
@@ -40,10 +40,7 @@ type memoEntry struct {
 // ahead reports a plan prepare made before a delivery asked for it.
 func (m *planMemo) get(running plan.Running, desired *bundle.Bundle, caps plan.Capabilities) (e *memoEntry, ahead bool) {
 	e = m.compute(running, desired, caps, false)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	ahead, e.ahead = e.ahead, false
-	return e, ahead
+	return e, e.ahead
 }
 
 // prepare makes get's plan before a delivery asks for it.

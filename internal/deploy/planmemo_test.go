@@ -39,9 +39,9 @@ func TestPlanMemoSharesOnePlanPerKey(t *testing.T) {
 	}
 }
 
-// TestPlanMemoPrepared: a plan made ahead is the one the delivery gets, reported
-// as made ahead once; plans made ahead for other sets do not evict it while the
-// memo has room, and the oldest goes once it has none.
+// TestPlanMemoPrepared: a plan made ahead is the one the deliveries get, reported
+// as made ahead; plans made ahead for other sets do not evict it while the memo
+// has room, and the oldest goes once it has none.
 func TestPlanMemoPrepared(t *testing.T) {
 	caps, err := plan.CapabilitiesFor("2.6.12")
 	if err != nil {
@@ -61,8 +61,8 @@ func TestPlanMemoPrepared(t *testing.T) {
 	if !ahead || len(got.res.Ops) != 1 || got.res.Reload {
 		t.Fatalf("prepared plan: ahead %v, %+v", ahead, got.res)
 	}
-	if again, ahead := m.get(run, mapSet("a be\nb be\n"), caps); again != got || ahead {
-		t.Errorf("second delivery of the prepared plan: same %v, ahead %v", again == got, ahead)
+	if again, ahead := m.get(run, mapSet("a be\nb be\n"), caps); again != got || !ahead {
+		t.Errorf("second pod's delivery of the prepared plan: same %v, ahead %v", again == got, ahead)
 	}
 	m.prepare(run, mapSet("a be\nlast be\n"), caps) // evicts the first one prepared
 	if again, ahead := m.get(run, mapSet("a be\nb be\n"), caps); again == got || ahead {

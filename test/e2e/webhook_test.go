@@ -93,11 +93,30 @@ func TestAdmissionWebhook(t *testing.T) {
 	t.Logf("20 admitted creates (API round trip incl. the webhook): median %s, max %s",
 		took[len(took)/2].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond))
 
+	// An admitted change is planned while it is admitted: the delivery of the
+	// stored change finds its plan made. Each create waits for the one before to
+	// be served, so the pod is idle when the next one is admitted.
+	e.settle(pod)
+	aheadBefore := e.metric("haptic_deploy_planned_ahead_total", "")
+	for i := range 5 {
+		name := fmt.Sprintf("ahead-%d", i)
+		if _, err := ingresses.Create(e.ctx, ingress(name, "1m"), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+		e.eventually(name+".localhost answers 200", 30*time.Second, func() (bool, string) {
+			code, _, err := e.get(pod, name+".localhost", "/")
+			return code == 200, fmt.Sprint(code, err)
+		})
+	}
+	if ahead := e.metric("haptic_deploy_planned_ahead_total", "") - aheadBefore; ahead != 5 {
+		t.Errorf("%v of 5 admitted creates were delivered with a plan made at admission, want 5", ahead)
+	}
+
 	if denied := e.metric("haptic_webhook_requests_total", `result="denied"`); denied != 2 {
 		t.Errorf("haptic_webhook_requests_total{result=denied} = %v, want 2", denied)
 	}
-	if allowed := e.metric("haptic_webhook_requests_total", `resource="ingresses.networking.k8s.io",result="allowed"`); allowed < 21 {
-		t.Errorf("haptic_webhook_requests_total{result=allowed} = %v, want at least 21", allowed)
+	if allowed := e.metric("haptic_webhook_requests_total", `resource="ingresses.networking.k8s.io",result="allowed"`); allowed < 26 {
+		t.Errorf("haptic_webhook_requests_total{result=allowed} = %v, want at least 26", allowed)
 	}
 }
 
