@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -81,6 +82,8 @@ type Deployer struct {
 	workers map[string]*worker
 	ctx     context.Context
 	plans   planMemo
+	// preparing: a Prepare is planning (under mu).
+	preparing bool
 }
 
 // New returns a deployer; it works until ctx ends.
@@ -389,21 +392,40 @@ func (w *worker) plan(b *bundle.Bundle) (planned *memoEntry, ahead, ok bool) {
 // delivery of the bundle the stored change renders to (the same one, when
 // templates read nothing the API server adds) then finds its plan made. A pod
 // that is being delivered to, or whose running set is unknown, is left alone:
-// its next delivery would plan from another set.
+// its next delivery would plan from another set. One Prepare works at a time; a
+// burst of admissions does not pile up plans.
 func (d *Deployer) Prepare(b *bundle.Bundle) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.desired == nil || d.desired.Hash == b.Hash {
+	if d.desired == nil || d.desired.Hash == b.Hash || d.preparing {
 		return
 	}
+	type from struct {
+		running *plan.Running
+		caps    plan.Capabilities
+	}
+	var froms []from
 	for _, w := range d.workers {
 		w.mu.Lock()
 		running, caps, idle := w.running, w.caps, w.deployed == d.desired.Hash
 		w.mu.Unlock()
-		if running != nil && caps != nil && idle {
-			go d.plans.prepare(*running, b, *caps)
+		if running != nil && caps != nil && idle &&
+			!slices.ContainsFunc(froms, func(f from) bool { return f.running == running }) { // pods that run the same set
+			froms = append(froms, from{running, *caps})
 		}
 	}
+	if len(froms) == 0 {
+		return
+	}
+	d.preparing = true
+	go func() {
+		for _, f := range froms {
+			d.plans.prepare(*f.running, b, f.caps)
+		}
+		d.mu.Lock()
+		d.preparing = false
+		d.mu.Unlock()
+	}()
 }
 
 // adoptRunning reads, once, what a pod the worker has no record of runs (a new

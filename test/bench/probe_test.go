@@ -393,12 +393,20 @@ func (r *run) createBackend(ns string, twoPorts bool) error {
 
 // controllerWork is what the controller did for the probe's routes, from two scrapes
 // of its metrics: renders per route by fleet (haptic_fleet_renders_total), the
-// HAProxy reloads it counted, and the mean of each change stage
-// (haptic_change_stage_seconds, from the first watch event).
+// HAProxy reloads it counted, and each change stage's histogram
+// (haptic_change_stage_seconds, from the first watch event): its mean, count and
+// the changes that reached the stage within each bucket's bound (ms, cumulative).
 func controllerWork(before, after map[string]float64, routes int) map[string]any {
 	renders := map[string]float64{}
 	reloads := 0.0
-	stages := map[string]any{}
+	stages := map[string]map[string]any{}
+	stage := func(series string) map[string]any {
+		name := seriesLabel(series, "stage")
+		if stages[name] == nil {
+			stages[name] = map[string]any{"within_ms": map[string]float64{}}
+		}
+		return stages[name]
+	}
 	for series, v := range after {
 		d := v - before[series]
 		switch {
@@ -409,11 +417,24 @@ func controllerWork(before, after map[string]float64, routes int) map[string]any
 		case strings.HasPrefix(series, "haptic_change_stage_seconds_sum{"):
 			count := after[strings.Replace(series, "_sum{", "_count{", 1)] - before[strings.Replace(series, "_sum{", "_count{", 1)]
 			if count > 0 {
-				stages[seriesLabel(series, "stage")] = map[string]float64{"mean_ms": 1000 * d / count, "count": count}
+				st := stage(series)
+				st["mean_ms"], st["count"] = 1000*d/count, count
 			}
+		case strings.HasPrefix(series, "haptic_change_stage_seconds_bucket{") && d > 0:
+			le := seriesLabel(series, "le")
+			if sec, err := strconv.ParseFloat(le, 64); err == nil {
+				le = strconv.FormatFloat(1000*sec, 'f', -1, 64)
+			}
+			stage(series)["within_ms"].(map[string]float64)[le] = d
 		}
 	}
-	return map[string]any{"renders_per_route_by_fleet": renders, "haproxy_reloads": reloads, "change_stages": stages}
+	out := map[string]any{}
+	for name, st := range stages {
+		if _, ok := st["count"]; ok { // buckets of a stage no change reached are dropped
+			out[name] = st
+		}
+	}
+	return map[string]any{"renders_per_route_by_fleet": renders, "haproxy_reloads": reloads, "change_stages": out}
 }
 
 // seriesLabel is the value of label name in a series "metric{a=\"x\",...}".

@@ -12,27 +12,32 @@ import (
 
 func TestControllerWork(t *testing.T) {
 	before := map[string]float64{
-		`haptic_fleet_renders_total{fleet="bench/gw"}`:                10,
-		`haptic_haproxy_reloads_total{pod="a"}`:                       3,
-		`haptic_change_stage_seconds_sum{stage="rendered"}`:           1,
-		`haptic_change_stage_seconds_count{stage="rendered"}`:         10,
-		`haptic_fleet_renders_skipped_total{fleet="bench/gw"}`:        0,
-		`haptic_change_stage_seconds_bucket{stage="rendered",le="1"}`: 10,
+		`haptic_fleet_renders_total{fleet="bench/gw"}`:                   10,
+		`haptic_haproxy_reloads_total{pod="a"}`:                          3,
+		`haptic_change_stage_seconds_sum{stage="rendered"}`:              1,
+		`haptic_change_stage_seconds_count{stage="rendered"}`:            10,
+		`haptic_fleet_renders_skipped_total{fleet="bench/gw"}`:           0,
+		`haptic_change_stage_seconds_bucket{stage="rendered",le="1"}`:    10,
+		`haptic_change_stage_seconds_bucket{stage="rendered",le="+Inf"}`: 10,
 	}
 	after := map[string]float64{
-		`haptic_fleet_renders_total{fleet="bench/gw"}`:                30,
-		`haptic_fleet_renders_total{fleet="default"}`:                 2,
-		`haptic_haproxy_reloads_total{pod="a"}`:                       4,
-		`haptic_change_stage_seconds_sum{stage="rendered"}`:           1.5,
-		`haptic_change_stage_seconds_count{stage="rendered"}`:         30,
-		`haptic_fleet_renders_skipped_total{fleet="bench/gw"}`:        7,
-		`haptic_change_stage_seconds_bucket{stage="rendered",le="1"}`: 30,
+		`haptic_fleet_renders_total{fleet="bench/gw"}`:                     30,
+		`haptic_fleet_renders_total{fleet="default"}`:                      2,
+		`haptic_haproxy_reloads_total{pod="a"}`:                            4,
+		`haptic_change_stage_seconds_sum{stage="rendered"}`:                1.5,
+		`haptic_change_stage_seconds_count{stage="rendered"}`:              30,
+		`haptic_fleet_renders_skipped_total{fleet="bench/gw"}`:             7,
+		`haptic_change_stage_seconds_bucket{stage="rendered",le="1"}`:      30,
+		`haptic_change_stage_seconds_bucket{stage="rendered",le="0.0025"}`: 5,
+		`haptic_change_stage_seconds_bucket{stage="rendered",le="+Inf"}`:   30,
+		`haptic_change_stage_seconds_bucket{stage="applied",le="+Inf"}`:    0,
 	}
 	got := controllerWork(before, after, 20)
 	want := map[string]any{
 		"renders_per_route_by_fleet": map[string]float64{"bench/gw": 1, "default": 0.1},
 		"haproxy_reloads":            1.0,
-		"change_stages":              map[string]any{"rendered": map[string]float64{"mean_ms": 25, "count": 20}},
+		"change_stages": map[string]any{"rendered": map[string]any{"mean_ms": 25.0, "count": 20.0,
+			"within_ms": map[string]float64{"1000": 20, "2.5": 5, "+Inf": 20}}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("controllerWork = %v, want %v", got, want)
