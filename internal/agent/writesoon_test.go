@@ -68,12 +68,21 @@ func TestRuntimeFilesWrittenSoon(t *testing.T) {
 	for i := range 5 {
 		add(fmt.Sprintf("d%d.test", i))
 	}
+	// The files are written first, then the manifest: both are waited for.
+	manifestHash := func() string {
+		var m manifest
+		_ = readJSON(opts.manifestPath(), &m)
+		return m.Hash
+	}
 	deadline := time.Now().Add(fileWriteDelay + 2*time.Second)
-	for onDisk() != fileOf(cur, "host.map").Content {
+	for onDisk() != fileOf(cur, "host.map").Content || manifestHash() != cur.Hash {
 		if time.Now().After(deadline) {
-			t.Fatalf("host.map on disk after %s: %q", fileWriteDelay+2*time.Second, onDisk())
+			break
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if got := onDisk(); got != fileOf(cur, "host.map").Content {
+		t.Fatalf("host.map on disk after %s: %q", fileWriteDelay+2*time.Second, got)
 	}
 	var m manifest
 	if err := readJSON(opts.manifestPath(), &m); err != nil || m.Hash != cur.Hash {

@@ -390,7 +390,10 @@ func observeDeploy(log *slog.Logger, m *metrics.Metrics, o deploy.Outcome) {
 	}
 	m.ObserveDeployment(o.Duration, o.Mode, result)
 	if o.PlannedAhead {
-		m.PlannedAhead.Inc()
+		m.DeployAhead.WithLabelValues(metrics.AheadPlan).Inc()
+	}
+	if o.PreparedAhead {
+		m.DeployAhead.WithLabelValues(metrics.AheadAgent).Inc()
 	}
 	if o.FastPathFailed {
 		m.FastPathFailures.Inc()
