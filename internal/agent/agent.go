@@ -50,9 +50,6 @@ type Agent struct {
 	writeTimerSet bool
 	// mapKeys indexes the maps the read-back looks keys up in. Guarded by mu.
 	mapKeys mapKeys
-	// ahead is the resulting set of a runtime request prepared before it came
-	// (PrepareRuntime), or nil. Guarded by mu.
-	ahead *prepared
 
 	st statusRecorder
 }

@@ -22,8 +22,7 @@ import (
 // a verified reload instead. The edited files are spliced and hashed after the operations ran, so
 // that a large map's copy and hash do not delay the change: a request whose
 // result does not hash as it says (a controller bug) is refused then, and the
-// running set is reloaded to forget its operations. A request prepared ahead
-// (PrepareRuntime) was spliced and hashed then.
+// running set is reloaded to forget its operations.
 func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (agentapi.Result, int) {
 	start := time.Now()
 	res := agentapi.Result{Hash: req.Hash}
@@ -57,17 +56,28 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 	if req.BaseHash != "" && req.BaseHash != a.current.Hash {
 		return fail(http.StatusConflict, "base hash %s is not the running set %s", req.BaseHash, a.current.Hash)
 	}
-	p := a.takePrepared(req)
-	if p == nil {
-		// Unless prepared ahead, splicing and hashing the edited files (a copy and a
-		// hash of each whole map) waits until the worker already serves the change.
-		next, bases, status, err := resulting(a.opts.Layout, a.current, req)
-		if err != nil {
-			return fail(status, "%v", err)
-		}
-		p = &prepared{next: next, bases: bases, edits: req.Edits}
+	// Only what is cheap is checked before the operations: the edits' bases, the
+	// lines they write, the file names and the set hash the edits' own hashes
+	// make. Splicing and hashing the edited files (a copy and a hash of each whole
+	// map) waits until the worker already serves the change.
+	bases, status, err := editBases(a.current, req.Edits)
+	if err != nil {
+		return fail(status, "%v", err)
 	}
-	res.Prepared = p.edited != nil
+	declared := make([]bundle.File, len(bases))
+	for i, b := range bases {
+		declared[i] = bundle.File{Kind: b.Kind, Name: b.Name, Hash: req.Edits[i].Hash}
+	}
+	next, err := merge(a.current, req.Files, declared)
+	if err != nil {
+		return fail(http.StatusBadRequest, "%v", err)
+	}
+	if next.Hash != req.Hash {
+		return fail(http.StatusBadRequest, "hash %q does not match the resulting set (%s)", req.Hash, next.Hash)
+	}
+	if err := checkFiles(a.opts.Layout, next.Files); err != nil {
+		return fail(http.StatusBadRequest, "%v", err)
+	}
 
 	record := func(mode string) {
 		a.st.recordApply(agentapi.ApplyRecord{At: start.UTC(), Hash: req.Hash, Result: res.Result, Error: res.Error, Mode: mode})
@@ -77,24 +87,22 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 	if err != nil {
 		opErr = fmt.Errorf("operation %d: %w", failed, err)
 	}
-	if p.edited == nil {
-		if p.edited, err = fillEdits(p.next, p.edits, p.bases); err != nil {
-			// An edit does not make the file its hash names: forget the operations by
-			// reloading what runs now, and refuse the request.
-			res.Result, res.Error = agentapi.ResultError, err.Error()
-			if ran > 0 {
-				if _, rerr := a.reload(ctx, timeout); rerr != nil {
-					res.Error += fmt.Sprintf("; reload of the current set: %v", rerr)
-				}
+	edited, err := fillEdits(next, req, bases)
+	if err != nil {
+		// An edit does not make the file its hash names: forget the operations by
+		// reloading what runs now, and refuse the request.
+		res.Result, res.Error = agentapi.ResultError, err.Error()
+		if ran > 0 {
+			if _, rerr := a.reload(ctx, timeout); rerr != nil {
+				res.Error += fmt.Sprintf("; reload of the current set: %v", rerr)
 			}
-			record("runtime")
-			return done(http.StatusBadRequest)
 		}
+		record("runtime")
+		return done(http.StatusBadRequest)
 	}
-	next, edited := p.next, p.edited
-	for i, e := range p.edits {
+	for i, e := range req.Edits {
 		if e.Kind == bundle.KindMap {
-			a.mapKeys.edited(e.Name, p.bases[i].Content, edited[i].Content, e)
+			a.mapKeys.edited(e.Name, bases[i].Content, edited[i].Content, e)
 		}
 	}
 	if opErr == nil {
@@ -137,7 +145,7 @@ func (a *Agent) ApplyRuntime(ctx context.Context, req agentapi.RuntimeRequest) (
 		record("runtime")
 		return done(http.StatusUnprocessableEntity)
 	}
-	status := a.switchTo(ctx, next, req.Aliases, timeout, &res)
+	status = a.switchTo(ctx, next, req.Aliases, timeout, &res)
 	if res.Result == agentapi.ResultApplied {
 		res.Result = agentapi.ResultRuntimeFallback
 		res.Error = opErr.Error()
@@ -237,13 +245,13 @@ func editBases(cur *bundle.Bundle, edits []agentapi.FileEdit) ([]bundle.File, in
 // their contents: spliced from their bases (checked by editBases), each of which
 // must hash as its edit says (the set hash those hashes make was checked before).
 // It returns the edited files, in edit order.
-func fillEdits(next *bundle.Bundle, edits []agentapi.FileEdit, bases []bundle.File) ([]bundle.File, error) {
+func fillEdits(next *bundle.Bundle, req agentapi.RuntimeRequest, bases []bundle.File) ([]bundle.File, error) {
 	at := make(map[fileKey]int, len(next.Files))
 	for i, f := range next.Files {
 		at[keyOf(f)] = i
 	}
-	edited := make([]bundle.File, 0, len(edits))
-	for i, e := range edits {
+	edited := make([]bundle.File, 0, len(req.Edits))
+	for i, e := range req.Edits {
 		content, err := e.Apply(bases[i].Content)
 		if err != nil {
 			return nil, err

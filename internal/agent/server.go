@@ -15,8 +15,6 @@ import (
 //	GET  /v1/config   the set the agent runs and its HAProxy version (CurrentConfig;
 //	                  holds certificate keys)
 //	POST /v1/runtime  apply runtime operations (RuntimeRequest → Result)
-//	POST /v1/prepare  check, splice and hash a runtime request's files ahead of
-//	                  it, without its operations (RuntimeRequest → Result)
 //	GET  /v1/state    State; ?verify=runtime first runs VerifyRuntime (map files
 //	                  and server lines on disk against the worker's `show map` and
 //	                  `show servers state`, corrected on divergence)
@@ -51,14 +49,6 @@ func (a *Agent) Handler() http.Handler {
 			return
 		}
 		res, status := a.ApplyRuntime(r.Context(), req)
-		writeResponse(w, status, res)
-	}))
-	mux.Handle("POST "+agentapi.PathPrepare, a.auth(func(w http.ResponseWriter, r *http.Request) {
-		var req agentapi.RuntimeRequest
-		if !decode(w, r, &req) {
-			return
-		}
-		res, status := a.PrepareRuntime(req)
 		writeResponse(w, status, res)
 	}))
 	mux.Handle("GET "+agentapi.PathState, a.auth(func(w http.ResponseWriter, r *http.Request) {

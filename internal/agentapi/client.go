@@ -55,18 +55,6 @@ func (c *Client) Runtime(ctx context.Context, req RuntimeRequest) (Result, error
 	return out, err
 }
 
-// Prepare has the agent check, splice and hash a runtime request's files before
-// the request is sent (Runtime), without running its operations.
-func (c *Client) Prepare(ctx context.Context, req RuntimeRequest) (Result, error) {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return Result{}, err
-	}
-	var out Result
-	err = c.do(ctx, http.MethodPost, PathPrepare, body, &out, MaxAnswerBytes)
-	return out, err
-}
-
 // State reads the agent's state.
 func (c *Client) State(ctx context.Context) (State, error) {
 	var s State

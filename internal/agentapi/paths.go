@@ -4,7 +4,6 @@ package agentapi
 const (
 	PathConfig  = "/v1/config"
 	PathRuntime = "/v1/runtime"
-	PathPrepare = "/v1/prepare"
 	PathState   = "/v1/state"
 	PathHealthz = "/healthz"
 	// PathLivez answers 200 while the agent serves, whether HAProxy runs or not

@@ -38,9 +38,6 @@ type Result struct {
 	// (deployment/runtime and runtime-map divergence); the agent then reloaded.
 	ServerDivergence int `json:"serverDivergence,omitempty"`
 	MapDivergence    int `json:"mapDivergence,omitempty"`
-	// Prepared: a runtime apply whose files the agent had checked, spliced and
-	// hashed before it came (POST /v1/prepare of the same request).
-	Prepared bool `json:"prepared,omitempty"`
 }
 
 // Result values.
@@ -52,8 +49,6 @@ const (
 	ResultRollbackFailed  = "rollback_failed"
 	ResultRuntimeFallback = "reloaded-after-runtime-failure"
 	ResultError           = "error"
-	// ResultPrepared answers POST /v1/prepare: the request's files are ready.
-	ResultPrepared = "prepared"
 )
 
 // RuntimeRequest is the body of POST /v1/runtime.

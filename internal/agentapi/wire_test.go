@@ -35,7 +35,6 @@ func TestWireFormat(t *testing.T) {
 			{Operation: &runtime.AddMap{Map: "host.map", Key: "b.test", Value: "be_b"}},
 		}, Edits: []FileEdit{{Kind: bundle.KindMap, Name: "host.map", BaseHash: "m0", Hash: "m1",
 			Splices: []Splice{{Offset: 12, Insert: "b.test be_b\n"}, {Offset: 40, Delete: 12}}}}},
-		"result-prepared": Result{Hash: "h1", Result: ResultApplied, DurationMs: 3, Prepared: true},
 		"result": Result{Hash: "h1", Result: ResultRuntimeFallback, Reloaded: true, ReloadID: 7, DurationMs: 12,
 			Error: "e", Alerts: []string{"a"}, ServerDivergence: 1, MapDivergence: 2},
 		"state": State{

@@ -390,10 +390,7 @@ func observeDeploy(log *slog.Logger, m *metrics.Metrics, o deploy.Outcome) {
 	}
 	m.ObserveDeployment(o.Duration, o.Mode, result)
 	if o.PlannedAhead {
-		m.DeployAhead.WithLabelValues(metrics.AheadPlan).Inc()
-	}
-	if o.PreparedAhead {
-		m.DeployAhead.WithLabelValues(metrics.AheadAgent).Inc()
+		m.PlannedAhead.Inc()
 	}
 	if o.FastPathFailed {
 		m.FastPathFailures.Inc()

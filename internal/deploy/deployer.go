@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -47,9 +46,8 @@ type Outcome struct {
 	// Ops is the number of runtime operations sent (runtime applies only).
 	Ops int
 	// PlannedAhead: the runtime apply's plan was made before its bundle was
-	// desired (Prepare, from the admission of the change); PreparedAhead: the
-	// pod's agent had done the request's file work by then too.
-	PlannedAhead, PreparedAhead bool
+	// desired (Prepare, from the admission of the change).
+	PlannedAhead bool
 }
 
 // Apply modes.
@@ -190,8 +188,8 @@ type worker struct {
 	// delivered: the worker has delivered a set to the pod (see accepted).
 	delivered bool
 	// noEdits: the pod's agent refused file edits (an older agent); changed
-	// files go whole. noPrepare: it has no POST /v1/prepare.
-	noEdits, noPrepare bool
+	// files go whole.
+	noEdits bool
 	// ran are the hashes of the last sets the pod accepted (a ring; next counts
 	// them all): a drift check's read of the pod may land between any of those
 	// accepted while it reads.
@@ -394,9 +392,8 @@ func (w *worker) plan(b *bundle.Bundle) (planned *memoEntry, ahead, ok bool) {
 // delivery of the bundle the stored change renders to (the same one, when
 // templates read nothing the API server adds) then finds its plan made. A pod
 // that is being delivered to, or whose running set is unknown, is left alone:
-// its next delivery would plan from another set. Each pod's agent then does the
-// planned request's file work ahead too (prepareAgent). One Prepare works at a
-// time; a burst of admissions does not pile up plans.
+// its next delivery would plan from another set. One Prepare works at a time; a
+// burst of admissions does not pile up plans.
 func (d *Deployer) Prepare(b *bundle.Bundle) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -406,36 +403,25 @@ func (d *Deployer) Prepare(b *bundle.Bundle) {
 	type from struct {
 		running *plan.Running
 		caps    plan.Capabilities
-		workers []*worker
 	}
-	var froms []*from
+	var froms []from
 	for _, w := range d.workers {
 		w.mu.Lock()
 		running, caps, idle := w.running, w.caps, w.deployed == d.desired.Hash
 		w.mu.Unlock()
-		if running == nil || caps == nil || !idle {
-			continue
+		if running != nil && caps != nil && idle &&
+			!slices.ContainsFunc(froms, func(f from) bool { return f.running == running }) { // pods that run the same set
+			froms = append(froms, from{running, *caps})
 		}
-		i := slices.IndexFunc(froms, func(f *from) bool { return f.running == running }) // pods that run the same set
-		if i < 0 {
-			i = len(froms)
-			froms = append(froms, &from{running: running, caps: *caps})
-		}
-		froms[i].workers = append(froms[i].workers, w)
 	}
 	if len(froms) == 0 {
 		return
 	}
 	d.preparing = true
 	go func() {
-		var wg sync.WaitGroup
 		for _, f := range froms {
-			planned := d.plans.prepare(*f.running, b, f.caps)
-			for _, w := range f.workers {
-				wg.Go(func() { w.prepareAgent(f.running, planned) })
-			}
+			d.plans.prepare(*f.running, b, f.caps)
 		}
-		wg.Wait()
 		d.mu.Lock()
 		d.preparing = false
 		d.mu.Unlock()
@@ -472,40 +458,6 @@ func (w *worker) adoptRunning() {
 	w.running, w.caps, w.adopt = &plan.Running{Bundle: r.Bundle, Aliases: r.Aliases}, &caps, false
 }
 
-// runtimeRequest is the request that applies planned to a pod that runs base.
-func (w *worker) runtimeRequest(base *plan.Running, planned *memoEntry) agentapi.RuntimeRequest {
-	res := planned.res
-	req := agentapi.RuntimeRequest{BaseHash: base.Bundle.Hash, Operations: res.Ops, Files: res.Files,
-		Hash: res.Running.Bundle.Hash, Aliases: res.Running.Aliases, ReloadVerificationTimeoutMs: w.d.opts.ReloadVerificationTimeout.Milliseconds()}
-	if w.sendEdits() {
-		req.Files, req.Edits = planned.whole, planned.edits
-	}
-	return req
-}
-
-// prepareAgent has the pod's agent check, splice and hash the edited files of
-// planned ahead of its delivery (POST /v1/prepare), while the pod runs what it
-// was planned from. Only edits go ahead: a file sent whole would cross twice.
-func (w *worker) prepareAgent(running *plan.Running, planned *memoEntry) {
-	w.mu.Lock()
-	skip := w.noPrepare || w.noEdits || w.running != running
-	w.mu.Unlock()
-	if skip || planned.res.Reload || len(planned.edits) == 0 || len(planned.whole) > 0 {
-		return
-	}
-	req := w.runtimeRequest(running, planned)
-	req.Operations = nil // the agent runs them when the request comes
-	ctx, cancel := context.WithTimeout(w.ctx, w.d.opts.SyncTimeout)
-	defer cancel()
-	_, err := w.client.Prepare(ctx, req)
-	var se *agentapi.StatusError
-	if errors.As(err, &se) && (se.Code == http.StatusNotFound || se.Code == http.StatusMethodNotAllowed) {
-		w.mu.Lock()
-		w.noPrepare = true // an agent older than prepares
-		w.mu.Unlock()
-	}
-}
-
 func (w *worker) applyRuntime(b *bundle.Bundle, planned *memoEntry) Outcome {
 	res := planned.res
 	w.mu.Lock()
@@ -520,7 +472,11 @@ func (w *worker) applyRuntime(b *bundle.Bundle, planned *memoEntry) Outcome {
 	defer cancel()
 	start := time.Now()
 	next := res.Running
-	req := w.runtimeRequest(base, planned)
+	req := agentapi.RuntimeRequest{BaseHash: base.Bundle.Hash, Operations: res.Ops, Files: res.Files,
+		Hash: next.Bundle.Hash, Aliases: next.Aliases, ReloadVerificationTimeoutMs: w.d.opts.ReloadVerificationTimeout.Milliseconds()}
+	if w.sendEdits() {
+		req.Files, req.Edits = planned.whole, planned.edits
+	}
 	resp, err := w.client.Runtime(ctx, req)
 	if len(req.Edits) > 0 && refusesField(err, "edits") {
 		// An agent older than file edits: send the files whole from now on.
@@ -538,7 +494,7 @@ func (w *worker) applyRuntime(b *bundle.Bundle, planned *memoEntry) Outcome {
 	}
 	out := Outcome{Pod: w.pod.Name, Hash: b.Hash, Mode: ModeRuntime, Duration: time.Since(start), Reloaded: resp.Reloaded,
 		FastPathFailed: resp.Reloaded, FastPathError: resp.Error, ServerDivergence: resp.ServerDivergence, MapDivergence: resp.MapDivergence,
-		Ops: len(res.Ops), PreparedAhead: resp.Prepared}
+		Ops: len(res.Ops)}
 	if err != nil {
 		out.Err = fmt.Errorf("pod %s: runtime apply: %w", w.pod.Name, err)
 		return out

@@ -44,8 +44,8 @@ func (m *planMemo) get(running plan.Running, desired *bundle.Bundle, caps plan.C
 }
 
 // prepare makes get's plan before a delivery asks for it.
-func (m *planMemo) prepare(running plan.Running, desired *bundle.Bundle, caps plan.Capabilities) *memoEntry {
-	return m.compute(running, desired, caps, true)
+func (m *planMemo) prepare(running plan.Running, desired *bundle.Bundle, caps plan.Capabilities) {
+	m.compute(running, desired, caps, true)
 }
 
 func (m *planMemo) compute(running plan.Running, desired *bundle.Bundle, caps plan.Capabilities, ahead bool) *memoEntry {

@@ -37,12 +37,6 @@ const (
 	StageStatusWritten = "status_written" // route and Gateway status for it is written
 )
 
-// Label values of haptic_deploy_ahead_total{work}.
-const (
-	AheadPlan  = "plan"  // the plan
-	AheadAgent = "agent" // the agent's checks, splices and hashes of the files
-)
-
 // Label values of haptic_resource_events_total{kind}.
 const (
 	KindAdd    = "add"
@@ -83,7 +77,7 @@ type Metrics struct {
 	HAProxyReloads              *prometheus.CounterVec // haptic_haproxy_reloads_total{pod,reason}
 	DeployApply                 *prometheus.CounterVec // haptic_deploy_apply_total{mode,result}
 	FastPathFailures            prometheus.Counter     // haptic_fast_path_failures_total
-	DeployAhead                 *prometheus.CounterVec // haptic_deploy_ahead_total{work}: AheadPlan, AheadAgent
+	PlannedAhead                prometheus.Counter     // haptic_deploy_planned_ahead_total
 	DeploymentRuntimeDivergence prometheus.Counter     // haptic_deployment_runtime_divergence_total
 	RuntimeMapDivergence        prometheus.Counter     // haptic_runtime_map_divergence_total
 	HAProxyPods                 prometheus.Gauge       // haptic_haproxy_pods
@@ -165,8 +159,8 @@ func New() *Metrics {
 			"Applies to HAProxy pods by mode (runtime, reload) and result.", "mode", "result"),
 		FastPathFailures: f.counter("haptic_fast_path_failures_total",
 			"Runtime-API (reload-free) applies that failed and fell back to a reload."),
-		DeployAhead: f.counterVec("haptic_deploy_ahead_total",
-			"Runtime applies to a pod whose work was done at the change's admission, before the change was stored: the plan (work=plan), the agent's checks, splices and hashes of the files (work=agent).", "work"),
+		PlannedAhead: f.counter("haptic_deploy_planned_ahead_total",
+			"Runtime applies to a pod whose plan was made at the change's admission, before the change was stored."),
 		DeploymentRuntimeDivergence: f.counter("haptic_deployment_runtime_divergence_total",
 			"Deployments where a pod's running state diverged from the deployed configuration."),
 		RuntimeMapDivergence: f.counter("haptic_runtime_map_divergence_total",
@@ -222,9 +216,6 @@ func New() *Metrics {
 		for _, res := range []string{ApplySuccess, ApplyError} {
 			m.DeployApply.WithLabelValues(mode, res)
 		}
-	}
-	for _, work := range []string{AheadPlan, AheadAgent} {
-		m.DeployAhead.WithLabelValues(work)
 	}
 	return m
 }

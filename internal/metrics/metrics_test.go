@@ -65,7 +65,7 @@ func TestEveryMetricIsExposed(t *testing.T) {
 		"haptic_haproxy_reloads_total counter",
 		"haptic_deploy_apply_total counter",
 		"haptic_fast_path_failures_total counter",
-		"haptic_deploy_ahead_total counter",
+		"haptic_deploy_planned_ahead_total counter",
 		"haptic_deployment_runtime_divergence_total counter",
 		"haptic_runtime_map_divergence_total counter",
 		"haptic_validation_errors_total counter",
@@ -110,7 +110,7 @@ func TestCountersMove(t *testing.T) {
 	m.HAProxyReloads.WithLabelValues("haproxy-0", "config").Inc()
 	m.HAProxyReloads.WithLabelValues("haproxy-1", "drift").Add(2)
 	m.FastPathFailures.Inc()
-	m.DeployAhead.WithLabelValues(AheadPlan).Inc()
+	m.PlannedAhead.Inc()
 	m.ValidationErrors.Inc()
 	m.DebounceFired.WithLabelValues("endpointslices").Add(3)
 	m.ResourceEvents.WithLabelValues("ingresses", KindUpdate).Inc()
@@ -142,7 +142,7 @@ func TestCountersMove(t *testing.T) {
 		`haptic_haproxy_reloads_total{pod="haproxy-0",reason="config"} 1`,
 		`haptic_haproxy_reloads_total{pod="haproxy-1",reason="drift"} 2`,
 		`haptic_fast_path_failures_total 1`,
-		`haptic_deploy_ahead_total{work="plan"} 1`,
+		`haptic_deploy_planned_ahead_total 1`,
 		`haptic_validation_errors_total 1`,
 		`haptic_debounce_fired_total{resource="endpointslices"} 3`,
 		`haptic_resource_events_total{kind="update",resource="ingresses"} 1`,

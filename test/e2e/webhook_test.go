@@ -93,13 +93,11 @@ func TestAdmissionWebhook(t *testing.T) {
 	t.Logf("20 admitted creates (API round trip incl. the webhook): median %s, max %s",
 		took[len(took)/2].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond))
 
-	// An admitted change is planned while it is admitted, and the pod's agent
-	// splices and hashes its files then: the delivery of the stored change finds
-	// that work done. Each create waits for the one before to be served, so the
-	// pod is idle when the next one is admitted.
+	// An admitted change is planned while it is admitted: the delivery of the
+	// stored change finds its plan made. Each create waits for the one before to
+	// be served, so the pod is idle when the next one is admitted.
 	e.settle(pod)
-	aheadBefore := e.metric("haptic_deploy_ahead_total", `work="plan"`)
-	agentBefore := e.metric("haptic_deploy_ahead_total", `work="agent"`)
+	aheadBefore := e.metric("haptic_deploy_planned_ahead_total", "")
 	for i := range 5 {
 		name := fmt.Sprintf("ahead-%d", i)
 		if _, err := ingresses.Create(e.ctx, ingress(name, "1m"), metav1.CreateOptions{}); err != nil {
@@ -110,11 +108,8 @@ func TestAdmissionWebhook(t *testing.T) {
 			return code == 200, fmt.Sprint(code, err)
 		})
 	}
-	if ahead := e.metric("haptic_deploy_ahead_total", `work="plan"`) - aheadBefore; ahead != 5 {
+	if ahead := e.metric("haptic_deploy_planned_ahead_total", "") - aheadBefore; ahead != 5 {
 		t.Errorf("%v of 5 admitted creates were delivered with a plan made at admission, want 5", ahead)
-	}
-	if ahead := e.metric("haptic_deploy_ahead_total", `work="agent"`) - agentBefore; ahead != 5 {
-		t.Errorf("%v of 5 admitted creates were delivered to an agent that had prepared their files, want 5", ahead)
 	}
 
 	if denied := e.metric("haptic_webhook_requests_total", `result="denied"`); denied != 2 {
