@@ -14,8 +14,8 @@ import (
 
 // planMemo shares one plan among the workers of pods that run the same set (a
 // fleet's pods normally do: plan.Plan is pure, so the second pod's delivery
-// starts without planning again) and keeps plans made ahead (Deployer.Prepare)
-// until a delivery asks for them. It keeps the latest memoSize keys.
+// starts without planning again), and plans made ahead (Deployer.Prepare) for the
+// deliveries that ask for them later. It keeps the latest memoSize keys.
 type planMemo struct {
 	mu      sync.Mutex
 	keys    []string

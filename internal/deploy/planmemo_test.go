@@ -15,10 +15,6 @@ func TestPlanMemoSharesOnePlanPerKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mapSet := func(content string) *bundle.Bundle {
-		return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: "frontend f\n    bind :80\n    use_backend %[req.hdr(host),map(/m/host.map)]\n"},
-			{Kind: bundle.KindMap, Name: "host.map", Content: content}})
-	}
 	run, want := plan.Running{Bundle: mapSet("a be\n")}, mapSet("a be\nb be\n")
 	var m planMemo
 	first, ahead := m.get(run, want, caps)
@@ -47,10 +43,6 @@ func TestPlanMemoPrepared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mapSet := func(content string) *bundle.Bundle {
-		return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: "frontend f\n    bind :80\n    use_backend %[req.hdr(host),map(/m/host.map)]\n"},
-			{Kind: bundle.KindMap, Name: "host.map", Content: content}})
-	}
 	run := plan.Running{Bundle: mapSet("a be\n")}
 	var m planMemo
 	m.prepare(run, mapSet("a be\nb be\n"), caps)
@@ -68,4 +60,10 @@ func TestPlanMemoPrepared(t *testing.T) {
 	if again, ahead := m.get(run, mapSet("a be\nb be\n"), caps); again == got || ahead {
 		t.Errorf("past memoSize plans: the oldest kept %v, ahead %v", again == got, ahead)
 	}
+}
+
+// mapSet is a configuration that routes by host.map, with content as the map.
+func mapSet(content string) *bundle.Bundle {
+	return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: "frontend f\n    bind :80\n    use_backend %[req.hdr(host),map(/m/host.map)]\n"},
+		{Kind: bundle.KindMap, Name: "host.map", Content: content}})
 }
