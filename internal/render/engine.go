@@ -608,15 +608,21 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 		// haproxy.cfg after most route changes): the last file, normalized, checked
 		// and hashed, stands.
 		if st.rec != nil {
-			st.next.putFile(target, &fileMemo{file: last.file, raw: last.raw, deps: st.rec.root()})
+			st.next.putFile(target, &fileMemo{file: last.file, raw: last.raw, deps: st.rec.root(), marks: last.marks})
 			st.reuse.FilesRendered++
 		}
 		return last.file, timing, nil
 	}
 	var out string
-	if last != nil && len(m.post) == 0 && bundle.SameString(last.raw, last.file.Content) {
+	var marks []configMark
+	switch {
+	case m.file.Kind == bundle.KindConfig && len(m.post) == 0 && last != nil && last.marks != nil:
+		out, marks = normalizeConfigEdited(raw, last.raw, last.file.Content, last.marks)
+	case m.file.Kind == bundle.KindConfig && len(m.post) == 0:
+		out, marks = normalizeConfig(raw)
+	case last != nil && len(m.post) == 0 && bundle.SameString(last.raw, last.file.Content):
 		out = normalizeEdited(m.file.Kind, raw, last.raw)
-	} else {
+	default:
 		out = normalize(m.file.Kind, raw)
 	}
 	for _, p := range m.post {
@@ -634,7 +640,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	// on from where it stops beginning like its last output.
 	f.Content, f.Hash = out, bundle.HashEdited(prev, out)
 	if st.rec != nil {
-		st.next.putFile(target, &fileMemo{file: f, raw: raw, deps: st.rec.root()})
+		st.next.putFile(target, &fileMemo{file: f, raw: raw, deps: st.rec.root(), marks: marks})
 		st.reuse.FilesRendered++
 	}
 	return f, timing, nil

@@ -417,6 +417,9 @@ type fileMemo struct {
 	file bundle.File // passed checkOutput
 	raw  string      // what the template wrote, before normalize (often file.Content itself)
 	deps *deps
+	// marks are haproxy.cfg's normalizeConfig marks (nil for other files, or when
+	// post-processing made the file something else than raw's normal form).
+	marks []configMark
 }
 
 type unitMemo struct {

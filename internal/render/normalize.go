@@ -7,7 +7,6 @@ import (
 
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
-	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 )
 
 // normalize makes rendered output independent of template whitespace: lines are
@@ -20,31 +19,14 @@ func normalize(kind bundle.Kind, s string) string {
 	if (kind == bundle.KindMap || kind == bundle.KindCrtList || kind == bundle.KindCert) && linesNormal(s) {
 		return s // a large map is checked, not copied
 	}
+	if kind == bundle.KindConfig {
+		out, _ := normalizeConfig(s)
+		return out
+	}
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/4)
 	switch kind {
-	case bundle.KindConfig:
-		for rest := s; rest != ""; {
-			var l string
-			l, rest = nextLine(rest)
-			t := strings.TrimSpace(l)
-			if t == "" {
-				continue
-			}
-			word, _, _ := strings.Cut(t, " ")
-			switch {
-			case config.IsSectionKeyword(word):
-				if b.Len() > 0 {
-					b.WriteByte('\n')
-				}
-			case strings.HasPrefix(t, "#") && b.Len() == 0:
-			default:
-				b.WriteString("    ")
-			}
-			b.WriteString(t)
-			b.WriteByte('\n')
-		}
 	case bundle.KindMap, bundle.KindCrtList, bundle.KindCert:
 		for rest := s; rest != ""; {
 			var l string
