@@ -616,10 +616,12 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	var out string
 	var marks []configMark
 	switch {
-	case m.file.Kind == bundle.KindConfig && len(m.post) == 0 && last != nil && last.marks != nil:
-		out, marks = normalizeConfigEdited(raw, last.raw, last.file.Content, last.marks)
 	case m.file.Kind == bundle.KindConfig && len(m.post) == 0:
-		out, marks = normalizeConfig(raw)
+		if last != nil && last.marks != nil {
+			out, marks = normalizeConfigEdited(raw, last.raw, last.file.Content, last.marks)
+		} else {
+			out, marks = normalizeConfig(raw)
+		}
 	case last != nil && len(m.post) == 0 && bundle.SameString(last.raw, last.file.Content):
 		out = normalizeEdited(m.file.Kind, raw, last.raw)
 	default:
