@@ -18,8 +18,7 @@ import (
 // deliveries that ask for them later. It keeps the latest memoSize keys.
 type planMemo struct {
 	mu      sync.Mutex
-	keys    []string
-	entries map[string]*memoEntry
+	entries []*memoEntry // oldest first
 }
 
 // memoSize bounds the plans kept: one a delivery is sending, one made ahead for
@@ -27,6 +26,7 @@ type planMemo struct {
 const memoSize = 4
 
 type memoEntry struct {
+	key   string
 	once  sync.Once
 	res   plan.Result
 	whole []bundle.File
@@ -63,19 +63,16 @@ func (m *planMemo) compute(running plan.Running, desired *bundle.Bundle, caps pl
 func (m *planMemo) entry(key string, ahead bool) *memoEntry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e, ok := m.entries[key]; ok {
-		return e
+	for _, e := range m.entries {
+		if e.key == key {
+			return e
+		}
 	}
-	if m.entries == nil {
-		m.entries = map[string]*memoEntry{}
+	if len(m.entries) == memoSize {
+		m.entries = slices.Delete(m.entries, 0, 1)
 	}
-	if len(m.keys) == memoSize {
-		delete(m.entries, m.keys[0])
-		m.keys = slices.Delete(m.keys, 0, 1)
-	}
-	e := &memoEntry{ahead: ahead}
-	m.keys = append(m.keys, key)
-	m.entries[key] = e
+	e := &memoEntry{key: key, ahead: ahead}
+	m.entries = append(m.entries, e)
 	return e
 }
 

@@ -399,13 +399,15 @@ func (r *run) createBackend(ns string, twoPorts bool) error {
 func controllerWork(before, after map[string]float64, routes int) map[string]any {
 	renders := map[string]float64{}
 	reloads := 0.0
-	stages := map[string]map[string]any{}
+	stages := map[string]any{} // of stages some change reached
 	stage := func(series string) map[string]any {
 		name := seriesLabel(series, "stage")
-		if stages[name] == nil {
-			stages[name] = map[string]any{"within_ms": map[string]float64{}}
+		if st, ok := stages[name].(map[string]any); ok {
+			return st
 		}
-		return stages[name]
+		st := map[string]any{"within_ms": map[string]float64{}}
+		stages[name] = st
+		return st
 	}
 	for series, v := range after {
 		d := v - before[series]
@@ -428,13 +430,7 @@ func controllerWork(before, after map[string]float64, routes int) map[string]any
 			stage(series)["within_ms"].(map[string]float64)[le] = d
 		}
 	}
-	out := map[string]any{}
-	for name, st := range stages {
-		if _, ok := st["count"]; ok { // buckets of a stage no change reached are dropped
-			out[name] = st
-		}
-	}
-	return map[string]any{"renders_per_route_by_fleet": renders, "haproxy_reloads": reloads, "change_stages": out}
+	return map[string]any{"renders_per_route_by_fleet": renders, "haproxy_reloads": reloads, "change_stages": stages}
 }
 
 // seriesLabel is the value of label name in a series "metric{a=\"x\",...}".
