@@ -3,6 +3,9 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -57,6 +60,24 @@ func benchSnapshot(tb testing.TB, p *Pipeline, kind benchmix.Kind, n int) *snaps
 
 var benchKinds = []benchmix.Kind{benchmix.Ingress, benchmix.HTTPRoute}
 
+// benchSizes are the object counts the store, render and plan benchmarks run at:
+// 1,000 and 5,000, or HAPTIC_BENCH_SIZES (e.g. "50000", a comma-separated list).
+func benchSizes(tb testing.TB) []int {
+	env := os.Getenv("HAPTIC_BENCH_SIZES")
+	if env == "" {
+		return []int{1000, 5000}
+	}
+	var out []int
+	for _, f := range strings.Split(env, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			tb.Fatalf("HAPTIC_BENCH_SIZES: %q is not a count", f)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
 // cpuTime is the process's user and system CPU time so far.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
@@ -76,7 +97,7 @@ func reportCPU(b *testing.B, start time.Duration) {
 func BenchmarkStore(b *testing.B) {
 	for _, kind := range benchKinds {
 		p := benchPipeline(b, kind)
-		for _, n := range []int{1000, 5000} {
+		for _, n := range benchSizes(b) {
 			b.Run(fmt.Sprintf("%s/n=%d", kind, n), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
@@ -93,7 +114,7 @@ func BenchmarkStore(b *testing.B) {
 func BenchmarkRender(b *testing.B) {
 	for _, kind := range benchKinds {
 		p := benchPipeline(b, kind)
-		for _, n := range []int{1000, 5000} {
+		for _, n := range benchSizes(b) {
 			snap := benchSnapshot(b, p, kind, n)
 			b.Run(fmt.Sprintf("%s/n=%d", kind, n), func(b *testing.B) {
 				b.ReportAllocs()
@@ -117,7 +138,7 @@ func BenchmarkPlan(b *testing.B) {
 	}
 	for _, kind := range benchKinds {
 		p := benchPipeline(b, kind)
-		for _, n := range []int{1000, 5000} {
+		for _, n := range benchSizes(b) {
 			snap := benchSnapshot(b, p, kind, n)
 			before, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snap, ExtraContext: benchExtra(kind)})
 			if err != nil {
@@ -171,7 +192,7 @@ func replace(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, res string, ra
 func BenchmarkRerender(b *testing.B) {
 	for _, kind := range benchKinds {
 		p := benchPipeline(b, kind)
-		for _, n := range []int{1000, 5000} {
+		for _, n := range benchSizes(b) {
 			snap := benchSnapshot(b, p, kind, n)
 			for _, c := range []struct {
 				name string

@@ -241,6 +241,9 @@ func (e *Engine) declarations() (native.Declarations, error) {
 	}
 	decls["first_seen"] = e.firstSeen
 	decls["ingress_routes"] = e.ingressRoutes
+	decls["IngressBackend"] = reflect.TypeOf(IngressBackend{})
+	decls["ingress_backends"] = ingressBackendsOf
+	decls["ingress_backend_runs"] = ingressBackendRuns
 	decls["ingress_merge_runs"] = e.ingressMergeRuns
 	decls["ingress_annotations"] = e.ingressAnnotations
 	decls["service_servers"] = e.serviceServers

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 	"github.com/open2b/scriggo/native"
 )
 
@@ -52,8 +53,10 @@ func (e *Engine) ingressAnnotations(f map[string][]any, store, ns, name, prefix 
 }
 
 // ingressRoute is a path of an Ingress: exact, prefix or the default backend.
+// ruleIdx and pathIdx place it in spec.rules (-1: spec.defaultBackend), for messages.
 type ingressRoute struct {
-	kind, hostKey, path, svc, port, field string
+	kind, hostKey, path, svc, port string
+	ruleIdx, pathIdx               int
 }
 
 // ingressRoutes is ingress_routes(f, store, ns, name, takeDefault, settings,
@@ -62,10 +65,11 @@ type ingressRoute struct {
 // the Ingress's routes, backends and map lines to f. takeDefault: no Ingress before
 // it took spec.defaultBackend. It returns the Ingress's TLS entries with a Secret
 // name, as {secretName, host...} with the hosts lowercased and checked; nil when f
-// holds an error.
+// holds an error. (Every Ingress of a full render passes here: the messages naming
+// an object's field are built only when they are needed.)
 func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, name string, takeDefault bool,
 	settings map[string]any, defaultSig, headerMap, annPrefix string) [][]string {
-	kid := "Ingress " + ns + "/" + name
+	kid := func() string { return "Ingress " + ns + "/" + name }
 	fail := func(msg string) [][]string {
 		f["error"] = append(f["error"], "", msg)
 		return nil
@@ -91,13 +95,12 @@ func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 	spec, _ := objs[0].Raw["spec"].(map[string]any)
 
 	var routes []ingressRoute
-	pathsOf := map[string][]string{}
 	if b, ok := spec["defaultBackend"].(map[string]any); ok && takeDefault {
 		if svc, port, ok := serviceBackend(b); ok {
 			if msg := serviceProblem(kid, "spec.defaultBackend", svc, port); msg != "" {
 				return fail(msg)
 			}
-			routes = append(routes, ingressRoute{"default", "*", "/", svc, port, "spec.defaultBackend"})
+			routes = append(routes, ingressRoute{"default", "*", "/", svc, port, -1, -1})
 		}
 	}
 	rules, _ := spec["rules"].([]any)
@@ -107,15 +110,18 @@ func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 		if !ok {
 			continue
 		}
-		rfield := "spec.rules[" + strconv.Itoa(ri) + "]"
 		host := strings.ToLower(rawString(rule["host"]))
 		hostKey := "*"
 		if host != "" {
 			if !isDNSHost(host) {
-				return fail(kid + ": " + rfield + ".host: " + toJSON(host) + " is not a DNS name")
+				return fail(kid() + ": " + ruleField(ri) + ".host: " + toJSON(host) + " is not a DNS name")
 			}
-			hostKey = mapKey(env, host, kid+": "+rfield+".host")
+			hostKey = host
+			if err := config.CheckMapKey(host); err != nil {
+				hostKey = refuse(env, kid()+": "+ruleField(ri)+".host", err)
+			}
 		}
+		hostLine := false
 		paths, _ := http["paths"].([]any)
 		for pi, pv := range paths {
 			p, _ := pv.(map[string]any)
@@ -124,38 +130,32 @@ func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 			if !ok {
 				continue
 			}
-			pfield := rfield + ".http.paths[" + strconv.Itoa(pi) + "]"
 			path := rawString(p["path"])
 			if path == "" {
 				path = "/"
 			}
-			if !strings.HasPrefix(path, "/") || regexMatch(`[\s#\x00-\x1f\x7f]`, path) {
-				return fail(kid + ": " + pfield + ".path: " + toJSON(path) + " must start with / and hold no whitespace or '#'")
+			if !strings.HasPrefix(path, "/") || !plainPath(path) {
+				return fail(kid() + ": " + pathField(ri, pi) + ".path: " + toJSON(path) + " must start with / and hold no whitespace or '#'")
 			}
-			if msg := serviceProblem(kid, pfield+".backend", svc, port); msg != "" {
+			if msg := serviceProblem(kid, pathField(ri, pi)+".backend", svc, port); msg != "" {
 				return fail(msg)
 			}
-			if host != "" {
+			if host != "" && !hostLine {
 				// host.map line "<host> <host>" (sorted like the hosts: they hold no space)
 				f["hosts"] = append(f["hosts"], host, host+" "+host)
+				hostLine = true
 			}
 			kind := "prefix"
 			if rawString(p["pathType"]) == "Exact" {
 				kind = "exact"
 			}
-			routes = append(routes, ingressRoute{kind, hostKey, path, svc, port, kid + ": " + pfield + ".path"})
-			sp := svc + "/" + port
-			if kind == "exact" {
-				pathsOf[sp] = append(pathsOf[sp], "="+path)
-			} else {
-				pathsOf[sp] = append(pathsOf[sp], strings.TrimRight(path, "/"))
-			}
+			routes = append(routes, ingressRoute{kind, hostKey, path, svc, port, ri, pi})
 		}
 	}
 
 	// The routes' map lines, and a backend per service port the first time.
-	b := ingressBackends{env: env, f: f, settings: settings, ns: ns, kid: kid, pathsOf: pathsOf,
-		nameOf: map[string]string{}, defaultSig: defaultSig, headerMap: headerMap, annField: kid + ": annotation " + annPrefix}
+	b := ingressBackends{env: env, f: f, settings: settings, ns: ns, kid: kid, routes: routes,
+		defaultSig: defaultSig, headerMap: headerMap, annPrefix: annPrefix}
 	for _, r := range routes {
 		be := b.nameFor(r.svc, r.port)
 		if r.kind == "default" {
@@ -165,7 +165,7 @@ func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 		be = mapValue(env, be, "backend name")
 		if r.kind == "exact" {
 			k := r.hostKey + r.path
-			f["exact"] = append(f["exact"], k, mapKey(env, k, r.field)+" "+be)
+			f["exact"] = append(f["exact"], k, routeMapKey(env, k, kid, r)+" "+be)
 			continue
 		}
 		// Prefix and ImplementationSpecific: element-wise. /foo matches /foo
@@ -173,11 +173,11 @@ func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 		base := strings.TrimRight(r.path, "/")
 		if base != "" {
 			k := r.hostKey + base
-			f["prefixExact"] = append(f["prefixExact"], k, mapKey(env, k, r.field)+" "+be)
+			f["prefixExact"] = append(f["prefixExact"], k, routeMapKey(env, k, kid, r)+" "+be)
 		}
 		key := r.hostKey + base + "/"
 		// sort key: longest prefix first (map_beg takes the first match)
-		f["prefix"] = append(f["prefix"], key, strconv.Itoa(199999-len(key))+" "+mapKey(env, key, r.field)+" "+be)
+		f["prefix"] = append(f["prefix"], key, strconv.Itoa(199999-len(key))+" "+routeMapKey(env, key, kid, r)+" "+be)
 	}
 
 	// TLS entries: the library makes the PEM bundles and crt-list lines.
@@ -194,7 +194,7 @@ func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 		for hi, hv := range hosts {
 			h := strings.ToLower(rawString(hv))
 			if !isDNSHost(h) {
-				return fail(kid + ": spec.tls[" + strconv.Itoa(ti) + "].hosts[" + strconv.Itoa(hi) + "]: " + toJSON(h) + " is not a DNS name")
+				return fail(kid() + ": spec.tls[" + strconv.Itoa(ti) + "].hosts[" + strconv.Itoa(hi) + "]: " + toJSON(h) + " is not a DNS name")
 			}
 			entry = append(entry, h)
 		}
@@ -203,63 +203,148 @@ func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 	return tls
 }
 
+func ruleField(ri int) string { return "spec.rules[" + strconv.Itoa(ri) + "]" }
+
+func pathField(ri, pi int) string {
+	return ruleField(ri) + ".http.paths[" + strconv.Itoa(pi) + "]"
+}
+
+// routeMapKey is k when it is a map key (mapKey), the route's path named otherwise.
+func routeMapKey(env native.Env, k string, kid func() string, r ingressRoute) string {
+	if err := config.CheckMapKey(k); err != nil {
+		return refuse(env, kid()+": "+pathField(r.ruleIdx, r.pathIdx)+".path", err)
+	}
+	return k
+}
+
+// plainPath reports whether a path holds no white space, '#', control character
+// or DEL (which would end or break a map key).
+func plainPath(path string) bool {
+	for i := 0; i < len(path); i++ {
+		if c := path[i]; c <= ' ' || c == '#' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// IngressBackend is a backend entry of an ingress fragment ("backends"): what the
+// library's backend section writes. A typed record, not a map: the section reads
+// its fields for every backend, and a map index in a template costs a reflect call
+// and two allocations.
+type IngressBackend struct {
+	Name       string
+	Namespace  string
+	Service    string
+	Port       string   // the Service port's name, or its number as text
+	Directives []string // the backend lines its Ingress's annotations ask for
+	ServerOpts string   // server options after " check"
+}
+
+// ingressBackendsOf is ingress_backends(list): the backend entries of a fragment's
+// list of key, value pairs (other values are skipped).
+func ingressBackendsOf(pairs []any) []*IngressBackend {
+	out := make([]*IngressBackend, 0, len(pairs)/2)
+	for i := 1; i < len(pairs); i += 2 {
+		if b, ok := pairs[i].(*IngressBackend); ok {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// ingressBackendRuns is ingress_backend_runs(backends, n): key_runs of the backends'
+// names, the runs of about n backends the section renders as one unit.
+func ingressBackendRuns(bs []*IngressBackend, n int) []int {
+	names := make([]string, len(bs))
+	for i, b := range bs {
+		names[i] = b.Name
+	}
+	return keyRuns(names, n)
+}
+
 // ingressBackends names the backends of one Ingress, one per service port, and adds
 // each with its map lines to the fragment the first time.
 type ingressBackends struct {
 	env                   native.Env
 	f                     map[string][]any
 	settings              map[string]any
-	ns, kid               string
-	pathsOf               map[string][]string
-	nameOf                map[string]string
+	ns                    string
+	kid                   func() string
+	routes                []ingressRoute
+	named                 [][3]string // service, port, backend name: most Ingresses have one or two
 	defaultSig, headerMap string
-	annField              string // "Ingress <ns>/<name>: annotation <prefix>"
+	annPrefix             string
+}
+
+// annField is "Ingress <ns>/<name>: annotation <prefix>", the start of a message about
+// one of its annotations.
+func (b *ingressBackends) annField() string { return b.kid() + ": annotation " + b.annPrefix }
+
+// pathsTo are the paths of the routes to service port svc/port: "=<path>" for an
+// exact path, the path without trailing "/" for a prefix.
+func (b *ingressBackends) pathsTo(svc, port string) []string {
+	var out []string
+	for _, r := range b.routes {
+		switch {
+		case r.kind == "default" || r.svc != svc || r.port != port:
+		case r.kind == "exact":
+			out = append(out, "="+r.path)
+		default:
+			out = append(out, strings.TrimRight(r.path, "/"))
+		}
+	}
+	return out
 }
 
 func (b *ingressBackends) nameFor(svc, port string) string {
-	sp := svc + "/" + port
-	if n, ok := b.nameOf[sp]; ok {
-		return n
+	for _, n := range b.named {
+		if n[0] == svc && n[1] == port {
+			return n[2]
+		}
 	}
 	st := b.settings
 	dirs, _ := st["directives"].([]string)
 	sig, _ := st["signature"].(string)
-	if t, _ := st["rewriteTarget"].(string); t != "" && len(b.pathsOf[sp]) > 0 {
-		rw := rewriteRules(b.env, t, b.pathsOf[sp], b.annField+"rewrite-target")
-		dirs = append(append([]string{}, dirs...), rw...)
-		sig += "\x00" + strings.Join(rw, "\n")
+	if t, _ := st["rewriteTarget"].(string); t != "" {
+		if paths := b.pathsTo(svc, port); len(paths) > 0 {
+			rw := rewriteRules(b.env, t, paths, b.annField()+"rewrite-target")
+			dirs = append(append([]string{}, dirs...), rw...)
+			sig += "\x00" + strings.Join(rw, "\n")
+		}
 	}
 	name := "ing_" + b.ns + "_" + svc + "_" + port
 	if sig != b.defaultSig {
 		name += "_" + sha256Hex(sig)[:8]
 	}
-	b.nameOf[sp] = name
+	b.named = append(b.named, [3]string{svc, port, name})
 	serverOpts, _ := st["serverOpts"].(string)
 	f := b.f
-	f["backends"] = append(f["backends"], name, map[string]any{"name": name, "namespace": b.ns, "service": svc,
-		"port": port, "directives": dirs, "serverOpts": serverOpts})
+	f["backends"] = append(f["backends"], name, &IngressBackend{Name: name, Namespace: b.ns, Service: svc,
+		Port: port, Directives: dirs, ServerOpts: serverOpts})
 	// map keys and values: the writers refuse what a map line cannot hold
 	env := b.env
 	if fl, _ := st["flags"].(string); fl != "" {
 		f["flags"] = append(f["flags"], name, mapKey(env, name, "backend name")+" "+fl)
 	}
 	if r, _ := st["rateLimit"].(string); r != "" {
-		f["rates"] = append(f["rates"], name, mapKey(env, name, "backend name")+" "+mapValue(env, r, b.annField+"rate-limit-rps"))
+		f["rates"] = append(f["rates"], name, mapKey(env, name, "backend name")+" "+mapValue(env, r, b.annField()+"rate-limit-rps"))
 	}
 	if co, _ := st["cors"].(string); co != "" {
-		f["cors"] = append(f["cors"], name, mapKey(env, name, "backend name")+" "+mapValue(env, co, b.annField+"cors-enable"))
+		ann := b.annField()
+		f["cors"] = append(f["cors"], name, mapKey(env, name, "backend name")+" "+mapValue(env, co, ann+"cors-enable"))
 		origins, _ := st["corsOrigins"].([]string)
 		for _, o := range origins {
 			k := name + "/" + o
-			f["cors"] = append(f["cors"], k, mapKey(env, k, b.annField+"cors-allow-origin")+" "+mapValue(env, o, b.annField+"cors-allow-origin"))
+			f["cors"] = append(f["cors"], k, mapKey(env, k, ann+"cors-allow-origin")+" "+mapValue(env, o, ann+"cors-allow-origin"))
 		}
 	}
 	headers, _ := st["headers"].([][]string)
 	for _, hs := range headers {
 		hid := hs[0] + "/" + sha256Hex(strings.ToLower(hs[1]))[:12]
-		hann, rule := b.annField+"request-set-header", "http-request"
+		hann, rule := b.annField()+"request-set-header", "http-request"
 		if hs[0] == "s" {
-			hann, rule = b.annField+"response-set-header", "http-response"
+			hann, rule = b.annField()+"response-set-header", "http-response"
 		}
 		k := name + "/" + hid
 		f["headers"] = append(f["headers"], k, mapKey(env, k, hann)+" "+mapValue(env, hs[2], hann))
@@ -321,12 +406,12 @@ func serviceBackend(b map[string]any) (svc, port string, ok bool) {
 
 // serviceProblem says why a Service name and port (name or number) cannot be part of
 // a backend name, or "".
-func serviceProblem(kid, field, svc, port string) string {
+func serviceProblem(kid func() string, field, svc, port string) string {
 	if !isDNSLabel(svc) {
-		return kid + ": " + field + ".service.name: " + toJSON(svc) + " is not a DNS label"
+		return kid() + ": " + field + ".service.name: " + toJSON(svc) + " is not a DNS label"
 	}
 	if !isDNSLabel(port) || len(port) > 15 {
-		return kid + ": " + field + ".service.port.name: " + toJSON(port) + " is not a port name"
+		return kid() + ": " + field + ".service.port.name: " + toJSON(port) + " is not a port name"
 	}
 	return ""
 }

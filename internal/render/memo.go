@@ -350,7 +350,7 @@ func sameObjects(a, b []snapshot.Object) bool {
 		return false
 	}
 	for i := range a {
-		if reflect.ValueOf(a[i].Raw).UnsafePointer() != reflect.ValueOf(b[i].Raw).UnsafePointer() {
+		if !a[i].SameVersion(b[i]) {
 			return false
 		}
 	}

@@ -182,8 +182,8 @@ func sameInputs(a, b []any) bool {
 }
 
 // sameInput is reflect.DeepEqual with a short cut for what templates pass most: maps
-// (and lists of them) that are often the very same values as in the last render, when
-// they come from a reused fragment. DeepEqual walks those too.
+// and backend entries (and lists of them) that are often the very same values as in
+// the last render, when they come from a reused fragment. DeepEqual walks those too.
 func sameInput(a, b any) bool {
 	switch x := a.(type) {
 	case map[string]any:
@@ -197,6 +197,21 @@ func sameInput(a, b any) bool {
 		}
 		for i := range x {
 			if !sameMap(x[i], y[i]) && !reflect.DeepEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case *IngressBackend:
+		if y, ok := b.(*IngressBackend); ok && x == y {
+			return true
+		}
+	case []*IngressBackend:
+		y, ok := b.([]*IngressBackend)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if x[i] != y[i] && !reflect.DeepEqual(x[i], y[i]) {
 				return false
 			}
 		}

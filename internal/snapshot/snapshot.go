@@ -25,6 +25,12 @@ type Object struct {
 	Refused string
 }
 
+// SameVersion reports whether o and p are one admitted version of an object (the
+// same Raw map), without reading them.
+func (o Object) SameVersion(p Object) bool {
+	return reflect.ValueOf(o.Raw).UnsafePointer() == reflect.ValueOf(p.Raw).UnsafePointer()
+}
+
 // Ref names a watched object: the watched resource's name and namespace/name.
 type Ref struct{ Resource, Key string }
 
@@ -471,6 +477,14 @@ func (s *Snapshot) Changed(prev *Snapshot) []Ref {
 func DiffObjects(old, now []Object) (gone, came []Object) {
 	i, j := 0, 0
 	for i < len(old) || j < len(now) {
+		// the same version under the same key: most objects, told without a compare
+		for i < len(old) && j < len(now) && old[i].SameVersion(now[j]) {
+			i++
+			j++
+		}
+		if i == len(old) && j == len(now) {
+			break
+		}
 		switch {
 		case j == len(now) || (i < len(old) && less(old[i], now[j])):
 			gone = append(gone, old[i])
@@ -479,7 +493,7 @@ func DiffObjects(old, now []Object) (gone, came []Object) {
 			came = append(came, now[j])
 			j++
 		default:
-			if reflect.ValueOf(old[i].Raw).UnsafePointer() != reflect.ValueOf(now[j].Raw).UnsafePointer() {
+			if !old[i].SameVersion(now[j]) {
 				gone, came = append(gone, old[i]), append(came, now[j])
 			}
 			i++
