@@ -29,6 +29,20 @@ import (
 // Gateways and routes (GwState in the library's docs), filled in order: listeners,
 // then each route's share (a GatewayState of its own, merged with gateway_merge),
 // then the frontends' rules.
+// GatewayBackend is a backend entry of the gateway library: what its backend
+// section writes. A typed record, not a map: the section reads its fields for every
+// backend, and a map index in a template costs a reflect call and two allocations.
+type GatewayBackend struct {
+	Name       string
+	Directives []string
+	Servers    []string // "srv_<addr>_<port> <addr>:<port>", sorted
+	H2         bool     // the route speaks HTTP/2 to it (a GRPCRoute)
+	Hdr        []string // its header map lines
+	// TLS is the BackendTLSPolicy it follows ({policy, ca, host, verify, cert,
+	// certPem}), nil for plain servers.
+	TLS map[string]any
+}
+
 type GatewayState struct {
 	// Problem is the first problem found: the render fails with it.
 	Problem string
@@ -64,9 +78,8 @@ type GatewayState struct {
 	PrefixCondHosts            map[string]bool
 	PrefixCondFrontends        map[string]bool
 	CorsLines, CorsOriginLines []string
-	// Backends are backend entries ({name, hdr (their header map lines), ...}), the
-	// first of each name.
-	Backends   []map[string]any
+	// Backends are backend entries, the first of each name.
+	Backends   []*GatewayBackend
 	BackendIdx map[string]bool
 	Need500    bool
 	// merged holds the sorted lines of a state gateway_merge_runs made.
@@ -80,6 +93,7 @@ type GatewayState struct {
 func (e *Engine) gatewayBuiltins() native.Declarations {
 	return native.Declarations{
 		"GatewayState":              reflect.TypeOf(GatewayState{}),
+		"GatewayBackend":            reflect.TypeOf(GatewayBackend{}),
 		"gateway_merge":             gatewayMerge,
 		"gateway_merge_runs":        e.gatewayMergeRuns,
 		"gateway_index":             gatewayIndex,
@@ -321,7 +335,7 @@ func (s *GatewayState) addDistinct(runs []*GatewayState) {
 func (s *GatewayState) addUnkeyed(r *GatewayState) {
 	var brought map[string]bool
 	for _, b := range r.Backends {
-		name, _ := b["name"].(string)
+		name := b.Name
 		if s.BackendIdx[name] {
 			continue
 		}
@@ -401,8 +415,7 @@ func gatewayIndex(s *GatewayState) map[string]any {
 	}
 	var backendHeaders []string
 	for _, b := range s.Backends {
-		hdr, _ := b["hdr"].([]string)
-		backendHeaders = append(backendHeaders, hdr...)
+		backendHeaders = append(backendHeaders, b.Hdr...)
 	}
 	var hosts, exact, prefixExact, prefix, routeHeaders []string
 	var texts [5]string // of the lists, when gateway_merge_runs kept them

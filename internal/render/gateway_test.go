@@ -13,7 +13,7 @@ func share(host, backend string) *GatewayState {
 		Exact:         []string{"e " + host + "/x\x00" + host + "/x " + backend},
 		PrefixSorted:  []string{"p " + host + "/\x00199990 " + host + "/ " + backend},
 		PlainPrefixes: [][]string{{host, ""}},
-		Backends:      []map[string]any{{"name": backend, "hdr": []string{backend + "/qs/x 1"}}},
+		Backends:      []*GatewayBackend{{Name: backend, Hdr: []string{backend + "/qs/x 1"}}},
 		Notes:         []string{"\x00" + backend + "\x00" + backend + " has no endpoints", "route on " + host},
 		Weighted:      []string{"@h/" + host + " 1"},
 	}
@@ -29,7 +29,7 @@ func TestGatewayMergeFirstShareWins(t *testing.T) {
 	if got, want := idx["prefix"], []string{"a/ b1", "c/ b1"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("prefix %q, want %q (sort key removed)", got, want)
 	}
-	if got := len(idx["backends"].([]map[string]any)); got != 2 {
+	if got := len(idx["backends"].([]*GatewayBackend)); got != 2 {
 		t.Errorf("%d backends, want 2: a backend name is written once", got)
 	}
 	// the note about b1 comes with the share that brought b1, once

@@ -111,8 +111,8 @@ func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route, b map
 		}
 	}
 	servers := e.gatewayServers(s, target, bns, bname, spName)
-	s.Backends = append(s.Backends, map[string]any{"name": target, "directives": dirs, "servers": sortStrings(servers),
-		"h2": h2, "hdr": hdr, "tls": btls})
+	s.Backends = append(s.Backends, &GatewayBackend{Name: target, Directives: dirs, Servers: sortStrings(servers),
+		H2: h2, Hdr: hdr, TLS: btls})
 	return target
 }
 

@@ -97,7 +97,7 @@ func (e *Engine) gatewayRuleTarget(env native.Env, s *GatewayState, route map[st
 		name := "gwr_" + sha256Hex(strings.Join(all, "\n"))[:12]
 		if !s.BackendIdx[name] {
 			s.BackendIdx[name] = true
-			s.Backends = append(s.Backends, map[string]any{"name": name, "directives": all, "servers": []string(nil), "hdr": []string(nil)})
+			s.Backends = append(s.Backends, &GatewayBackend{Name: name, Directives: all})
 		}
 		return name
 	}

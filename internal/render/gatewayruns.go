@@ -200,8 +200,7 @@ func (m *mergedRuns) account(r *GatewayState, d int, e *sortedEdits) {
 		}
 	}
 	for _, b := range r.Backends {
-		name, _ := b["name"].(string)
-		m.sharedBackends += countShared(m.backends, name, d)
+		m.sharedBackends += countShared(m.backends, b.Name, d)
 	}
 	for h := range r.Hosts {
 		if was := count(m.hosts, h, d); (d > 0 && was == 0) || (d < 0 && was == 1) {

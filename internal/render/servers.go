@@ -1,6 +1,7 @@
 package render
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,16 +32,19 @@ func (e *Engine) serviceServers(services, endpoints, ns, service, port, suffix s
 		return ""
 	}
 	var b strings.Builder
-	line := func(l string) {
+	newLine := func() {
 		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}
-		b.WriteString(l)
 	}
 	endpointServers(e.st.fetch(endpoints, []string{ns, service}), spName, func(srv, addr, port string) {
-		line("server " + srv + " " + addr + ":" + port + suffix)
+		newLine()
+		for _, w := range [...]string{"server ", srv, " ", addr, ":", port, suffix} {
+			b.WriteString(w)
+		}
 	}, func(slice snapshot.Object, addr string) {
-		line("# haptic: " + comment("EndpointSlice "+ns+"/"+slice.Name+": address "+toJSON(addr)+" is not an IP address; skipped"))
+		newLine()
+		b.WriteString("# haptic: " + comment("EndpointSlice "+ns+"/"+slice.Name+": address "+toJSON(addr)+" is not an IP address; skipped"))
 	})
 	return b.String()
 }
@@ -48,9 +52,9 @@ func (e *Engine) serviceServers(services, endpoints, ns, service, port, suffix s
 // endpointServers walks the ready addresses of slices on the port named spName (the
 // last one so named in each slice): server gets each server once, by name, address
 // and port, in slice order; bad gets each address that is not an IP address.
-func endpointServers(slices []snapshot.Object, spName string, server func(srv, addr, port string), bad func(slice snapshot.Object, addr string)) {
-	var seen map[string]bool
-	for _, slice := range slices {
+func endpointServers(eps []snapshot.Object, spName string, server func(srv, addr, port string), bad func(slice snapshot.Object, addr string)) {
+	var seen []string // most backends have a few servers: a scan costs less than a set
+	for _, slice := range eps {
 		target := 0
 		ports, _ := slice.Raw["ports"].([]any)
 		for _, p := range ports {
@@ -63,8 +67,8 @@ func endpointServers(slices []snapshot.Object, spName string, server func(srv, a
 			continue
 		}
 		tp := strconv.Itoa(target)
-		eps, _ := slice.Raw["endpoints"].([]any)
-		for _, ev := range eps {
+		endpoints, _ := slice.Raw["endpoints"].([]any)
+		for _, ev := range endpoints {
 			ep, _ := ev.(map[string]any)
 			if c, ok := ep["conditions"].(map[string]any); ok && c["ready"] != true {
 				continue
@@ -76,18 +80,33 @@ func endpointServers(slices []snapshot.Object, spName string, server func(srv, a
 					bad(slice, addr)
 					continue
 				}
-				srv := "srv_" + strings.ReplaceAll(strings.ReplaceAll(addr, ".", "_"), ":", "_") + "_" + tp
-				if seen[srv] {
+				srv := serverName(addr, tp)
+				if slices.Contains(seen, srv) {
 					continue
 				}
-				if seen == nil {
-					seen = map[string]bool{}
-				}
-				seen[srv] = true
+				seen = append(seen, srv)
 				server(srv, addr, tp)
 			}
 		}
 	}
+}
+
+// serverName is "srv_<addr>_<port>" with the address's '.' and ':' as '_', one
+// allocation (a server per ready address of every backend).
+func serverName(addr, port string) string {
+	var b strings.Builder
+	b.Grow(len("srv_") + len(addr) + 1 + len(port))
+	b.WriteString("srv_")
+	for i := 0; i < len(addr); i++ {
+		c := addr[i]
+		if c == '.' || c == ':' {
+			c = '_'
+		}
+		b.WriteByte(c)
+	}
+	b.WriteByte('_')
+	b.WriteString(port)
+	return b.String()
 }
 
 // gatewayServers are the gateway library's servers of backend target,

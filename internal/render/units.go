@@ -206,16 +206,13 @@ func sameInput(a, b any) bool {
 			return true
 		}
 	case []*IngressBackend:
-		y, ok := b.([]*IngressBackend)
-		if !ok || len(x) != len(y) {
-			return false
+		return sameEntries(x, b)
+	case *GatewayBackend:
+		if y, ok := b.(*GatewayBackend); ok && x == y {
+			return true
 		}
-		for i := range x {
-			if x[i] != y[i] && !reflect.DeepEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
+	case []*GatewayBackend:
+		return sameEntries(x, b)
 	case [][]string: // runs of gateway_route_order: the same items, or equal ones
 		y, ok := b.([][]string)
 		if !ok || len(x) != len(y) {
@@ -234,4 +231,18 @@ func sameInput(a, b any) bool {
 // sameMap reports whether a and b are the same map (not merely equal ones).
 func sameMap(a, b map[string]any) bool {
 	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// sameEntries reports whether b is a list of the same entries as x, or equal ones.
+func sameEntries[T any](x []*T, b any) bool {
+	y, ok := b.([]*T)
+	if !ok || len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if x[i] != y[i] && !reflect.DeepEqual(x[i], y[i]) {
+			return false
+		}
+	}
+	return true
 }
