@@ -37,6 +37,7 @@ type read struct {
 	// created per change would hold one version of the routes' store each).
 	at  weak.Pointer[snapshot.Store]
 	got []snapshot.Object
+	few [2]string // keys' storage when there are at most two
 }
 
 // mark is one first_seen call and its answer.

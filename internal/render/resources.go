@@ -148,7 +148,13 @@ func (st *renderState) getSingle(resource string, keys []string) []snapshot.Obje
 func (st *renderState) record(r *read) {
 	if st.rec != nil {
 		if !r.list {
-			r.keys = append([]string(nil), r.keys...)
+			// a copy (a template's variadic keys may be reused), held in the read
+			// itself for the one or two keys of most queries
+			if len(r.keys) <= len(r.few) {
+				r.keys = append(r.few[:0], r.keys...)
+			} else {
+				r.keys = append([]string(nil), r.keys...)
+			}
 			r.ikey = snapshot.IndexKey(r.keys)
 		}
 		st.rec.top().deps.addRead(r)

@@ -32,6 +32,7 @@ func (e *Engine) serviceServers(services, endpoints, ns, service, port, suffix s
 		return ""
 	}
 	var b strings.Builder
+	b.Grow(128) // two servers' lines
 	newLine := func() {
 		if b.Len() > 0 {
 			b.WriteByte('\n')
@@ -54,6 +55,7 @@ func (e *Engine) serviceServers(services, endpoints, ns, service, port, suffix s
 // and port, in slice order; bad gets each address that is not an IP address.
 func endpointServers(eps []snapshot.Object, spName string, server func(srv, addr, port string), bad func(slice snapshot.Object, addr string)) {
 	var seen []string // most backends have a few servers: a scan costs less than a set
+	lastTarget, tp := 0, ""
 	for _, slice := range eps {
 		target := 0
 		ports, _ := slice.Raw["ports"].([]any)
@@ -66,7 +68,9 @@ func endpointServers(eps []snapshot.Object, spName string, server func(srv, addr
 		if target == 0 {
 			continue
 		}
-		tp := strconv.Itoa(target)
+		if target != lastTarget { // (the slices of a Service mostly share it)
+			lastTarget, tp = target, strconv.Itoa(target)
+		}
 		endpoints, _ := slice.Raw["endpoints"].([]any)
 		for _, ev := range endpoints {
 			ep, _ := ev.(map[string]any)
@@ -137,10 +141,12 @@ func servicePortName(svcs []snapshot.Object, port string) (string, bool) {
 	}
 	spec, _ := svcs[0].Raw["spec"].(map[string]any)
 	ports, _ := spec["ports"].([]any)
+	number, err := strconv.Atoi(port)
+	isNumber := err == nil && strconv.Itoa(number) == port // ("080" names no port)
 	for _, p := range ports {
 		pm, _ := p.(map[string]any)
 		name := rawString(pm["name"])
-		if name == port || strconv.Itoa(toInt(pm["port"])) == port {
+		if name == port || isNumber && toInt(pm["port"]) == number {
 			return name, true
 		}
 	}

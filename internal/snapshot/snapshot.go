@@ -84,6 +84,11 @@ func IndexKey(keys []string) string { return indexKey(keys) }
 // value, whatever bytes it holds, can stand for several values.
 func indexKey(keys []string) string {
 	var b strings.Builder
+	n := 0
+	for _, k := range keys {
+		n += len(k) + 4
+	}
+	b.Grow(n) // (every read of a render builds one)
 	for _, k := range keys {
 		b.WriteString(strconv.Itoa(len(k)))
 		b.WriteByte(':')
