@@ -17,21 +17,21 @@ const gatewayNamespacesStore = "namespaces"
 // the route's have in common; nil when there is none (the route is not rendered), or
 // the render's error for an invalid hostname. It marks each attachment in s.Seen
 // ("a <id> <listener>") and each host key in s.Hosts.
-func (e *Engine) gatewayAttach(env native.Env, s *GatewayState, route map[string]any) ([][]string, string) {
-	id, rns, kind := route["id"].(string), route["namespace"].(string), route["kind"].(string)
+func (e *Engine) gatewayAttach(env native.Env, s *GatewayState, route *gwRoute) ([][]string, string) {
+	id, rns, kind := route.id, route.namespace, route.kind
 	var attached []string
-	for _, p := range route["parents"].([]map[string]string) {
-		if p["group"] != gatewayGroup || p["kind"] != "Gateway" && p["kind"] != "ListenerSet" {
+	for _, p := range route.parents {
+		if p.group != gatewayGroup || p.kind != "Gateway" && p.kind != "ListenerSet" {
 			continue
 		}
 		// a Gateway's own listeners, or a ListenerSet's
-		pkey := p["namespace"] + "/" + p["name"]
-		if p["kind"] == "ListenerSet" {
+		pkey := p.namespace + "/" + p.name
+		if p.kind == "ListenerSet" {
 			pkey = "ListenerSet " + pkey
 		}
 		for _, lid := range s.ListenersOfGw[pkey] {
 			li := s.Listeners[lid]
-			if p["section"] != "" && p["section"] != li["name"].(string) || p["port"] != "0" && p["port"] != li["port"].(string) {
+			if p.section != "" && p.section != li["name"].(string) || p.port != "0" && p.port != li["port"].(string) {
 				continue
 			}
 			if e.gatewayAllowed(s, lid, rns, kind) && s.firstSeen("a "+id+" "+lid) {
@@ -39,7 +39,7 @@ func (e *Engine) gatewayAttach(env native.Env, s *GatewayState, route map[string
 			}
 		}
 	}
-	hostnames := route["hostnames"].([]string)
+	hostnames := route.hostnames
 	if len(hostnames) == 0 {
 		hostnames = []string{""}
 	}

@@ -28,18 +28,18 @@ const gateway500 = "haptic_gw_500"
 // filter other than a header modifier, a BackendTLSPolicy it cannot follow: noted).
 // dirs and suffix are the rule's directives and their part of the name. A template
 // step per field of this was half of a full render at 5,000 routes.
-func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route, b map[string]any, dirs []string, suffix string) string {
-	id, rns := route["id"].(string), route["namespace"].(string)
-	bns, bname, port := b["namespace"].(string), b["name"].(string), b["port"].(int)
+func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route *gwRoute, b *gwBackendRef, dirs []string, suffix string) string {
+	id, rns := route.id, route.namespace
+	bns, bname, port := b.namespace, b.name, b.port
 	svcs := e.st.getSingle(gatewayServicesStore, []string{bns, bname})
 	// HTTP/2 to the servers (proto h2): GRPCRoutes, and Service ports with
 	// appProtocol kubernetes.io/h2c (prior knowledge, no upgrade)
-	h2 := route["h2"].(bool)
+	h2 := route.h2
 	spName, found := "", false
 	// (the names become the backend name: DNS labels only, as Service names are)
-	if len(svcs) > 0 && b["group"] == "" && b["kind"] == "Service" && port > 0 && svcs[0].Raw["spec"] != nil &&
+	if len(svcs) > 0 && b.group == "" && b.kind == "Service" && port > 0 && svcs[0].Raw["spec"] != nil &&
 		isDNSLabel(bns) && isDNSLabel(bname) &&
-		(bns == rns || e.gatewayGranted(gatewayGroup, route["kind"].(string), rns, "", "Service", bns, bname)) {
+		(bns == rns || e.gatewayGranted(gatewayGroup, route.kind, rns, "", "Service", bns, bname)) {
 		spec, _ := svcs[0].Raw["spec"].(map[string]any)
 		for _, sp := range rawMaps(spec["ports"]) {
 			if toInt(sp["port"]) == port {
@@ -62,7 +62,7 @@ func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route, b map
 				"problem": "", "cert": c[0], "certPem": c[1]}
 		}
 	}
-	field := b["field"].(string)
+	field := b.field
 	switch {
 	case btls != nil && btls["problem"].(string) != "":
 		s.Notes = append(s.Notes, id+" "+field+": BackendTLSPolicy "+btls["policy"].(string)+" of backend "+bns+"/"+bname+
@@ -71,14 +71,14 @@ func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route, b map
 	case !found:
 		return gateway500
 	}
-	filters := b["filters"].([]map[string]any)
+	filters := b.filters
 	var bdirs []string
 	for _, f := range filters {
 		switch {
-		case f["type"] == "RequestHeaderModifier" && f["request"] != nil:
-			bdirs = append(bdirs, "q"+toJSON(f["request"]))
-		case f["type"] == "ResponseHeaderModifier" && f["response"] != nil:
-			bdirs = append(bdirs, "r"+toJSON(f["response"]))
+		case f.typ == "RequestHeaderModifier" && f.request != nil:
+			bdirs = append(bdirs, "q"+toJSON(f.request))
+		case f.typ == "ResponseHeaderModifier" && f.response != nil:
+			bdirs = append(bdirs, "r"+toJSON(f.response))
 		default:
 			s.Notes = append(s.Notes, id+" "+field+": only header modifier filters are supported here; this backend answers 500")
 			return gateway500
@@ -103,11 +103,11 @@ func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route, b map
 	// its header lines go with the backend: written once, whichever route brings it
 	var hdr []string
 	for _, f := range filters {
-		if ops, ok := f["request"].(map[string]any); ok {
-			hdr = gatewayHeaderMapLines(env, s, id, f["field"].(string)+".requestHeaderModifier", target, "q", ops, hdr)
+		if f.request != nil {
+			hdr = gatewayHeaderMapLines(env, s, id, f.field+".requestHeaderModifier", target, "q", f.request, hdr)
 		}
-		if ops, ok := f["response"].(map[string]any); ok {
-			hdr = gatewayHeaderMapLines(env, s, id, f["field"].(string)+".responseHeaderModifier", target, "r", ops, hdr)
+		if f.response != nil {
+			hdr = gatewayHeaderMapLines(env, s, id, f.field+".responseHeaderModifier", target, "r", f.response, hdr)
 		}
 	}
 	servers := e.gatewayServers(s, target, bns, bname, spName)

@@ -12,14 +12,14 @@ const (
 // backend (one with a BackendTLSPolicy) that route brings: that of the Gateways the
 // route attaches to (s.Seen's attachments), which must agree. [file name, PEM
 // (certificate and key), why it cannot be used ("" when it can)], nil for none.
-func (e *Engine) gatewayRouteClientCert(s *GatewayState, route map[string]any) []string {
-	id := route["id"].(string)
+func (e *Engine) gatewayRouteClientCert(s *GatewayState, route *gwRoute) []string {
+	id := route.id
 	var out []string
 	first := ""
 	seen := map[string]bool{}
-	for _, p := range route["parents"].([]map[string]string) {
-		pkey := p["namespace"] + "/" + p["name"]
-		if p["kind"] == "ListenerSet" {
+	for _, p := range route.parents {
+		pkey := p.namespace + "/" + p.name
+		if p.kind == "ListenerSet" {
 			pkey = "ListenerSet " + pkey
 		}
 		for _, lid := range s.ListenersOfGw[pkey] {

@@ -28,12 +28,12 @@ var (
 //
 // None of it is a haproxy.cfg line. Values become map lines, so they are validated
 // strictly: a bad one is the render's problem (s.Problem).
-func gatewayCorsRule(env native.Env, s *GatewayState, id string, rule map[string]any, rk string) bool {
+func gatewayCorsRule(env native.Env, s *GatewayState, id string, rule *gwRule, rk string) bool {
 	var c map[string]any
 	cf := ""
-	for _, f := range rule["filters"].([]map[string]any) {
-		if c == nil && f["type"] == "CORS" && f["cors"] != nil {
-			c, cf = f["cors"].(map[string]any), f["field"].(string)+".cors"
+	for _, f := range rule.filters {
+		if c == nil && f.typ == "CORS" && f.cors != nil {
+			c, cf = f.cors, f.field+".cors"
 		}
 	}
 	if c == nil {

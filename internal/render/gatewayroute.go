@@ -8,13 +8,65 @@ import (
 // gatewayGroup is the Gateway API group a parentRef names when it names none.
 const gatewayGroup = "gateway.networking.k8s.io"
 
+// gwRoute is a route (an HTTPRoute or a GRPCRoute) in the gateway library's native
+// form (docs/templates.md): defaults filled in, every part with its field path for
+// error messages. Typed, not maps: every route of a full render is converted and
+// then read field by field.
+type gwRoute struct {
+	kind, id, wkey, namespace, name, created string
+	parents                                   []gwParent
+	hostnames                                 []string
+	rules                                     []gwRule
+	h2                                        bool   // the servers speak HTTP/2 (a GRPCRoute)
+	err                                       string // a GRPCRoute match that is not one: the render's error
+}
+
+// gwParent is a parentRef with its defaults.
+type gwParent struct{ group, kind, name, namespace, section, port string }
+
+type gwRule struct {
+	matches    []gwMatch
+	filters    []gwFilter
+	backends   []gwBackendRef
+	retries    int
+	retryCodes []int
+	timeouts   [][]string // {"request", d}, {"backendRequest", d}; nil without timeouts
+}
+
+// gwMatch is a match: its path (ptype, pvalue, and the field of the value), its
+// header and query conditions ([type, name, value]) and method.
+type gwMatch struct {
+	ptype, pvalue, pfield, field string
+	headers, query               [][]string
+	method                       string
+}
+
+// gwFilter is a rule's or a backendRef's filter. request and response are header
+// modifiers {set: [[name, value]...], add: [...], remove: [names]}; redirect and
+// rewrite {scheme, hostname, port, code, pathType, full, prefix}; cors {origins,
+// credentials, methods, headers, expose, maxAge}.
+type gwFilter struct {
+	typ, field        string
+	request, response map[string]any
+	redirect, rewrite map[string]string
+	cors              map[string]any
+}
+
+// gwBackendRef is a backendRef with its defaults and its own filters.
+type gwBackendRef struct {
+	group, kind, name, namespace string
+	port, weight                 int
+	field                        string
+	filters                      []gwFilter
+}
+
 // nativeRoute is route namespace/name of store (an HTTPRoute or a GRPCRoute, by
-// native) in the gateway library's native form (docs/templates.md), nil without it,
-// its metadata or its spec. It is read by key like GetSingle, and converted once per
-// object version: an unchanged route is the very same map in the next render, so the
-// values remembered for it (its share) are reused. Converting it in the template was
-// a fifth of a full render at 5,000 routes.
-func (e *Engine) nativeRoute(store, prefix, ns, name string, native func(meta, spec map[string]any) map[string]any) map[string]any {
+// native) in its native form, nil without it, its metadata or its spec. It is read by
+// key like GetSingle, and converted once per object version: an unchanged route is
+// the very same value in the next render, so the values remembered for it (its
+// share) are reused. Converting it in the template was a fifth of a full render at
+// 5,000 routes.
+func (e *Engine) nativeRoute(store, prefix, ns, name string, native func(meta, spec map[string]any) *gwRoute) *gwRoute {
 	objs := e.st.getSingle(store, []string{ns, name})
 	if len(objs) == 0 {
 		return nil
@@ -27,56 +79,55 @@ func (e *Engine) nativeRoute(store, prefix, ns, name string, native func(meta, s
 	}
 	key := prefix + rawString(meta["namespace"]) + "/" + rawString(meta["name"])
 	if v, ok := e.cached(key, raw); ok {
-		return v.(map[string]any)
+		return v.(*gwRoute)
 	}
-	return e.endCached(key, native(meta, spec)).(map[string]any)
+	return e.endCached(key, native(meta, spec)).(*gwRoute)
 }
 
-// httpRouteNative is the native form of an HTTPRoute: defaults filled in, every
-// part with its field path for error messages. Lists the object has, even empty
-// ones, stay non-nil (typed access gives the same), so JSON of them is unchanged.
-func httpRouteNative(meta, spec map[string]any) map[string]any {
+// httpRouteNative is the native form of an HTTPRoute. Lists the object has, even
+// empty ones, stay non-nil (typed access gives the same), so JSON of them is
+// unchanged.
+func httpRouteNative(meta, spec map[string]any) *gwRoute {
 	ns, name := rawString(meta["namespace"]), rawString(meta["name"])
-	var rules []map[string]any
+	var rules []gwRule
 	for ri, rule := range rawMaps(spec["rules"]) {
 		field := "spec.rules[" + strconv.Itoa(ri) + "]"
-		retries, retryCodes := 0, []int(nil)
+		r := gwRule{matches: routeMatchesNative(rule, field), filters: filtersNative(rule, field),
+			backends: backendRefsNative(rule, field, ns)}
 		if retry, ok := rule["retry"].(map[string]any); ok {
-			retries = toInt(retry["attempts"])
+			r.retries = toInt(retry["attempts"])
 			for _, c := range rawList(retry["codes"]) {
-				retryCodes = append(retryCodes, toInt(c))
+				r.retryCodes = append(r.retryCodes, toInt(c))
 			}
 		}
-		var timeouts [][]string
 		if t, ok := rule["timeouts"].(map[string]any); ok {
-			timeouts = [][]string{{"request", rawString(t["request"])}, {"backendRequest", rawString(t["backendRequest"])}}
+			r.timeouts = [][]string{{"request", rawString(t["request"])}, {"backendRequest", rawString(t["backendRequest"])}}
 		}
-		rules = append(rules, map[string]any{"matches": routeMatchesNative(rule, field), "filters": filtersNative(rule, field),
-			"backends": backendRefsNative(rule, field, ns), "retries": retries, "retryCodes": retryCodes, "timeouts": timeouts})
+		rules = append(rules, r)
 	}
-	return map[string]any{"kind": "HTTPRoute", "id": "HTTPRoute " + ns + "/" + name, "wkey": "@h/" + ns + "/" + name,
-		"namespace": ns, "name": name, "parents": parentRefsNative(ns, spec["parentRefs"]), "hostnames": hostnamesNative(spec),
-		"rules": rules, "h2": false, "created": rawString(meta["creationTimestamp"])}
+	return &gwRoute{kind: "HTTPRoute", id: "HTTPRoute " + ns + "/" + name, wkey: "@h/" + ns + "/" + name,
+		namespace: ns, name: name, parents: parentRefsNative(ns, spec["parentRefs"]), hostnames: hostnamesNative(spec),
+		rules: rules, created: rawString(meta["creationTimestamp"])}
 }
 
 // grpcRouteNative is the native form of a GRPCRoute: a method match is a path match
 // (/service/method), the servers speak HTTP/2.
-func grpcRouteNative(meta, spec map[string]any) map[string]any {
+func grpcRouteNative(meta, spec map[string]any) *gwRoute {
 	ns, name := rawString(meta["namespace"]), rawString(meta["name"])
 	id := "GRPCRoute " + ns + "/" + name
-	var rules []map[string]any
+	var rules []gwRule
 	for ri, rule := range rawMaps(spec["rules"]) {
 		field := "spec.rules[" + strconv.Itoa(ri) + "]"
 		matches, err := grpcMatchesNative(rule, field)
 		if err != "" {
-			return map[string]any{"error": id + ": " + err}
+			return &gwRoute{err: id + ": " + err}
 		}
-		rules = append(rules, map[string]any{"matches": matches, "filters": filtersNative(rule, field),
-			"backends": backendRefsNative(rule, field, ns), "retries": 0, "retryCodes": []int(nil), "timeouts": [][]string(nil)})
+		rules = append(rules, gwRule{matches: matches, filters: filtersNative(rule, field),
+			backends: backendRefsNative(rule, field, ns)})
 	}
-	return map[string]any{"kind": "GRPCRoute", "id": id, "wkey": "@g/" + ns + "/" + name, "namespace": ns, "name": name,
-		"parents": parentRefsNative(ns, spec["parentRefs"]), "hostnames": hostnamesNative(spec), "rules": rules, "h2": true,
-		"created": rawString(meta["creationTimestamp"])}
+	return &gwRoute{kind: "GRPCRoute", id: id, wkey: "@g/" + ns + "/" + name, namespace: ns, name: name,
+		parents: parentRefsNative(ns, spec["parentRefs"]), hostnames: hostnamesNative(spec), rules: rules, h2: true,
+		created: rawString(meta["creationTimestamp"])}
 }
 
 var (
@@ -87,8 +138,8 @@ var (
 // grpcMatchesNative are a GRPCRoute rule's matches as path matches; a rule without
 // any matches every path. The error names the field of a service or method name that
 // is not one.
-func grpcMatchesNative(rule map[string]any, field string) ([]map[string]any, string) {
-	var matches []map[string]any
+func grpcMatchesNative(rule map[string]any, field string) ([]gwMatch, string) {
+	var matches []gwMatch
 	for mi, m := range rawMaps(rule["matches"]) {
 		mfield := field + ".matches[" + strconv.Itoa(mi) + "]"
 		ptype, pvalue := "PathPrefix", "/"
@@ -109,12 +160,11 @@ func grpcMatchesNative(rule map[string]any, field string) ([]map[string]any, str
 		default:
 			ptype, pvalue = "RegularExpression", "/[^/]+/"+meth
 		}
-		matches = append(matches, map[string]any{"ptype": ptype, "pvalue": pvalue, "pfield": mfield + ".method", "field": mfield,
-			"headers": typedNameValues(m["headers"]), "query": [][]string(nil), "method": ""})
+		matches = append(matches, gwMatch{ptype: ptype, pvalue: pvalue, pfield: mfield + ".method", field: mfield,
+			headers: typedNameValues(m["headers"])})
 	}
 	if len(matches) == 0 {
-		matches = append(matches, map[string]any{"ptype": "PathPrefix", "pvalue": "/", "pfield": field, "field": field,
-			"headers": [][]string(nil), "query": [][]string(nil), "method": ""})
+		matches = append(matches, gwMatch{ptype: "PathPrefix", pvalue: "/", pfield: field, field: field})
 	}
 	return matches, ""
 }
@@ -129,8 +179,8 @@ func hostnamesNative(spec map[string]any) []string {
 }
 
 // filtersNative are the filters of a route's rule.
-func filtersNative(rule map[string]any, field string) []map[string]any {
-	var filters []map[string]any
+func filtersNative(rule map[string]any, field string) []gwFilter {
+	var filters []gwFilter
 	for fi, f := range rawMaps(rule["filters"]) {
 		filters = append(filters, ruleFilterNative(f, field+".filters["+strconv.Itoa(fi)+"]"))
 	}
@@ -139,75 +189,78 @@ func filtersNative(rule map[string]any, field string) []map[string]any {
 
 // backendRefsNative are the backendRefs of a route's rule, with their defaults and
 // their own (header modifier) filters.
-func backendRefsNative(rule map[string]any, field, ns string) []map[string]any {
-	var backends []map[string]any
+func backendRefsNative(rule map[string]any, field, ns string) []gwBackendRef {
+	var backends []gwBackendRef
 	for bi, b := range rawMaps(rule["backendRefs"]) {
 		bfield := field + ".backendRefs[" + strconv.Itoa(bi) + "]"
-		var bfilters []map[string]any
+		var bfilters []gwFilter
 		for fi, f := range rawMaps(b["filters"]) {
-			nf := map[string]any{"type": rawString(f["type"]), "field": bfield + ".filters[" + strconv.Itoa(fi) + "]"}
-			headerModifiersNative(nf, f)
+			nf := gwFilter{typ: rawString(f["type"]), field: bfield + ".filters[" + strconv.Itoa(fi) + "]"}
+			headerModifiersNative(&nf, f)
 			bfilters = append(bfilters, nf)
 		}
-		backends = append(backends, map[string]any{"group": rawString(b["group"]), "kind": orString(b["kind"], "Service"),
-			"name": rawString(b["name"]), "namespace": orString(b["namespace"], ns), "port": toInt(b["port"]),
-			"weight": toInt(b["weight"]), "field": bfield, "filters": bfilters})
+		backends = append(backends, gwBackendRef{group: rawString(b["group"]), kind: orString(b["kind"], "Service"),
+			name: rawString(b["name"]), namespace: orString(b["namespace"], ns), port: toInt(b["port"]),
+			weight: toInt(b["weight"]), field: bfield, filters: bfilters})
 	}
 	return backends
 }
 
 // routeMatchesNative are an HTTPRoute rule's matches; a rule without any matches
 // every path.
-func routeMatchesNative(rule map[string]any, field string) []map[string]any {
-	var matches []map[string]any
+func routeMatchesNative(rule map[string]any, field string) []gwMatch {
+	var matches []gwMatch
 	for mi, m := range rawMaps(rule["matches"]) {
 		ptype, pvalue := "PathPrefix", "/"
 		if p, ok := m["path"].(map[string]any); ok {
 			ptype, pvalue = orString(p["type"], ptype), orString(p["value"], pvalue)
 		}
 		mfield := field + ".matches[" + strconv.Itoa(mi) + "]"
-		matches = append(matches, map[string]any{"ptype": ptype, "pvalue": pvalue, "pfield": mfield + ".path.value",
-			"field": mfield, "headers": typedNameValues(m["headers"]), "query": typedNameValues(m["queryParams"]),
-			"method": rawString(m["method"])})
+		matches = append(matches, gwMatch{ptype: ptype, pvalue: pvalue, pfield: mfield + ".path.value",
+			field: mfield, headers: typedNameValues(m["headers"]), query: typedNameValues(m["queryParams"]),
+			method: rawString(m["method"])})
 	}
 	if len(matches) == 0 {
-		matches = append(matches, map[string]any{"ptype": "PathPrefix", "pvalue": "/", "pfield": field, "field": field,
-			"headers": [][]string(nil), "query": [][]string(nil), "method": ""})
+		matches = append(matches, gwMatch{ptype: "PathPrefix", pvalue: "/", pfield: field, field: field})
 	}
 	return matches
 }
 
 // ruleFilterNative is one filter of an HTTPRoute rule.
-func ruleFilterNative(f map[string]any, field string) map[string]any {
-	nf := map[string]any{"type": rawString(f["type"]), "field": field}
-	headerModifiersNative(nf, f)
+func ruleFilterNative(f map[string]any, field string) gwFilter {
+	nf := gwFilter{typ: rawString(f["type"]), field: field}
+	headerModifiersNative(&nf, f)
 	if rr, ok := f["requestRedirect"].(map[string]any); ok {
 		d := map[string]string{"scheme": rawString(rr["scheme"]), "hostname": rawString(rr["hostname"]),
 			"port": strconv.Itoa(toInt(rr["port"])), "code": strconv.Itoa(toInt(rr["statusCode"]))}
 		pathModifierNative(d, rr)
-		nf["redirect"] = d
+		nf.redirect = d
 	}
 	if uw, ok := f["urlRewrite"].(map[string]any); ok {
 		d := map[string]string{"hostname": rawString(uw["hostname"])}
 		pathModifierNative(d, uw)
-		nf["rewrite"] = d
+		nf.rewrite = d
 	}
 	if c, ok := f["cors"].(map[string]any); ok {
 		credentials, _ := c["allowCredentials"].(bool)
-		nf["cors"] = map[string]any{"origins": rawStrings(c["allowOrigins"]), "credentials": credentials,
+		nf.cors = map[string]any{"origins": rawStrings(c["allowOrigins"]), "credentials": credentials,
 			"methods": rawStrings(c["allowMethods"]), "headers": rawStrings(c["allowHeaders"]),
 			"expose": rawStrings(c["exposeHeaders"]), "maxAge": toInt(c["maxAge"])}
 	}
 	return nf
 }
 
-// headerModifiersNative adds a filter's request and response header modifiers as
+// headerModifiersNative sets a filter's request and response header modifiers as
 // {set: [[name, value]...], add: [...], remove: [names]}.
-func headerModifiersNative(nf, f map[string]any) {
-	for _, fk := range [...][2]string{{"requestHeaderModifier", "request"}, {"responseHeaderModifier", "response"}} {
-		if m, ok := f[fk[0]].(map[string]any); ok {
-			nf[fk[1]] = map[string]any{"set": nameValues(m["set"]), "add": nameValues(m["add"]), "remove": rawStrings(m["remove"])}
-		}
+func headerModifiersNative(nf *gwFilter, f map[string]any) {
+	ops := func(m map[string]any) map[string]any {
+		return map[string]any{"set": nameValues(m["set"]), "add": nameValues(m["add"]), "remove": rawStrings(m["remove"])}
+	}
+	if m, ok := f["requestHeaderModifier"].(map[string]any); ok {
+		nf.request = ops(m)
+	}
+	if m, ok := f["responseHeaderModifier"].(map[string]any); ok {
+		nf.response = ops(m)
 	}
 }
 
@@ -218,14 +271,13 @@ func pathModifierNative(d map[string]string, f map[string]any) {
 	}
 }
 
-// parentRefsNative are a route's parentRefs with their defaults:
-// {group, kind, name, namespace, section, port}.
-func parentRefsNative(ns string, refs any) []map[string]string {
-	var out []map[string]string
+// parentRefsNative are a route's parentRefs with their defaults.
+func parentRefsNative(ns string, refs any) []gwParent {
+	var out []gwParent
 	for _, p := range rawMaps(refs) {
-		out = append(out, map[string]string{"group": orString(p["group"], gatewayGroup), "kind": orString(p["kind"], "Gateway"),
-			"name": rawString(p["name"]), "namespace": orString(p["namespace"], ns), "section": rawString(p["sectionName"]),
-			"port": strconv.Itoa(toInt(p["port"]))})
+		out = append(out, gwParent{group: orString(p["group"], gatewayGroup), kind: orString(p["kind"], "Gateway"),
+			name: rawString(p["name"]), namespace: orString(p["namespace"], ns), section: rawString(p["sectionName"]),
+			port: strconv.Itoa(toInt(p["port"]))})
 	}
 	return out
 }

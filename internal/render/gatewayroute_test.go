@@ -29,47 +29,42 @@ func TestHTTPRouteNative(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := httpRouteNative(obj["metadata"].(map[string]any), obj["spec"].(map[string]any))
-	want := map[string]any{
-		"kind": "HTTPRoute", "id": "HTTPRoute team/web", "wkey": "@h/team/web", "namespace": "team", "name": "web",
-		"h2": false, "created": "2026-01-01T00:00:00Z", "hostnames": []string{"a.example.com"},
-		"parents": []map[string]string{
-			{"group": gatewayGroup, "kind": "Gateway", "name": "gw", "namespace": "team", "section": "http", "port": "8080"},
-			{"group": gatewayGroup, "kind": "ListenerSet", "name": "ls", "namespace": "infra", "section": "", "port": "0"},
+	want := &gwRoute{
+		kind: "HTTPRoute", id: "HTTPRoute team/web", wkey: "@h/team/web", namespace: "team", name: "web",
+		created: "2026-01-01T00:00:00Z", hostnames: []string{"a.example.com"},
+		parents: []gwParent{
+			{group: gatewayGroup, kind: "Gateway", name: "gw", namespace: "team", section: "http", port: "8080"},
+			{group: gatewayGroup, kind: "ListenerSet", name: "ls", namespace: "infra", section: "", port: "0"},
 		},
-		"rules": []map[string]any{
+		rules: []gwRule{
 			{
-				"matches": []map[string]any{{"ptype": "Exact", "pvalue": "/x", "pfield": "spec.rules[0].matches[0].path.value",
-					"field": "spec.rules[0].matches[0]", "headers": [][]string{{"Exact", "h", "v"}}, "query": [][]string(nil), "method": "GET"}},
-				"filters": []map[string]any{
+				matches: []gwMatch{{ptype: "Exact", pvalue: "/x", pfield: "spec.rules[0].matches[0].path.value",
+					field: "spec.rules[0].matches[0]", headers: [][]string{{"Exact", "h", "v"}}, method: "GET"}},
+				filters: []gwFilter{
 					// an empty remove list stays a list: its JSON names backends
-					{"type": "RequestHeaderModifier", "field": "spec.rules[0].filters[0]",
-						"request": map[string]any{"set": [][]string{{"a", "1"}}, "add": [][]string(nil), "remove": []string{}}},
-					{"type": "RequestRedirect", "field": "spec.rules[0].filters[1]", "redirect": map[string]string{
+					{typ: "RequestHeaderModifier", field: "spec.rules[0].filters[0]",
+						request: map[string]any{"set": [][]string{{"a", "1"}}, "add": [][]string(nil), "remove": []string{}}},
+					{typ: "RequestRedirect", field: "spec.rules[0].filters[1]", redirect: map[string]string{
 						"scheme": "", "hostname": "", "port": "0", "code": "301", "pathType": "ReplaceFullPath", "full": "/y", "prefix": ""}},
-					{"type": "CORS", "field": "spec.rules[0].filters[2]", "cors": map[string]any{"origins": []string{"*"}, "credentials": true,
+					{typ: "CORS", field: "spec.rules[0].filters[2]", cors: map[string]any{"origins": []string{"*"}, "credentials": true,
 						"methods": []string(nil), "headers": []string(nil), "expose": []string(nil), "maxAge": 5}},
 				},
-				"backends": []map[string]any{{"group": "", "kind": "Service", "name": "svc", "namespace": "team", "port": 80, "weight": 2,
-					"field": "spec.rules[0].backendRefs[0]", "filters": []map[string]any{{"type": "ResponseHeaderModifier",
-						"field":    "spec.rules[0].backendRefs[0].filters[0]",
-						"response": map[string]any{"set": [][]string(nil), "add": [][]string{{"b", "2"}}, "remove": []string(nil)}}}}},
-				"retries": 3, "retryCodes": []int{503},
-				"timeouts": [][]string{{"request", "1s"}, {"backendRequest", ""}},
+				backends: []gwBackendRef{{group: "", kind: "Service", name: "svc", namespace: "team", port: 80, weight: 2,
+					field: "spec.rules[0].backendRefs[0]", filters: []gwFilter{{typ: "ResponseHeaderModifier",
+						field:    "spec.rules[0].backendRefs[0].filters[0]",
+						response: map[string]any{"set": [][]string(nil), "add": [][]string{{"b", "2"}}, "remove": []string(nil)}}}}},
+				retries: 3, retryCodes: []int{503},
+				timeouts: [][]string{{"request", "1s"}, {"backendRequest", ""}},
 			},
 			{
-				"matches": []map[string]any{{"ptype": "PathPrefix", "pvalue": "/", "pfield": "spec.rules[1]", "field": "spec.rules[1]",
-					"headers": [][]string(nil), "query": [][]string(nil), "method": ""}},
-				"filters": []map[string]any(nil), "backends": []map[string]any(nil), "retries": 0, "retryCodes": []int(nil),
-				"timeouts": [][]string(nil),
+				matches: []gwMatch{{ptype: "PathPrefix", pvalue: "/", pfield: "spec.rules[1]", field: "spec.rules[1]"}},
 			},
 		},
 	}
 	if !reflect.DeepEqual(got, want) {
-		g, _ := json.MarshalIndent(got, "", " ")
-		w, _ := json.MarshalIndent(want, "", " ")
-		t.Errorf("native form:\n%s\nwant:\n%s", g, w)
+		t.Errorf("native form:\n%#v\nwant:\n%#v", got, want)
 	}
-	ops, _ := json.Marshal(got["rules"].([]map[string]any)[0]["filters"].([]map[string]any)[0]["request"])
+	ops, _ := json.Marshal(got.rules[0].filters[0].request)
 	if string(ops) != `{"add":null,"remove":[],"set":[["a","1"]]}` {
 		t.Errorf("request ops JSON %s", ops)
 	}
@@ -152,14 +147,14 @@ func TestGRPCRouteNativeMethods(t *testing.T) {
 		}
 		got := grpcRouteNative(map[string]any{"namespace": "ns", "name": "r"}, spec)
 		if c.fail != "" {
-			if got["error"] != c.fail {
-				t.Errorf("%s: error %v, want %q", c.method, got["error"], c.fail)
+			if got.err != c.fail {
+				t.Errorf("%s: error %q, want %q", c.method, got.err, c.fail)
 			}
 			continue
 		}
-		m := got["rules"].([]map[string]any)[0]["matches"].([]map[string]any)[0]
-		if m["ptype"] != c.ptype || m["pvalue"] != c.pvalue || got["h2"] != true || got["wkey"] != "@g/ns/r" {
-			t.Errorf("%s: %v %v (h2 %v, wkey %v), want %s %s", c.method, m["ptype"], m["pvalue"], got["h2"], got["wkey"], c.ptype, c.pvalue)
+		m := got.rules[0].matches[0]
+		if m.ptype != c.ptype || m.pvalue != c.pvalue || !got.h2 || got.wkey != "@g/ns/r" {
+			t.Errorf("%s: %v %v (h2 %v, wkey %v), want %s %s", c.method, m.ptype, m.pvalue, got.h2, got.wkey, c.ptype, c.pvalue)
 		}
 	}
 }

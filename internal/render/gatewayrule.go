@@ -14,13 +14,13 @@ import (
 // (MULTI:<rk>, a weighted.map line of weight 1 when it has one backend), so that the
 // frontend finds its CORS and header lines by txn.wkey whatever backend the rule
 // shares. Problems are s.Problem.
-func (e *Engine) gatewayRuleValue(env native.Env, s *GatewayState, route map[string]any, ri int, rule map[string]any) string {
+func (e *Engine) gatewayRuleValue(env native.Env, s *GatewayState, route *gwRoute, ri int, rule *gwRule) string {
 	v := e.gatewayRuleTarget(env, s, route, ri, rule)
-	if s.Problem != "" || route["kind"] != "HTTPRoute" {
+	if s.Problem != "" || route.kind != "HTTPRoute" {
 		return v
 	}
-	id := route["id"].(string)
-	rk := route["wkey"].(string) + "/" + strconv.Itoa(ri)
+	id := route.id
+	rk := route.wkey + "/" + strconv.Itoa(ri)
 	if !gatewayCorsRule(env, s, id, rule, rk) && !s.Seen["rh "+rk] {
 		return v
 	}
@@ -37,8 +37,8 @@ func (e *Engine) gatewayRuleValue(env native.Env, s *GatewayState, route map[str
 // gatewayRuleTarget is the backend (or MULTI:<key>) a rule routes to: its filters'
 // directives, timeouts and retries make the backends its own; a redirect answers in a
 // backend of its own; an unsupported filter or a problem answers 500.
-func (e *Engine) gatewayRuleTarget(env native.Env, s *GatewayState, route map[string]any, ri int, rule map[string]any) string {
-	id := route["id"].(string)
+func (e *Engine) gatewayRuleTarget(env native.Env, s *GatewayState, route *gwRoute, ri int, rule *gwRule) string {
+	id := route.id
 	field := "spec.rules[" + strconv.Itoa(ri) + "]"
 	f, ok := gatewayRuleFilters(env, s, route, rule)
 	if !ok || s.Problem != "" {
@@ -52,7 +52,7 @@ func (e *Engine) gatewayRuleTarget(env native.Env, s *GatewayState, route map[st
 	dirs := f.dirs
 	// timeouts: the smaller of request and backendRequest bounds the server's answer
 	timeoutMs := 0
-	for _, t := range rule["timeouts"].([][]string) {
+	for _, t := range rule.timeouts {
 		if t[1] == "" {
 			continue
 		}
@@ -75,12 +75,12 @@ func (e *Engine) gatewayRuleTarget(env native.Env, s *GatewayState, route map[st
 		dirs = append(dirs, "timeout server "+strconv.Itoa(timeoutMs)+"ms")
 		retryOn = "conn-failure empty-response"
 	}
-	if retries := rule["retries"].(int); s.Experimental && retries > 0 {
+	if retries := rule.retries; s.Experimental && retries > 0 {
 		dirs = append(dirs, "retries "+strconv.Itoa(retries))
 		if retryOn == "" {
 			retryOn = "conn-failure empty-response response-timeout"
 		}
-		for _, c := range rule["retryCodes"].([]int) {
+		for _, c := range rule.retryCodes {
 			if c == 401 || c == 403 || c == 404 || c == 408 || c == 425 || c >= 500 && c <= 504 {
 				retryOn += " " + strconv.Itoa(c)
 			} else {
@@ -107,8 +107,9 @@ func (e *Engine) gatewayRuleTarget(env native.Env, s *GatewayState, route map[st
 	}
 	var names []string
 	var weights []int
-	for _, b := range rule["backends"].([]map[string]any) {
-		w := b["weight"].(int)
+	for i := range rule.backends {
+		b := &rule.backends[i]
+		w := b.weight
 		if w <= 0 {
 			continue
 		}
@@ -124,7 +125,7 @@ func (e *Engine) gatewayRuleTarget(env native.Env, s *GatewayState, route map[st
 	// rule-level header modifiers: gateway-backend-headers.map lines keyed by the
 	// rule, which then routes through its rule key (gatewayRuleValue)
 	if len(f.hdrOps) > 0 {
-		rk := route["wkey"].(string) + "/" + strconv.Itoa(ri)
+		rk := route.wkey + "/" + strconv.Itoa(ri)
 		s.Seen["rh "+rk] = true
 		for _, h := range f.hdrOps {
 			s.HeaderLines = gatewayHeaderMapLines(env, s, id, h.field, rk, h.phase, h.ops, s.HeaderLines)
@@ -153,38 +154,38 @@ type headerOpsAt struct {
 // because of a problem (s.Problem). Header modifiers become map lines keyed by the
 // rule instead of directives when they can (an HTTPRoute, no redirect, values without
 // blanks at either end, a few KB): adding such a rule then changes map lines only.
-func gatewayRuleFilters(env native.Env, s *GatewayState, route, rule map[string]any) (ruleFilters, bool) {
-	id := route["id"].(string)
+func gatewayRuleFilters(env native.Env, s *GatewayState, route *gwRoute, rule *gwRule) (ruleFilters, bool) {
+	id := route.id
 	var out ruleFilters
 	var allDirs []string // every directive, in order
-	mappable := route["kind"] == "HTTPRoute"
+	mappable := route.kind == "HTTPRoute"
 	firstPrefix, sawPrefix := "", false
-	for _, m := range rule["matches"].([]map[string]any) {
-		if m["ptype"] == "PathPrefix" {
-			firstPrefix, sawPrefix = strings.TrimRight(m["pvalue"].(string), "/"), true
+	for _, m := range rule.matches {
+		if m.ptype == "PathPrefix" {
+			firstPrefix, sawPrefix = strings.TrimRight(m.pvalue, "/"), true
 			break
 		}
 	}
-	for _, f := range rule["filters"].([]map[string]any) {
-		ftype := f["type"].(string)
+	for _, f := range rule.filters {
+		ftype := f.typ
 		switch {
-		case ftype == "RequestHeaderModifier" && f["request"] != nil, ftype == "ResponseHeaderModifier" && f["response"] != nil:
-			phase, letter, key, name := "http-request", "q", "request", ".requestHeaderModifier"
+		case ftype == "RequestHeaderModifier" && f.request != nil, ftype == "ResponseHeaderModifier" && f.response != nil:
+			phase, letter, ops, name := "http-request", "q", f.request, ".requestHeaderModifier"
 			if ftype == "ResponseHeaderModifier" {
-				phase, letter, key, name = "http-response", "r", "response", ".responseHeaderModifier"
+				phase, letter, ops, name = "http-response", "r", f.response, ".responseHeaderModifier"
 			}
-			ops, field := f[key].(map[string]any), f["field"].(string)+name
+			field := f.field + name
 			allDirs = gatewayHeaderDirectives(env, s, id, field, phase, ops, allDirs)
 			out.hdrOps = append(out.hdrOps, headerOpsAt{phase: letter, field: field, ops: ops})
 			mappable = mappable && headerOpsMappable(ops)
-		case ftype == "CORS" && f["cors"] != nil && route["kind"] == "HTTPRoute":
+		case ftype == "CORS" && f.cors != nil && route.kind == "HTTPRoute":
 			// map lines keyed by the rule: gatewayCorsRule
-		case ftype == "URLRewrite" && f["rewrite"] != nil, ftype == "RequestRedirect" && f["redirect"] != nil:
-			d, _ := f["rewrite"].(map[string]string)
+		case ftype == "URLRewrite" && f.rewrite != nil, ftype == "RequestRedirect" && f.redirect != nil:
+			d := f.rewrite
 			if ftype == "RequestRedirect" {
-				d, _ = f["redirect"].(map[string]string)
+				d = f.redirect
 			}
-			ff := f["field"].(string)
+			ff := f.field
 			h := strings.ToLower(d["hostname"])
 			if h != "" && !isDNSHost(h) {
 				gatewayBad(s, id+": "+ff+": hostname "+toJSON(d["hostname"])+" is not a valid hostname")
@@ -366,7 +367,7 @@ func durationMs(d string) int {
 // gatewayWeightedValue is a rule's value for backends names with weights: the
 // backend when there is one, else MULTI:<key> with the key's weighted.map lines
 // (weights reduced by their greatest common divisor, at most 1,000 slots).
-func gatewayWeightedValue(env native.Env, s *GatewayState, route map[string]any, ri int, names []string, weights []int) string {
+func gatewayWeightedValue(env native.Env, s *GatewayState, route *gwRoute, ri int, names []string, weights []int) string {
 	same := true
 	for _, n := range names {
 		same = same && n == names[0]
@@ -374,7 +375,7 @@ func gatewayWeightedValue(env native.Env, s *GatewayState, route map[string]any,
 	if same {
 		return names[0]
 	}
-	id := route["id"].(string)
+	id := route.id
 	g := 0
 	for _, w := range weights {
 		g = gcd(w, g)
@@ -392,7 +393,7 @@ func gatewayWeightedValue(env native.Env, s *GatewayState, route map[string]any,
 		}
 		total = t2
 	}
-	wkey := mapKey(env, route["wkey"].(string)+"/"+strconv.Itoa(ri), id+": metadata.name")
+	wkey := mapKey(env, route.wkey+"/"+strconv.Itoa(ri), id+": metadata.name")
 	if s.firstSeen("w " + wkey) {
 		s.Weighted = append(s.Weighted, wkey+" "+strconv.Itoa(total))
 		slot := 0

@@ -19,7 +19,7 @@ type routeShare struct {
 // gatewayRouteShare is a route's share of the configuration, computed on a
 // GatewayState of its own that has the listeners of s and nothing of other routes.
 // Shares are merged in route order (gatewayMerge).
-func (e *Engine) gatewayRouteShare(env native.Env, s *GatewayState, route map[string]any) *routeShare {
+func (e *Engine) gatewayRouteShare(env native.Env, s *GatewayState, route *gwRoute) *routeShare {
 	r := &GatewayState{
 		Experimental: s.Experimental, Only: s.Only, BasePorts: s.BasePorts, Classes: s.Classes,
 		Frontends: s.Frontends, FrontendOf: s.FrontendOf, Listeners: s.Listeners, ListenersOfGw: s.ListenersOfGw,
@@ -37,20 +37,22 @@ func (e *Engine) gatewayRouteShare(env native.Env, s *GatewayState, route map[st
 // gatewayRoute adds a route to s: its attachment, then every match of every rule as
 // map lines (a path only) or frontend rules (with conditions). It returns the
 // render's error, or "".
-func (e *Engine) gatewayRoute(env native.Env, s *GatewayState, route map[string]any) string {
-	id, rns, name := route["id"].(string), route["namespace"].(string), route["name"].(string)
+func (e *Engine) gatewayRoute(env native.Env, s *GatewayState, route *gwRoute) string {
+	id, rns, name := route.id, route.namespace, route.name
 	// the names are part of map keys and of str() arguments in frontend rules
 	if !isDNSLabel(rns) || !isDNSSubdomain(name) {
-		return route["kind"].(string) + " " + toJSON(rns+"/"+name) + ": metadata: the namespace is not a DNS label or the name not a DNS subdomain"
+		return route.kind + " " + toJSON(rns+"/"+name) + ": metadata: the namespace is not a DNS label or the name not a DNS subdomain"
 	}
 	hostKeys, err := e.gatewayAttach(env, s, route)
 	if err != "" || len(hostKeys) == 0 {
 		return err
 	}
-	for ri, rule := range route["rules"].([]map[string]any) {
+	for ri := range route.rules {
+		rule := &route.rules[ri]
 		value := ""
-		for mi, m := range rule["matches"].([]map[string]any) {
-			ptype, path, pfield := m["ptype"].(string), m["pvalue"].(string), m["pfield"].(string)
+		for mi := range rule.matches {
+			m := &rule.matches[mi]
+			ptype, path, pfield := m.ptype, m.pvalue, m.pfield
 			switch ptype {
 			case "RegularExpression":
 				if p := regexProblem(path); p != "" {
@@ -72,7 +74,7 @@ func (e *Engine) gatewayRoute(env native.Env, s *GatewayState, route map[string]
 				value = mapValue(env, value, id+": spec.rules["+strconv.Itoa(ri)+"].backendRefs")
 			}
 			base := strings.TrimRight(path, "/")
-			if len(m["headers"].([][]string)) == 0 && len(m["query"].([][]string)) == 0 && m["method"] == "" {
+			if len(m.headers) == 0 && len(m.query) == 0 && m.method == "" {
 				gatewayPlainMatch(env, s, id, hostKeys, ptype, path, base, pfield, value)
 				continue
 			}
@@ -87,10 +89,10 @@ func (e *Engine) gatewayRoute(env native.Env, s *GatewayState, route map[string]
 // gatewayMatchConds adds a match with conditions (method, headers, query
 // parameters) as frontend rules in s.Conds, ordered by the spec's precedence. It
 // returns the render's error, or "".
-func gatewayMatchConds(env native.Env, s *GatewayState, route map[string]any, ri, mi int, m map[string]any,
+func gatewayMatchConds(env native.Env, s *GatewayState, route *gwRoute, ri, mi int, m *gwMatch,
 	hostKeys [][]string, value, ptype, path, pfield, base string) string {
-	id, mfield := route["id"].(string), m["field"].(string)
-	headers, query := m["headers"].([][]string), m["query"].([][]string)
+	id, mfield := route.id, m.field
+	headers, query := m.headers, m.query
 	// structural: ACL conditions, ordered by the spec's precedence
 	var acl []string
 	switch {
@@ -101,7 +103,7 @@ func gatewayMatchConds(env native.Env, s *GatewayState, route map[string]any, ri
 	case ptype == "RegularExpression":
 		acl = append(acl, "{ path -m reg "+cfgWord(env, "^(?:"+trimRegexAnchors(path)+")$", id+": "+pfield)+" }")
 	}
-	method := m["method"].(string)
+	method := m.method
 	if method != "" {
 		if !regexMatch(`^[A-Z]+$`, method) {
 			return id + ": " + mfield + ".method: " + toJSON(method) + " is not an HTTP method"
@@ -177,7 +179,7 @@ func gatewayMatchConds(env native.Env, s *GatewayState, route map[string]any, ri
 		hasMethod = "0"
 	}
 	sortKey := fmt.Sprintf("%s%05d%s%02d%02d %s %s/%s %04d%04d", kind, 99999-plen, hasMethod, 99-len(headers), 99-len(query),
-		route["created"].(string), route["namespace"].(string), route["name"].(string), ri, mi)
+		route.created, route.namespace, route.name, ri, mi)
 	for _, fphk := range hostKeys {
 		fe, hk, lp := fphk[0], fphk[1], fphk[2]
 		group := "host"
@@ -334,10 +336,10 @@ func (e *Engine) gatewayRun(env native.Env, s *GatewayState, run [][]string, lis
 		if route == nil {
 			continue
 		}
-		if err, ok := route["error"].(string); ok {
-			return &routeShare{err: err}
+		if route.err != "" {
+			return &routeShare{err: route.err}
 		}
-		dkey := "gwr " + route["id"].(string)
+		dkey := "gwr " + route.id
 		d, known := e.cached(dkey, route, listeners)
 		if !known {
 			d = e.endCached(dkey, e.gatewayRouteShare(env, s, route))
