@@ -14,11 +14,11 @@ const gatewayGroup = "gateway.networking.k8s.io"
 // then read field by field.
 type gwRoute struct {
 	kind, id, wkey, namespace, name, created string
-	parents                                   []gwParent
-	hostnames                                 []string
-	rules                                     []gwRule
-	h2                                        bool   // the servers speak HTTP/2 (a GRPCRoute)
-	err                                       string // a GRPCRoute match that is not one: the render's error
+	parents                                  []gwParent
+	hostnames                                []string
+	rules                                    []gwRule
+	h2                                       bool   // the servers speak HTTP/2 (a GRPCRoute)
+	err                                      string // a GRPCRoute match that is not one: the render's error
 }
 
 // gwParent is a parentRef with its defaults.
