@@ -161,21 +161,21 @@ func gatewayPlainMatch(env native.Env, s *GatewayState, id string, hostKeys [][]
 		switch ptype {
 		case "Exact":
 			if k := "e " + hk + path; s.firstSeen(k) {
-				s.Exact = append(s.Exact, k+"\x00"+mapKey(env, hk+path, id+": "+pfield)+" "+value)
+				s.Exact = append(s.Exact, k+"\x00"+mapKeyOf(env, hk+path, id, pfield)+" "+value)
 			}
 		case "PathPrefix":
 			if k := "pe " + hk + base; base != "" && s.firstSeen(k) {
-				s.PrefixExact = append(s.PrefixExact, k+"\x00"+mapKey(env, hk+base, id+": "+pfield)+" "+value)
+				s.PrefixExact = append(s.PrefixExact, k+"\x00"+mapKeyOf(env, hk+base, id, pfield)+" "+value)
 			}
 			if k := "p " + hk + base + "/"; s.firstSeen(k) {
 				s.PrefixSorted = append(s.PrefixSorted, k+"\x00"+strconv.Itoa(199999-len(hk+base+"/"))+" "+
-					mapKey(env, hk+base+"/", id+": "+pfield)+" "+value)
+					mapKeyOf(env, hk+base+"/", id, pfield)+" "+value)
 				s.PlainPrefixes = append(s.PlainPrefixes, []string{hk, base})
 			}
 		default:
 			re := "^" + regexp.QuoteMeta(hk) + "(?:" + trimRegexAnchors(path) + ")$"
 			if k := "r " + re; s.firstSeen(k) {
-				s.Regex = append(s.Regex, k+"\x00"+mapKey(env, re, id+": "+pfield)+" "+value)
+				s.Regex = append(s.Regex, k+"\x00"+mapKeyOf(env, re, id, pfield)+" "+value)
 			}
 		}
 	}

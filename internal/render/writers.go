@@ -68,6 +68,15 @@ func mapKey(env native.Env, s string, field ...string) string {
 	return s
 }
 
+// mapKeyOf is mapKey of a field named "<id>: <field>", joined only when s is
+// refused (every route's map lines of a full render pass here).
+func mapKeyOf(env native.Env, s, id, field string) string {
+	if err := config.CheckMapKey(s); err != nil {
+		return refuse(env, id+": "+field, err)
+	}
+	return s
+}
+
 // mapValue returns s when it is a map value HAProxy reads back whole.
 func mapValue(env native.Env, s string, field ...string) string {
 	if err := config.CheckMapValue(s); err != nil {
