@@ -94,10 +94,10 @@ func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 	}
 	spec, _ := objs[0].Raw["spec"].(map[string]any)
 
-	var routes []ingressRoute
+	routes := make([]ingressRoute, 0, 4)
 	if b, ok := spec["defaultBackend"].(map[string]any); ok && takeDefault {
 		if svc, port, ok := serviceBackend(b); ok {
-			if msg := serviceProblem(kid, "spec.defaultBackend", svc, port); msg != "" {
+			if msg := serviceProblem(kid, func() string { return "spec.defaultBackend" }, svc, port); msg != "" {
 				return fail(msg)
 			}
 			routes = append(routes, ingressRoute{"default", "*", "/", svc, port, -1, -1})
@@ -137,7 +137,7 @@ func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 			if !strings.HasPrefix(path, "/") || !plainPath(path) {
 				return fail(kid() + ": " + pathField(ri, pi) + ".path: " + toJSON(path) + " must start with / and hold no whitespace or '#'")
 			}
-			if msg := serviceProblem(kid, pathField(ri, pi)+".backend", svc, port); msg != "" {
+			if msg := serviceProblem(kid, func() string { return pathField(ri, pi) + ".backend" }, svc, port); msg != "" {
 				return fail(msg)
 			}
 			if host != "" && !hostLine {
@@ -406,12 +406,12 @@ func serviceBackend(b map[string]any) (svc, port string, ok bool) {
 
 // serviceProblem says why a Service name and port (name or number) cannot be part of
 // a backend name, or "".
-func serviceProblem(kid func() string, field, svc, port string) string {
+func serviceProblem(kid, field func() string, svc, port string) string {
 	if !isDNSLabel(svc) {
-		return kid() + ": " + field + ".service.name: " + toJSON(svc) + " is not a DNS label"
+		return kid() + ": " + field() + ".service.name: " + toJSON(svc) + " is not a DNS label"
 	}
 	if !isDNSLabel(port) || len(port) > 15 {
-		return kid() + ": " + field + ".service.port.name: " + toJSON(port) + " is not a port name"
+		return kid() + ": " + field() + ".service.port.name: " + toJSON(port) + " is not a port name"
 	}
 	return ""
 }
