@@ -243,7 +243,8 @@ func (e *Engine) declarations() (native.Declarations, error) {
 	decls["ingress_routes"] = e.ingressRoutes
 	decls["IngressBackend"] = reflect.TypeOf(IngressBackend{})
 	decls["ingress_backends"] = ingressBackendsOf
-	decls["ingress_backend_runs"] = ingressBackendRuns
+	decls["ingress_backend_runs"] = e.ingressBackendRuns
+	decls["key_runs"] = e.keyRunsKept
 	decls["ingress_merge_runs"] = e.ingressMergeRuns
 	decls["ingress_annotations"] = e.ingressAnnotations
 	decls["service_servers"] = e.serviceServers

@@ -145,6 +145,7 @@ type libraryCaches struct {
 	order   routeOrder
 	runs    map[string]*mergedRuns // by Gateway fleet (extraContext.gateway)
 	ingress ingressRuns
+	keyRuns keyRunsMemo
 }
 
 // routeOrder is the last gateway_route_order's answer. Its stores are immutable, so

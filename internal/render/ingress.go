@@ -255,12 +255,12 @@ func ingressBackendsOf(pairs []any) []*IngressBackend {
 
 // ingressBackendRuns is ingress_backend_runs(backends, n): key_runs of the backends'
 // names, the runs of about n backends the section renders as one unit.
-func ingressBackendRuns(bs []*IngressBackend, n int) []int {
+func (e *Engine) ingressBackendRuns(bs []*IngressBackend, n int) []int {
 	names := make([]string, len(bs))
 	for i, b := range bs {
 		names[i] = b.Name
 	}
-	return keyRuns(names, n)
+	return e.keyRunsKept(names, n)
 }
 
 // ingressBackends names the backends of one Ingress, one per service port, and adds
