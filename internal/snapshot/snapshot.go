@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"weak"
 
 	"github.com/haproxy-haptic/haptic/internal/fieldpath"
 )
@@ -75,6 +76,12 @@ type Store struct {
 	keys []string
 	// OnDemand, when set, answers Fetch and GetSingle instead of the held objects.
 	OnDemand Loader
+	// base is the store this one was made from by a few edits (With, Revert), held
+	// weakly, and gone and came are those edits (as DiffObjects gives them): a
+	// render's Changes between the two then costs the edits, not a walk over every
+	// object.
+	base       weak.Pointer[Store]
+	gone, came []Object
 }
 
 // IndexKey encodes the keys of a Fetch as the store's index does.
@@ -220,7 +227,44 @@ func (s *Store) With(put []Object, drop []string) *Store {
 	if !out.keyOrdered {
 		out.buildIndex()
 	}
+	var takenOut []Object
+	for _, i := range taken {
+		takenOut = append(takenOut, s.objects[i])
+	}
+	out.madeFrom(s, takenOut, added)
 	return out
+}
+
+// madeFrom records that s is base with the held objects gone taken out and came
+// put in (a version put again in place of itself is no change).
+func (s *Store) madeFrom(base *Store, gone, came []Object) {
+	gone, came = slices.Clone(gone), slices.Clone(came)
+	gone = slices.DeleteFunc(gone, func(g Object) bool {
+		i := slices.IndexFunc(came, g.SameVersion)
+		if i >= 0 {
+			came = slices.Delete(came, i, i+1)
+		}
+		return i >= 0
+	})
+	sortObjects(gone)
+	sortObjects(came)
+	s.base, s.gone, s.came = weak.Make(base), gone, came
+}
+
+// diff is DiffObjects(old's objects, s's), from the edits that made one store of the
+// other when there are such.
+func (s *Store) diff(old *Store) (gone, came []Object) {
+	if old != nil && s.base.Value() == old {
+		return s.gone, s.came
+	}
+	if old != nil && old.base.Value() == s {
+		return old.came, old.gone
+	}
+	var before []Object
+	if old != nil {
+		before = old.objects
+	}
+	return DiffObjects(before, s.objects)
 }
 
 func (s *Store) buildIndex() {
@@ -268,7 +312,7 @@ func (s *Store) Changes(old *Store) map[string]bool {
 			out[indexKey(keys[:n])] = true
 		}
 	}
-	gone, came := DiffObjects(old.objects, s.objects)
+	gone, came := s.diff(old)
 	for _, o := range gone {
 		touch(o, old)
 	}
@@ -431,10 +475,13 @@ func (s *Snapshot) Revert(prev *Snapshot, refs ...Ref) *Snapshot {
 			continue
 		}
 		keep := make([]Object, 0, len(st.objects)+len(st.refused))
-		for _, list := range [][]Object{st.objects, st.refused} {
+		var gone, came []Object
+		for li, list := range [][]Object{st.objects, st.refused} {
 			for _, o := range list {
 				if !keys[o.Key()] {
 					keep = append(keep, o)
+				} else if li == 0 {
+					gone = append(gone, o)
 				}
 			}
 		}
@@ -442,11 +489,13 @@ func (s *Snapshot) Revert(prev *Snapshot, refs ...Ref) *Snapshot {
 			for key := range keys {
 				if o, ok := prev.Object(Ref{Resource: name, Key: key}); ok && o.Refused == "" {
 					keep = append(keep, o)
+					came = append(came, o)
 				}
 			}
 		}
 		ns := NewStore(st.Name, st.IndexBy, st.Type, keep)
 		ns.OnDemand = st.OnDemand
+		ns.madeFrom(st, gone, came)
 		out.Stores[name] = ns
 	}
 	return out
@@ -463,11 +512,7 @@ func (s *Snapshot) Changed(prev *Snapshot) []Ref {
 		if old == st {
 			continue
 		}
-		var before []Object
-		if old != nil {
-			before = old.objects
-		}
-		_, came := DiffObjects(before, st.objects)
+		_, came := st.diff(old)
 		for _, o := range came {
 			out = append(out, Ref{Resource: name, Key: o.Key()})
 		}

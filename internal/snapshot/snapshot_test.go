@@ -417,6 +417,9 @@ func TestWithIsNewStore(t *testing.T) {
 	st := NewStore("r", by, nil, nil)
 	for step := range 2000 {
 		put, drop := randomChange(rng, random)
+		if len(st.objects) > 0 && rng.IntN(3) == 0 { // a version put again: no change
+			put = append(put, st.objects[rng.IntN(len(st.objects))])
+		}
 		for _, k := range drop {
 			delete(held, k)
 		}
@@ -424,7 +427,9 @@ func TestWithIsNewStore(t *testing.T) {
 		for _, o := range put {
 			held[o.Key()] = o
 		}
+		prev := st
 		st = st.With(put, drop)
+		checkEdits(t, fmt.Sprintf("step %d", step), prev, st)
 		want := NewStore("r", by, nil, slices.Collect(maps.Values(held)))
 		if !reflect.DeepEqual(keys(st.objects), keys(want.objects)) || !reflect.DeepEqual(keys(st.refused), keys(want.refused)) ||
 			!reflect.DeepEqual(st.index, want.index) {
@@ -492,4 +497,38 @@ func randomChange(rng *rand.Rand, random func() Object) (put []Object, drop []st
 		}
 	}
 	return put, drop
+}
+
+// checkEdits: the edits a store keeps of the store it was made from are what
+// DiffObjects finds between the two, either way round.
+func checkEdits(t *testing.T, at string, base, made *Store) {
+	t.Helper()
+	for _, c := range []struct{ from, to *Store }{{base, made}, {made, base}} {
+		gone, came := c.to.diff(c.from)
+		wantGone, wantCame := DiffObjects(c.from.objects, c.to.objects)
+		if !slices.Equal(keys(gone), keys(wantGone)) || !slices.Equal(keys(came), keys(wantCame)) ||
+			!slices.EqualFunc(gone, wantGone, Object.SameVersion) || !slices.EqualFunc(came, wantCame, Object.SameVersion) {
+			t.Fatalf("%s: edits gone %v came %v, DiffObjects %v %v", at, keys(gone), keys(came), keys(wantGone), keys(wantCame))
+		}
+	}
+}
+
+// TestRevertKeepsEdits: a snapshot reverted to other versions of a few objects keeps
+// them as the edits of its stores.
+func TestRevertKeepsEdits(t *testing.T) {
+	by := paths("metadata.namespace", "metadata.name")
+	a, b, c := obj("ns", "a", nil), obj("ns", "b", nil), obj("ns", "c", nil)
+	b2, d := obj("ns", "b", map[string]any{"v": "2"}), obj("ns", "d", nil)
+	now := &Snapshot{Stores: map[string]*Store{"s": NewStore("s", by, nil, []Object{a, b, c})}}
+	prev := &Snapshot{Stores: map[string]*Store{"s": NewStore("s", by, nil, []Object{b2, d})}}
+	got := now.Revert(prev, Ref{"s", "ns/b"}, Ref{"s", "ns/c"}, Ref{"s", "ns/d"}, Ref{"s", "ns/a"}, Ref{"s", "ns/a"})
+	if got.Stores["s"].base.Value() != now.Stores["s"] {
+		t.Fatal("the reverted store does not know the store it was made from")
+	}
+	checkEdits(t, "revert", now.Stores["s"], got.Stores["s"])
+	checkEdits(t, "revert back", got.Stores["s"], got.Revert(now, Ref{"s", "ns/a"}).Stores["s"])
+	again := got.Revert(got, Ref{"s", "ns/b"}) // b as it is: no edit
+	if g, c := again.Stores["s"].diff(got.Stores["s"]); len(g)+len(c) != 0 {
+		t.Errorf("reverting to the same version: edits %v %v", keys(g), keys(c))
+	}
 }
