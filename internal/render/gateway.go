@@ -33,7 +33,7 @@ import (
 // section writes. A typed record, not a map: the section reads its fields for every
 // backend, and a map index in a template costs a reflect call and two allocations.
 type GatewayBackend struct {
-	Name       string
+	Name       string // a config word (cfg_word)
 	Directives []string
 	Servers    []string // "srv_<addr>_<port> <addr>:<port>", sorted
 	H2         bool     // the route speaks HTTP/2 to it (a GRPCRoute)

@@ -96,6 +96,7 @@ func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route *gwRou
 	if len(bdirs) > 0 {
 		target += "_f" + sha256Hex(strings.Join(bdirs, "\n"))[:8]
 	}
+	target = cfgWord(env, target, "backend name") // (the library writes it as it is)
 	if s.BackendIdx[target] {
 		return target
 	}

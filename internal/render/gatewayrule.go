@@ -94,7 +94,7 @@ func (e *Engine) gatewayRuleTarget(env native.Env, s *GatewayState, route *gwRou
 	}
 	if len(f.redirect) > 0 {
 		all := append(append([]string(nil), dirs...), f.redirect...)
-		name := "gwr_" + sha256Hex(strings.Join(all, "\n"))[:12]
+		name := "gwr_" + sha256Hex(strings.Join(all, "\n"))[:12] // (a config word)
 		if !s.BackendIdx[name] {
 			s.BackendIdx[name] = true
 			s.Backends = append(s.Backends, &GatewayBackend{Name: name, Directives: all})

@@ -233,7 +233,7 @@ func plainPath(path string) bool {
 // its fields for every backend, and a map index in a template costs a reflect call
 // and two allocations.
 type IngressBackend struct {
-	Name       string
+	Name       string // a config word (cfg_word)
 	Namespace  string
 	Service    string
 	Port       string   // the Service port's name, or its number as text
@@ -317,6 +317,7 @@ func (b *ingressBackends) nameFor(svc, port string) string {
 	if sig != b.defaultSig {
 		name += "_" + sha256Hex(sig)[:8]
 	}
+	name = cfgWord(b.env, name, "backend name") // (the library writes it as it is)
 	b.named = append(b.named, [3]string{svc, port, name})
 	serverOpts, _ := st["serverOpts"].(string)
 	f := b.f
