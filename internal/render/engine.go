@@ -388,6 +388,8 @@ type renderState struct {
 	}
 	// gen numbers the render (renderGen): deps remember which render checked them.
 	gen uint64
+	// lastRead is the render's last recorded store query (fetch).
+	lastRead *read
 	// atTemplate and atLine are the last line marker a diagnostic build passed.
 	atTemplate string
 	atLine     int

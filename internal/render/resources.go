@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"weak"
 
@@ -128,11 +129,23 @@ func (st *renderState) fetch(resource string, keys []string) []snapshot.Object {
 		st.record(&read{store: resource, keys: keys})
 		return nil
 	}
+	// the same query again (an Ingress read for its annotations, then its routes):
+	// the same answer, recorded again
+	if r := st.lastRead; r != nil && r.store == resource && store.OnDemand == nil && r.at.Value() == store && slices.Equal(r.keys, keys) {
+		if st.rec != nil {
+			st.rec.top().deps.addRead(r)
+		}
+		return r.got
+	}
 	objs, err := store.Fetch(keys...)
 	if err != nil {
 		panic(err)
 	}
-	st.record(&read{store: resource, keys: keys, at: weak.Make(store), got: objs})
+	r := &read{store: resource, keys: keys, at: weak.Make(store), got: objs}
+	st.record(r)
+	if st.rec != nil {
+		st.lastRead = r
+	}
 	return objs
 }
 
