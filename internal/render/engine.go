@@ -512,6 +512,9 @@ func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 				st.kept = st.prev.kept
 			}
 		}
+		if last := e.memoFor(st.extra, in.CurrentConfig); last != nil {
+			st.next.sizeLike(last) // (a Fresh render reuses nothing of it but its sizes)
+		}
 		st.next.kept = st.kept
 	}
 	res := &Result{Timings: make([]Timing, len(e.mains))}

@@ -412,6 +412,9 @@ type memo struct {
 	shared map[string]*sharedMemo           // shared key → value
 	values map[string]map[string]*valueMemo // target → cached_value key → value
 	kept   *libraryCaches
+	// sizes are how many units and values each target held in the memo this one
+	// follows: its maps are made that large (growing to 15,000 entries showed).
+	sizes map[string][2]int
 }
 
 type fileMemo struct {
@@ -498,7 +501,7 @@ func (m *memo) value(target, key string) *valueMemo {
 func (m *memo) putValue(target, key string, v *valueMemo) {
 	m.mu.Lock()
 	if m.values[target] == nil {
-		m.values[target] = map[string]*valueMemo{}
+		m.values[target] = make(map[string]*valueMemo, m.sizes[target][1])
 	}
 	m.values[target][key] = v
 	m.mu.Unlock()
@@ -526,7 +529,7 @@ func (m *memo) putFile(target string, f *fileMemo) {
 func (m *memo) putUnit(target, key string, u *unitMemo) {
 	m.mu.Lock()
 	if m.units[target] == nil {
-		m.units[target] = map[string]*unitMemo{}
+		m.units[target] = make(map[string]*unitMemo, m.sizes[target][0])
 	}
 	m.units[target][key] = u
 	m.mu.Unlock()
@@ -552,6 +555,22 @@ func (e *Engine) memoFor(extra map[string]any, current any) *memo {
 }
 
 // keepMemo makes m the memo for its extraContext, most recently used first.
+// sizeLike makes m's maps as large as those of last (nil: as they come).
+func (m *memo) sizeLike(last *memo) {
+	if last == nil {
+		return
+	}
+	last.mu.Lock()
+	defer last.mu.Unlock()
+	m.sizes = map[string][2]int{}
+	for target, us := range last.units {
+		m.sizes[target] = [2]int{len(us), len(last.values[target])}
+	}
+	for target, vs := range last.values {
+		m.sizes[target] = [2]int{len(last.units[target]), len(vs)}
+	}
+}
+
 func (e *Engine) keepMemo(m *memo) {
 	out := []*memo{m}
 	for _, old := range e.memos {
