@@ -554,7 +554,6 @@ func (e *Engine) memoFor(extra map[string]any, current any) *memo {
 	return nil
 }
 
-// keepMemo makes m the memo for its extraContext, most recently used first.
 // sizeLike makes m's maps as large as those of last (nil: as they come).
 func (m *memo) sizeLike(last *memo) {
 	if last == nil {
@@ -571,6 +570,7 @@ func (m *memo) sizeLike(last *memo) {
 	}
 }
 
+// keepMemo makes m the memo for its extraContext, most recently used first.
 func (e *Engine) keepMemo(m *memo) {
 	out := []*memo{m}
 	for _, old := range e.memos {

@@ -54,7 +54,7 @@ func (e *Engine) serviceServers(services, endpoints, ns, service, port, suffix s
 // last one so named in each slice): server gets each server once, by name, address
 // and port, in slice order; bad gets each address that is not an IP address.
 func endpointServers(eps []snapshot.Object, spName string, server func(srv, addr, port string), bad func(slice snapshot.Object, addr string)) {
-	var seen []string // most backends have a few servers: a scan costs less than a set
+	var seen serverSet
 	lastTarget, tp := 0, ""
 	for _, slice := range eps {
 		target := 0
@@ -85,14 +85,41 @@ func endpointServers(eps []snapshot.Object, spName string, server func(srv, addr
 					continue
 				}
 				srv := serverName(addr, tp)
-				if slices.Contains(seen, srv) {
+				if !seen.add(srv) {
 					continue
 				}
-				seen = append(seen, srv)
 				server(srv, addr, tp)
 			}
 		}
 	}
+}
+
+// serverSet is a set of server names: a list while it is short (most backends have
+// a few servers, and a scan costs less than a map), a map past that.
+type serverSet struct {
+	few  []string
+	many map[string]bool
+}
+
+// add adds name and reports whether it was new.
+func (s *serverSet) add(name string) bool {
+	if s.many != nil {
+		if s.many[name] {
+			return false
+		}
+		s.many[name] = true
+		return true
+	}
+	if slices.Contains(s.few, name) {
+		return false
+	}
+	if s.few = append(s.few, name); len(s.few) > 16 {
+		s.many = make(map[string]bool, 2*len(s.few))
+		for _, n := range s.few {
+			s.many[n] = true
+		}
+	}
+	return true
 }
 
 // serverName is "srv_<addr>_<port>" with the address's '.' and ':' as '_', one

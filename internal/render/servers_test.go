@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -75,5 +76,18 @@ backend d
 `
 	if !strings.Contains(got, want) {
 		t.Errorf("got\n%s\nwant it to hold\n%s", got, want)
+	}
+}
+
+// A set of server names answers the same while a list and once a map.
+func TestServerSet(t *testing.T) {
+	var s serverSet
+	for round := range 2 {
+		for i := range 40 {
+			name := serverName("10.0.0."+strconv.Itoa(i), "80")
+			if got := s.add(name); got != (round == 0) {
+				t.Fatalf("round %d: add(%s) = %v", round, name, got)
+			}
+		}
 	}
 }
