@@ -388,8 +388,9 @@ type renderState struct {
 	}
 	// gen numbers the render (renderGen): deps remember which render checked them.
 	gen uint64
-	// lastRead is the render's last recorded store query (fetch).
-	lastRead *read
+	// recentReads are the render's last recorded store queries (fetch).
+	recentReads [4]*read
+	recentNext  int
 	// atTemplate and atLine are the last line marker a diagnostic build passed.
 	atTemplate string
 	atLine     int

@@ -129,13 +129,18 @@ func (st *renderState) fetch(resource string, keys []string) []snapshot.Object {
 		st.record(&read{store: resource, keys: keys})
 		return nil
 	}
-	// the same query again (an Ingress read for its annotations, then its routes):
-	// the same answer, recorded again
-	if r := st.lastRead; r != nil && r.store == resource && store.OnDemand == nil && r.at.Value() == store && slices.Equal(r.keys, keys) {
-		if st.rec != nil {
-			st.rec.top().deps.addRead(r)
+	// a query asked a moment ago (an Ingress read for its annotations, then its
+	// routes; a Service for each backendRef of a route): the same answer, recorded
+	// again
+	if store.OnDemand == nil {
+		for _, r := range st.recentReads {
+			if r != nil && r.store == resource && r.at.Value() == store && slices.Equal(r.keys, keys) {
+				if st.rec != nil {
+					st.rec.top().deps.addRead(r)
+				}
+				return r.got
+			}
 		}
-		return r.got
 	}
 	objs, err := store.Fetch(keys...)
 	if err != nil {
@@ -144,7 +149,8 @@ func (st *renderState) fetch(resource string, keys []string) []snapshot.Object {
 	r := &read{store: resource, keys: keys, at: weak.Make(store), got: objs}
 	st.record(r)
 	if st.rec != nil {
-		st.lastRead = r
+		st.recentReads[st.recentNext] = r
+		st.recentNext = (st.recentNext + 1) % len(st.recentReads)
 	}
 	return objs
 }
