@@ -288,15 +288,7 @@ func (s *GatewayState) growFor(shares []*GatewayState) (backends int) {
 	s.PlainPrefixes, s.Regex = slices.Grow(s.PlainPrefixes, prefixes), slices.Grow(s.Regex, regex)
 	s.Weighted, s.CorsLines = slices.Grow(s.Weighted, weighted), slices.Grow(s.CorsLines, cors)
 	s.CorsOriginLines = slices.Grow(s.CorsOriginLines, origins)
-	if s.Conds == nil {
-		s.Conds = map[string][]string{}
-	}
-	if s.PrefixCondHosts == nil {
-		s.PrefixCondHosts = map[string]bool{}
-	}
-	if s.PrefixCondFrontends == nil {
-		s.PrefixCondFrontends = map[string]bool{}
-	}
+	s.condMaps()
 	return backends
 }
 
@@ -328,6 +320,20 @@ func (s *GatewayState) addDistinct(runs []*GatewayState) {
 		s.Backends = append(s.Backends, r.Backends...)
 		s.Notes = append(s.Notes, r.Notes...)
 		s.addLines(r)
+	}
+}
+
+// condMaps makes the maps of frontend rules with conditions: a route's share has
+// them only when it has such a match (most routes have none).
+func (s *GatewayState) condMaps() {
+	if s.Conds == nil {
+		s.Conds = map[string][]string{}
+	}
+	if s.PrefixCondHosts == nil {
+		s.PrefixCondHosts = map[string]bool{}
+	}
+	if s.PrefixCondFrontends == nil {
+		s.PrefixCondFrontends = map[string]bool{}
 	}
 }
 

@@ -24,8 +24,7 @@ func (e *Engine) gatewayRouteShare(env native.Env, s *GatewayState, route *gwRou
 		Experimental: s.Experimental, Only: s.Only, BasePorts: s.BasePorts, Classes: s.Classes,
 		Frontends: s.Frontends, FrontendOf: s.FrontendOf, Listeners: s.Listeners, ListenersOfGw: s.ListenersOfGw,
 		PortOwner: s.PortOwner, SeenHost: s.SeenHost,
-		Hosts: map[string]bool{}, Seen: map[string]bool{}, Conds: map[string][]string{},
-		PrefixCondHosts: map[string]bool{}, PrefixCondFrontends: map[string]bool{}, BackendIdx: map[string]bool{},
+		Hosts: map[string]bool{}, Seen: map[string]bool{}, BackendIdx: map[string]bool{}, // (condMaps when needed)
 	}
 	err := e.gatewayRoute(env, r, route)
 	if err == "" {
@@ -91,6 +90,7 @@ func (e *Engine) gatewayRoute(env native.Env, s *GatewayState, route *gwRoute) s
 // returns the render's error, or "".
 func gatewayMatchConds(env native.Env, s *GatewayState, route *gwRoute, ri, mi int, m *gwMatch,
 	hostKeys [][]string, value, ptype, path, pfield, base string) string {
+	s.condMaps()
 	id, mfield := route.id, m.field
 	headers, query := m.headers, m.query
 	// structural: ACL conditions, ordered by the spec's precedence
