@@ -213,6 +213,9 @@ func sameInput(a, b any) bool {
 		}
 	case []*GatewayBackend:
 		return sameEntries(x, b)
+	case []string: // a run's keys: mostly the very same strings
+		y, ok := b.([]string)
+		return ok && (x == nil) == (y == nil) && slices.Equal(x, y) // (as DeepEqual: nil is not empty)
 	case [][]string: // runs of gateway_route_order: the same items, or equal ones
 		y, ok := b.([][]string)
 		if !ok || len(x) != len(y) {
