@@ -2,6 +2,7 @@ package render
 
 import (
 	"reflect"
+	"slices"
 	"sync"
 	"weak"
 
@@ -65,7 +66,7 @@ type deps struct {
 	currentThen bool
 	// stores are the stores it and the fragments it used queried (storesRead),
 	// computed once: a finished fragment's deps never change.
-	stores map[string]bool
+	stores []string
 	// keys are the index keys it and the fragments it used queried, per store
 	// (union), or its own reads' only when there are more than maxUnion (large);
 	// verified a snapshot on which every query gave the recorded answer.
@@ -195,18 +196,26 @@ func keysUntouched(st *renderState, v *snapshot.Snapshot, keys map[string]map[st
 
 // storesRead returns the names of the stores the fragment, or a fragment it used,
 // queried. Call it only on a finished fragment.
-func (d *deps) storesRead() map[string]bool {
+func (d *deps) storesRead() []string {
 	if d.stores != nil {
 		return d.stores
 	}
-	s := map[string]bool{}
+	var s []string // sorted, each once: a fragment reads a store or two
+	add := func(name string) {
+		if i, found := slices.BinarySearch(s, name); !found {
+			s = slices.Insert(s, i, name)
+		}
+	}
 	for _, r := range d.reads {
-		s[r.store] = true
+		add(r.store)
 	}
 	for _, c := range d.children {
-		for name := range c.storesRead() {
-			s[name] = true
+		for _, name := range c.storesRead() {
+			add(name)
 		}
+	}
+	if s == nil {
+		s = []string{}
 	}
 	d.stores = s
 	return s
@@ -513,7 +522,7 @@ func (m *memo) storesRead() map[string]bool {
 	defer m.mu.Unlock()
 	out := map[string]bool{}
 	for _, f := range m.files {
-		for name := range f.deps.storesRead() {
+		for _, name := range f.deps.storesRead() {
 			out[name] = true
 		}
 	}
