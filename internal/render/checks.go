@@ -28,7 +28,6 @@ func checkBuiltins() native.Declarations {
 		"is_header_name":    isHeaderName,
 		"value_problem":     valueProblem,
 		"chunks":            chunks,
-		"key_runs":          keyRuns,
 		"comma_list":        commaList,
 		"raw_config_lines":  rawConfigLines,
 		"htpasswd_users":    htpasswdUsers,

@@ -507,14 +507,13 @@ func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 	st := e.st
 	if !e.opts.ProfileIncludes {
 		st.next = newMemo(st.extra, in.CurrentConfig)
+		last := e.memoFor(st.extra, in.CurrentConfig)
+		st.next.sizeLike(last) // (a Fresh render reuses nothing of it but its sizes)
 		if !in.Fresh {
-			st.prev = e.memoFor(st.extra, in.CurrentConfig)
+			st.prev = last
 			if st.prev != nil && st.prev.kept != nil {
 				st.kept = st.prev.kept
 			}
-		}
-		if last := e.memoFor(st.extra, in.CurrentConfig); last != nil {
-			st.next.sizeLike(last) // (a Fresh render reuses nothing of it but its sizes)
 		}
 		st.next.kept = st.kept
 	}

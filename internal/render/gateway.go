@@ -25,10 +25,6 @@ import (
 //	{% gateway_merge_runs(s, runs...) %}
 //	{% var idx = gateway_index(s) %}                                     the maps' lines
 
-// GatewayState is everything one render of the gateway library computes about
-// Gateways and routes (GwState in the library's docs), filled in order: listeners,
-// then each route's share (a GatewayState of its own, merged with gateway_merge),
-// then the frontends' rules.
 // GatewayBackend is a backend entry of the gateway library: what its backend
 // section writes. A typed record, not a map: the section reads its fields for every
 // backend, and a map index in a template costs a reflect call and two allocations.
@@ -43,6 +39,10 @@ type GatewayBackend struct {
 	TLS map[string]any
 }
 
+// GatewayState is everything one render of the gateway library computes about
+// Gateways and routes (GwState in the library's docs), filled in order: listeners,
+// then each route's share (a GatewayState of its own, merged with gateway_merge),
+// then the frontends' rules.
 type GatewayState struct {
 	// Problem is the first problem found: the render fails with it.
 	Problem string

@@ -572,10 +572,12 @@ func (m *memo) sizeLike(last *memo) {
 	defer last.mu.Unlock()
 	m.sizes = map[string][2]int{}
 	for target, us := range last.units {
-		m.sizes[target] = [2]int{len(us), len(last.values[target])}
+		m.sizes[target] = [2]int{len(us), 0}
 	}
 	for target, vs := range last.values {
-		m.sizes[target] = [2]int{len(last.units[target]), len(vs)}
+		n := m.sizes[target]
+		n[1] = len(vs)
+		m.sizes[target] = n
 	}
 }
 

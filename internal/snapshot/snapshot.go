@@ -227,18 +227,18 @@ func (s *Store) With(put []Object, drop []string) *Store {
 	if !out.keyOrdered {
 		out.buildIndex()
 	}
-	var takenOut []Object
-	for _, i := range taken {
-		takenOut = append(takenOut, s.objects[i])
+	removed := make([]Object, len(taken))
+	for k, i := range taken {
+		removed[k] = s.objects[i]
 	}
-	out.madeFrom(s, takenOut, added)
+	out.madeFrom(s, removed, added)
 	return out
 }
 
 // madeFrom records that s is base with the held objects gone taken out and came
-// put in (a version put again in place of itself is no change).
+// put in (a version put again in place of itself is no change). It keeps the two
+// lists, which the caller leaves to it.
 func (s *Store) madeFrom(base *Store, gone, came []Object) {
-	gone, came = slices.Clone(gone), slices.Clone(came)
 	gone = slices.DeleteFunc(gone, func(g Object) bool {
 		i := slices.IndexFunc(came, g.SameVersion)
 		if i >= 0 {
