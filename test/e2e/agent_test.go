@@ -32,6 +32,7 @@ func TestAgentRestartAndCredentials(t *testing.T) {
 		code, _, err := e.get(ip, echoHost, "/")
 		return code == 200, fmt.Sprint(code, err)
 	})
+	e.settle(ip) // the first config can be followed by another (what synced after it)
 	before := e.agentState(ip, agentPass)
 
 	t.Run("wrong credential is refused", func(t *testing.T) {
