@@ -62,26 +62,23 @@ type gwBackendRef struct {
 
 // nativeRoute is route namespace/name of store (an HTTPRoute or a GRPCRoute, by
 // native) in its native form, nil without it, its metadata or its spec. It is read by
-// key like GetSingle, and converted once per object version: an unchanged route is
-// the very same value in the next render, so the values remembered for it (its
-// share) are reused. Converting it in the template was a fifth of a full render at
-// 5,000 routes.
-func (e *Engine) nativeRoute(store, prefix, ns, name string, native func(meta, spec map[string]any) *gwRoute) *gwRoute {
+// key like GetSingle, and converted once per object version (a form the object
+// keeps, forms.go): an unchanged route is the very same value in the next render,
+// so the values remembered for it (its share) are reused. Converting it in the
+// template was a fifth of a full render at 5,000 routes.
+func (e *Engine) nativeRoute(store string, kind formKind, ns, name string, native func(meta, spec map[string]any) *gwRoute) *gwRoute {
 	objs := e.st.getSingle(store, []string{ns, name})
 	if len(objs) == 0 {
 		return nil
 	}
-	raw := objs[0].Raw
-	meta, _ := raw["metadata"].(map[string]any)
-	spec, _ := raw["spec"].(map[string]any)
-	if meta == nil || spec == nil {
-		return nil
-	}
-	key := prefix + rawString(meta["namespace"]) + "/" + rawString(meta["name"])
-	if v, ok := e.cached(key, raw); ok {
-		return v.(*gwRoute)
-	}
-	return e.endCached(key, native(meta, spec)).(*gwRoute)
+	return formOf(objs[0], kind, func(raw map[string]any) *gwRoute {
+		meta, _ := raw["metadata"].(map[string]any)
+		spec, _ := raw["spec"].(map[string]any)
+		if meta == nil || spec == nil {
+			return nil
+		}
+		return native(meta, spec)
+	})
 }
 
 // httpRouteNative is the native form of an HTTPRoute. Lists the object has, even

@@ -328,11 +328,11 @@ func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]str
 func (e *Engine) gatewayRun(env native.Env, s *GatewayState, run [][]string, listeners string) *routeShare {
 	shares := make([]*GatewayState, 0, len(run))
 	for _, key := range run {
-		store, prefix, native := gatewayHTTPRoutesStore, "gwh ", httpRouteNative
+		store, kind, native := gatewayHTTPRoutesStore, formHTTPRoute, httpRouteNative
 		if key[0] == "GRPCRoute" {
-			store, prefix, native = gatewayGRPCRoutesStore, "gwg ", grpcRouteNative
+			store, kind, native = gatewayGRPCRoutesStore, formGRPCRoute, grpcRouteNative
 		}
-		route := e.nativeRoute(store, prefix, key[1], key[2], native)
+		route := e.nativeRoute(store, kind, key[1], key[2], native)
 		if route == nil {
 			continue
 		}

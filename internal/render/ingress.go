@@ -38,10 +38,8 @@ func (e *Engine) ingressAnnotations(f map[string][]any, store, ns, name, prefix 
 	if len(objs) == 0 {
 		return nil
 	}
-	meta, _ := objs[0].Raw["metadata"].(map[string]any)
-	ann, _ := meta["annotations"].(map[string]any)
 	var out map[string]string
-	for k, v := range ann {
+	for k, v := range formOf(objs[0], formIngress, ingressFormOf).annotations {
 		if strings.HasPrefix(k, prefix) {
 			if out == nil {
 				out = map[string]string{}
@@ -92,25 +90,17 @@ func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 	for _, g := range globals {
 		f["globals"] = append(f["globals"], "", g)
 	}
-	spec, _ := objs[0].Raw["spec"].(map[string]any)
+	ing := formOf(objs[0], formIngress, ingressFormOf)
 
 	routes := make([]ingressRoute, 0, 4)
-	if b, ok := spec["defaultBackend"].(map[string]any); ok && takeDefault {
-		if svc, port, ok := serviceBackend(b); ok {
-			if msg := serviceProblem(kid, func() string { return "spec.defaultBackend" }, svc, port); msg != "" {
-				return fail(msg)
-			}
-			routes = append(routes, ingressRoute{"default", "*", "/", svc, port, -1, -1})
+	if d := ing.defaultBackend; d != nil && takeDefault {
+		if msg := serviceProblem(kid, func() string { return "spec.defaultBackend" }, d.svc, d.port); msg != "" {
+			return fail(msg)
 		}
+		routes = append(routes, ingressRoute{"default", "*", "/", d.svc, d.port, -1, -1})
 	}
-	rules, _ := spec["rules"].([]any)
-	for ri, r := range rules {
-		rule, _ := r.(map[string]any)
-		http, ok := rule["http"].(map[string]any)
-		if !ok {
-			continue
-		}
-		host := strings.ToLower(rawString(rule["host"]))
+	for _, rule := range ing.rules {
+		ri, host := rule.index, rule.host
 		hostKey := "*"
 		if host != "" {
 			if !isDNSHost(host) {
@@ -122,22 +112,12 @@ func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 			}
 		}
 		hostLine := false
-		paths, _ := http["paths"].([]any)
-		for pi, pv := range paths {
-			p, _ := pv.(map[string]any)
-			b, _ := p["backend"].(map[string]any)
-			svc, port, ok := serviceBackend(b)
-			if !ok {
-				continue
-			}
-			path := rawString(p["path"])
-			if path == "" {
-				path = "/"
-			}
+		for _, p := range rule.paths {
+			pi, path := p.index, p.path
 			if !strings.HasPrefix(path, "/") || !plainPath(path) {
 				return fail(kid() + ": " + pathField(ri, pi) + ".path: " + toJSON(path) + " must start with / and hold no whitespace or '#'")
 			}
-			if msg := serviceProblem(kid, func() string { return pathField(ri, pi) + ".backend" }, svc, port); msg != "" {
+			if msg := serviceProblem(kid, func() string { return pathField(ri, pi) + ".backend" }, p.svc, p.port); msg != "" {
 				return fail(msg)
 			}
 			if host != "" && !hostLine {
@@ -146,10 +126,10 @@ func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 				hostLine = true
 			}
 			kind := "prefix"
-			if rawString(p["pathType"]) == "Exact" {
+			if p.exact {
 				kind = "exact"
 			}
-			routes = append(routes, ingressRoute{kind, hostKey, path, svc, port, ri, pi})
+			routes = append(routes, ingressRoute{kind, hostKey, path, p.svc, p.port, ri, pi})
 		}
 	}
 
@@ -182,23 +162,13 @@ func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 
 	// TLS entries: the library makes the PEM bundles and crt-list lines.
 	var tls [][]string
-	entries, _ := spec["tls"].([]any)
-	for ti, tv := range entries {
-		t, _ := tv.(map[string]any)
-		secret := rawString(t["secretName"])
-		if secret == "" {
-			continue
-		}
-		entry := []string{secret}
-		hosts, _ := t["hosts"].([]any)
-		for hi, hv := range hosts {
-			h := strings.ToLower(rawString(hv))
+	for _, t := range ing.tls {
+		for hi, h := range t.hosts {
 			if !isDNSHost(h) {
-				return fail(kid() + ": spec.tls[" + strconv.Itoa(ti) + "].hosts[" + strconv.Itoa(hi) + "]: " + toJSON(h) + " is not a DNS name")
+				return fail(kid() + ": spec.tls[" + strconv.Itoa(t.index) + "].hosts[" + strconv.Itoa(hi) + "]: " + toJSON(h) + " is not a DNS name")
 			}
-			entry = append(entry, h)
 		}
-		tls = append(tls, entry)
+		tls = append(tls, append([]string{t.secret}, t.hosts...))
 	}
 	return tls
 }
@@ -438,12 +408,11 @@ func (e *Engine) ingressesOfClass(store string, keys []string, class string, orU
 		if len(objs) == 0 {
 			continue
 		}
-		spec, hasSpec := objs[0].Raw["spec"].(map[string]any)
-		if _, hasMeta := objs[0].Raw["metadata"].(map[string]any); !hasSpec || !hasMeta {
+		ing := formOf(objs[0], formIngress, ingressFormOf)
+		if !ing.usable {
 			continue
 		}
-		cn := rawString(spec["ingressClassName"])
-		if cn == class || (cn == "" && orUnset) {
+		if cn := ing.class; cn == class || (cn == "" && orUnset) {
 			out = append(out, []string{ns, name})
 		}
 	}

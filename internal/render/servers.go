@@ -55,40 +55,24 @@ func (e *Engine) serviceServers(services, endpoints, ns, service, port, suffix s
 // and port, in slice order; bad gets each address that is not an IP address.
 func endpointServers(eps []snapshot.Object, spName string, server func(srv, addr, port string), bad func(slice snapshot.Object, addr string)) {
 	var seen serverSet
-	lastTarget, tp := 0, ""
 	for _, slice := range eps {
-		target := 0
-		ports, _ := slice.Raw["ports"].([]any)
-		for _, p := range ports {
-			pm, _ := p.(map[string]any)
-			if rawString(pm["name"]) == spName {
-				target = toInt(pm["port"])
+		f := formOf(slice, formEndpointSlice, endpointSliceForm)
+		var port *slicePort
+		for i := range f.ports {
+			if f.ports[i].name == spName {
+				port = &f.ports[i]
 			}
 		}
-		if target == 0 {
+		if port == nil || port.number == 0 {
 			continue
 		}
-		if target != lastTarget { // (the slices of a Service mostly share it)
-			lastTarget, tp = target, strconv.Itoa(target)
-		}
-		endpoints, _ := slice.Raw["endpoints"].([]any)
-		for _, ev := range endpoints {
-			ep, _ := ev.(map[string]any)
-			if c, ok := ep["conditions"].(map[string]any); ok && c["ready"] != true {
+		for i, addr := range f.addrs {
+			if !f.ip[i] {
+				bad(slice, addr)
 				continue
 			}
-			addrs, _ := ep["addresses"].([]any)
-			for _, av := range addrs {
-				addr := rawString(av)
-				if !isIP(addr) {
-					bad(slice, addr)
-					continue
-				}
-				srv := serverName(addr, tp)
-				if !seen.add(srv) {
-					continue
-				}
-				server(srv, addr, tp)
+			if srv := port.servers[i]; seen.add(srv) {
+				server(srv, addr, port.text)
 			}
 		}
 	}
@@ -166,15 +150,11 @@ func servicePortName(svcs []snapshot.Object, port string) (string, bool) {
 	if len(svcs) == 0 {
 		return "", false
 	}
-	spec, _ := svcs[0].Raw["spec"].(map[string]any)
-	ports, _ := spec["ports"].([]any)
 	number, err := strconv.Atoi(port)
 	isNumber := err == nil && strconv.Itoa(number) == port // ("080" names no port)
-	for _, p := range ports {
-		pm, _ := p.(map[string]any)
-		name := rawString(pm["name"])
-		if name == port || isNumber && toInt(pm["port"]) == number {
-			return name, true
+	for _, p := range formOf(svcs[0], formService, serviceForm) {
+		if p.name == port || isNumber && p.number == number {
+			return p.name, true
 		}
 	}
 	return "", false

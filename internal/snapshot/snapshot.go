@@ -24,6 +24,9 @@ type Object struct {
 	// Refused says why the object is kept out of templates ("<field>: <reason>"),
 	// e.g. a string that holds a control character; empty for usable objects.
 	Refused string
+	// Forms are the compact forms readers made of Raw (nil: the object was not
+	// admitted by a store builder, and readers make them each time).
+	Forms *Forms
 }
 
 // SameVersion reports whether o and p are one admitted version of an object (the

@@ -109,6 +109,7 @@ func (b *Builder) Admit(resource string, raw map[string]any) (obj snapshot.Objec
 		Namespace: fieldpath.Namespace.GetString(raw),
 		Name:      fieldpath.Name.GetString(raw),
 		Raw:       raw,
+		Forms:     new(snapshot.Forms),
 	}
 	if obj.Refused = screen(r.Watch.Resources, raw); obj.Refused != "" {
 		return obj, true, nil // kept aside by the store, reported, never rendered

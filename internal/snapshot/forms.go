@@ -1,0 +1,38 @@
+package snapshot
+
+import "sync/atomic"
+
+// Forms holds what readers derived from one admitted version of an object — compact
+// forms of Raw that Go helpers read on every render instead of walking its maps —
+// shared by every copy of the Object (a store made With a change keeps the others'
+// forms). A form must be a function of Raw alone; Raw never changes after
+// admission, so a form never goes stale. Safe for concurrent renders: two that make
+// the same form at once both keep a correct one.
+type Forms struct{ head atomic.Pointer[formEntry] }
+
+type formEntry struct {
+	kind  any
+	value any
+	next  *formEntry
+}
+
+// Get returns the form of kind, if one was put.
+func (f *Forms) Get(kind any) (any, bool) {
+	for e := f.head.Load(); e != nil; e = e.next {
+		if e.kind == kind {
+			return e.value, true
+		}
+	}
+	return nil, false
+}
+
+// Put keeps value as the form of kind (an object has a handful of kinds at most:
+// a list is enough).
+func (f *Forms) Put(kind, value any) {
+	for {
+		head := f.head.Load()
+		if f.head.CompareAndSwap(head, &formEntry{kind: kind, value: value, next: head}) {
+			return
+		}
+	}
+}
