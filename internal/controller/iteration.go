@@ -89,6 +89,7 @@ func prepare(d deps, cfg *v1alpha1.HAProxyTemplateConfig, generation int64) (*it
 	if err != nil {
 		return nil, err
 	}
+	b.Prepare = render.PrepareForms
 	for _, w := range cfg.Spec.WatchedResources {
 		if _, err := watch.GVR(w); err != nil {
 			return nil, err

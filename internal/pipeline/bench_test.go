@@ -130,6 +130,29 @@ func BenchmarkRender(b *testing.B) {
 	}
 }
 
+// BenchmarkRenderNewObjects is BenchmarkRender on objects no render has read yet
+// (what the first render after a start sees): the compact forms the Go helpers
+// read (render's forms.go) are made during the render. Each snapshot is admitted
+// with the timer stopped.
+func BenchmarkRenderNewObjects(b *testing.B) {
+	for _, kind := range benchKinds {
+		p := benchPipeline(b, kind)
+		for _, n := range benchSizes(b) {
+			b.Run(fmt.Sprintf("%s/n=%d", kind, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					snap := benchSnapshot(b, p, kind, n)
+					b.StartTimer()
+					if _, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snap, ExtraContext: benchExtra(kind), Fresh: true}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkPlan plans the deployment of a render against the previous one.
 func BenchmarkPlan(b *testing.B) {
 	caps, err := plan.CapabilitiesFor("2.6.12")

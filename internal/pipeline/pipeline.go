@@ -72,6 +72,7 @@ func New(cfg *v1alpha1.HAProxyTemplateConfig, opts Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.Prepare = render.PrepareForms
 	keys, err := testContextKeys(cfg)
 	if err != nil {
 		return nil, err

@@ -26,6 +26,28 @@ const (
 	formIngress
 )
 
+// PrepareForms makes the forms of an object of a watched resource (apiVersion and
+// plural as watched) that the helpers read, as a store admits it (store.Builder's
+// Prepare): a render then finds them made, the first one after a start included.
+func PrepareForms(apiVersion, resources string, o snapshot.Object) {
+	group, _, _ := strings.Cut(apiVersion, "/")
+	if !strings.Contains(apiVersion, "/") {
+		group = "" // the core group: "v1"
+	}
+	switch group + " " + resources {
+	case "discovery.k8s.io endpointslices":
+		formOf(o, formEndpointSlice, endpointSliceForm)
+	case " services":
+		formOf(o, formService, serviceForm)
+	case "networking.k8s.io ingresses":
+		formOf(o, formIngress, ingressFormOf)
+	case gatewayGroup + " httproutes":
+		formOf(o, formHTTPRoute, httpRouteForm)
+	case gatewayGroup + " grpcroutes":
+		formOf(o, formGRPCRoute, grpcRouteForm)
+	}
+}
+
 // formOf returns o's form of kind, made by build from o.Raw the first time.
 func formOf[T any](o snapshot.Object, kind formKind, build func(raw map[string]any) T) T {
 	if o.Forms == nil {

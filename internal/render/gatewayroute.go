@@ -66,19 +66,27 @@ type gwBackendRef struct {
 // keeps, forms.go): an unchanged route is the very same value in the next render,
 // so the values remembered for it (its share) are reused. Converting it in the
 // template was a fifth of a full render at 5,000 routes.
-func (e *Engine) nativeRoute(store string, kind formKind, ns, name string, native func(meta, spec map[string]any) *gwRoute) *gwRoute {
+func (e *Engine) nativeRoute(store string, kind formKind, ns, name string, native func(raw map[string]any) *gwRoute) *gwRoute {
 	objs := e.st.getSingle(store, []string{ns, name})
 	if len(objs) == 0 {
 		return nil
 	}
-	return formOf(objs[0], kind, func(raw map[string]any) *gwRoute {
-		meta, _ := raw["metadata"].(map[string]any)
-		spec, _ := raw["spec"].(map[string]any)
-		if meta == nil || spec == nil {
-			return nil
-		}
-		return native(meta, spec)
-	})
+	return formOf(objs[0], kind, native)
+}
+
+// httpRouteForm and grpcRouteForm are a route's native form, nil without its
+// metadata or spec.
+func httpRouteForm(raw map[string]any) *gwRoute { return routeForm(raw, httpRouteNative) }
+
+func grpcRouteForm(raw map[string]any) *gwRoute { return routeForm(raw, grpcRouteNative) }
+
+func routeForm(raw map[string]any, native func(meta, spec map[string]any) *gwRoute) *gwRoute {
+	meta, _ := raw["metadata"].(map[string]any)
+	spec, _ := raw["spec"].(map[string]any)
+	if meta == nil || spec == nil {
+		return nil
+	}
+	return native(meta, spec)
 }
 
 // httpRouteNative is the native form of an HTTPRoute. Lists the object has, even

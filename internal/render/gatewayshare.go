@@ -328,9 +328,9 @@ func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]str
 func (e *Engine) gatewayRun(env native.Env, s *GatewayState, run [][]string, listeners string) *routeShare {
 	shares := make([]*GatewayState, 0, len(run))
 	for _, key := range run {
-		store, kind, native := gatewayHTTPRoutesStore, formHTTPRoute, httpRouteNative
+		store, kind, native := gatewayHTTPRoutesStore, formHTTPRoute, httpRouteForm
 		if key[0] == "GRPCRoute" {
-			store, kind, native = gatewayGRPCRoutesStore, formGRPCRoute, grpcRouteNative
+			store, kind, native = gatewayGRPCRoutesStore, formGRPCRoute, grpcRouteForm
 		}
 		route := e.nativeRoute(store, kind, key[1], key[2], native)
 		if route == nil {

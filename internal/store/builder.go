@@ -25,6 +25,11 @@ type Resource struct {
 type Builder struct {
 	resources map[string]*Resource
 	ignore    []fieldpath.Path
+	// Prepare, when set, is called with every object admitted for templates (with its
+	// resource's apiVersion and plural): the renderer makes the compact forms its
+	// helpers read here, while the object's maps are fresh in the cache, instead of
+	// during the first render that reads them.
+	Prepare func(apiVersion, resources string, obj snapshot.Object)
 }
 
 // NewBuilder resolves every watched resource of a validated spec against the schema
@@ -120,6 +125,9 @@ func (b *Builder) Admit(resource string, raw map[string]any) (obj snapshot.Objec
 			return snapshot.Object{}, false, fmt.Errorf("%s %s: %w", resource, obj.Key(), err)
 		}
 		obj.Typed = v
+	}
+	if b.Prepare != nil {
+		b.Prepare(r.Watch.APIVersion, r.Watch.Resources, obj)
 	}
 	return obj, true, nil
 }

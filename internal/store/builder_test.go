@@ -10,6 +10,7 @@ import (
 
 	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/schema"
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
 )
 
 func registry(t testing.TB) *schema.Registry {
@@ -477,4 +478,29 @@ func TestSnapshot(t *testing.T) {
 			t.Errorf("Snapshot error = %v, want one naming prod/bad and spec.rules", err)
 		}
 	})
+}
+
+// Prepare sees every object admitted for templates, with its resource's apiVersion
+// and plural, and shares its Forms with the object Admit returns; not an object the
+// field selector leaves out.
+func TestAdmitPrepares(t *testing.T) {
+	b := newBuilder(t, "")
+	var seen []string
+	b.Prepare = func(apiVersion, resources string, o snapshot.Object) {
+		seen = append(seen, apiVersion+" "+resources+" "+o.Key())
+		o.Forms.Put("kind", "form")
+	}
+	o, ok, err := b.Admit("ingresses", ingress(t, "prod", "web", "haproxy"))
+	if err != nil || !ok {
+		t.Fatalf("Admit = %v, %v", ok, err)
+	}
+	if v, _ := o.Forms.Get("kind"); v != "form" {
+		t.Errorf("the admitted object's forms hold %v", v)
+	}
+	if _, ok, _ := b.Admit("ingresses", ingress(t, "prod", "other", "nginx")); ok {
+		t.Fatal("an Ingress of another class was admitted")
+	}
+	if want := []string{"networking.k8s.io/v1 ingresses prod/web"}; !slices.Equal(seen, want) {
+		t.Errorf("Prepare saw %q, want %q", seen, want)
+	}
 }
