@@ -38,7 +38,7 @@ func PrepareForms(apiVersion, resources string, o snapshot.Object) {
 	case "discovery.k8s.io endpointslices":
 		formOf(o, formEndpointSlice, endpointSliceForm)
 	case " services":
-		formOf(o, formService, serviceForm)
+		formOf(o, formService, serviceFormOf)
 	case "networking.k8s.io ingresses":
 		formOf(o, formIngress, ingressFormOf)
 	case gatewayGroup + " httproutes":
@@ -70,12 +70,12 @@ type sliceForm struct {
 }
 
 // slicePort is a port of an EndpointSlice, with the server names of its addresses
-// on it ("" for an address that is not an IP address).
+// on it and "<name> <address>:<port>" ("" for an address that is not an IP address).
 type slicePort struct {
-	name    string
-	number  int
-	text    string
-	servers []string
+	name           string
+	number         int
+	text           string
+	servers, lines []string
 }
 
 func endpointSliceForm(raw map[string]any) *sliceForm {
@@ -100,9 +100,11 @@ func endpointSliceForm(raw map[string]any) *sliceForm {
 		if sp.number != 0 {
 			sp.text = strconv.Itoa(sp.number)
 			sp.servers = make([]string, len(f.addrs))
+			sp.lines = make([]string, len(f.addrs))
 			for i, addr := range f.addrs {
 				if f.ip[i] {
-					sp.servers[i] = serverName(addr, sp.text)
+					sp.lines[i] = serverName(addr, sp.text) + " " + addr + ":" + sp.text
+					sp.servers[i] = sp.lines[i][:len(sp.lines[i])-len(addr)-len(sp.text)-2]
 				}
 			}
 		}
@@ -111,21 +113,27 @@ func endpointSliceForm(raw map[string]any) *sliceForm {
 	return f
 }
 
-// servicePort is a port of a Service: its name and number.
-type servicePort struct {
-	name   string
-	number int
+// serviceForm is a Service: whether it has a spec, and its ports.
+type serviceForm struct {
+	hasSpec bool
+	ports   []servicePort
 }
 
-func serviceForm(raw map[string]any) []servicePort {
-	spec, _ := raw["spec"].(map[string]any)
+// servicePort is a port of a Service: its name, number and appProtocol.
+type servicePort struct {
+	name, appProtocol string
+	number            int
+}
+
+func serviceFormOf(raw map[string]any) *serviceForm {
+	spec, hasSpec := raw["spec"].(map[string]any)
 	ports, _ := spec["ports"].([]any)
-	out := make([]servicePort, 0, len(ports))
+	f := &serviceForm{hasSpec: hasSpec && spec != nil, ports: make([]servicePort, 0, len(ports))}
 	for _, p := range ports {
 		pm, _ := p.(map[string]any)
-		out = append(out, servicePort{rawString(pm["name"]), toInt(pm["port"])})
+		f.ports = append(f.ports, servicePort{rawString(pm["name"]), rawString(pm["appProtocol"]), toInt(pm["port"])})
 	}
-	return out
+	return f
 }
 
 // ingressForm is an Ingress as ingress_routes and its neighbours read it: the rules

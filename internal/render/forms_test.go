@@ -58,8 +58,8 @@ func TestEndpointSliceForm(t *testing.T) {
 		slice := snapshot.Object{Namespace: "ns", Name: "s", Raw: raw, Forms: forms}
 		for range 2 {
 			var got []string
-			endpointServers([]snapshot.Object{slice}, "http", func(srv, addr, port string) {
-				got = append(got, srv+" "+addr+":"+port)
+			endpointServers([]snapshot.Object{slice}, "http", func(line string) {
+				got = append(got, line)
 			}, func(_ snapshot.Object, addr string) { got = append(got, "bad "+addr) })
 			if want := "[srv_10_0_0_1_8080 10.0.0.1:8080 srv_fd00__1_8080 fd00::1:8080 bad host.example]"; fmt.Sprint(got) != want {
 				t.Errorf("servers %v, want %s", got, want)

@@ -37,14 +37,17 @@ func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route *gwRou
 	h2 := route.h2
 	spName, found := "", false
 	// (the names become the backend name: DNS labels only, as Service names are)
-	if len(svcs) > 0 && b.group == "" && b.kind == "Service" && port > 0 && svcs[0].Raw["spec"] != nil &&
+	var svc *serviceForm
+	if len(svcs) > 0 {
+		svc = formOf(svcs[0], formService, serviceFormOf)
+	}
+	if svc != nil && b.group == "" && b.kind == "Service" && port > 0 && svc.hasSpec &&
 		isDNSLabel(bns) && isDNSLabel(bname) &&
 		(bns == rns || e.gatewayGranted(gatewayGroup, route.kind, rns, "", "Service", bns, bname)) {
-		spec, _ := svcs[0].Raw["spec"].(map[string]any)
-		for _, sp := range rawMaps(spec["ports"]) {
-			if toInt(sp["port"]) == port {
-				spName, found = rawString(sp["name"]), true
-				h2 = h2 || rawString(sp["appProtocol"]) == "kubernetes.io/h2c"
+		for _, sp := range svc.ports {
+			if sp.number == port {
+				spName, found = sp.name, true
+				h2 = h2 || sp.appProtocol == "kubernetes.io/h2c"
 				break
 			}
 		}

@@ -59,7 +59,7 @@ func (e *Engine) gatewayRoute(env native.Env, s *GatewayState, route *gwRoute) s
 				}
 				regexMatch(path, "/") // RE2 must take it too: a compile error fails the render
 			case "Exact", "PathPrefix":
-				if !strings.HasPrefix(path, "/") || regexMatch(`[\s#\x00-\x1f\x7f]`, path) {
+				if !strings.HasPrefix(path, "/") || !plainPath(path) {
 					return id + ": " + pfield + ": path " + toJSON(path) + " must start with / and hold no whitespace or '#'"
 				}
 			default:

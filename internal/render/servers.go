@@ -38,11 +38,11 @@ func (e *Engine) serviceServers(services, endpoints, ns, service, port, suffix s
 			b.WriteByte('\n')
 		}
 	}
-	endpointServers(e.st.fetch(endpoints, []string{ns, service}), spName, func(srv, addr, port string) {
+	endpointServers(e.st.fetch(endpoints, []string{ns, service}), spName, func(line string) {
 		newLine()
-		for _, w := range [...]string{"server ", srv, " ", addr, ":", port, suffix} {
-			b.WriteString(w)
-		}
+		b.WriteString("server ")
+		b.WriteString(line)
+		b.WriteString(suffix)
 	}, func(slice snapshot.Object, addr string) {
 		newLine()
 		b.WriteString("# haptic: " + comment("EndpointSlice "+ns+"/"+slice.Name+": address "+toJSON(addr)+" is not an IP address; skipped"))
@@ -51,9 +51,9 @@ func (e *Engine) serviceServers(services, endpoints, ns, service, port, suffix s
 }
 
 // endpointServers walks the ready addresses of slices on the port named spName (the
-// last one so named in each slice): server gets each server once, by name, address
-// and port, in slice order; bad gets each address that is not an IP address.
-func endpointServers(eps []snapshot.Object, spName string, server func(srv, addr, port string), bad func(slice snapshot.Object, addr string)) {
+// last one so named in each slice): server gets each server once, as "srv_<address>_<port>
+// <address>:<port>", in slice order; bad gets each address that is not an IP address.
+func endpointServers(eps []snapshot.Object, spName string, server func(line string), bad func(slice snapshot.Object, addr string)) {
 	var seen serverSet
 	for _, slice := range eps {
 		f := formOf(slice, formEndpointSlice, endpointSliceForm)
@@ -72,7 +72,7 @@ func endpointServers(eps []snapshot.Object, spName string, server func(srv, addr
 				continue
 			}
 			if srv := port.servers[i]; seen.add(srv) {
-				server(srv, addr, port.text)
+				server(port.lines[i])
 			}
 		}
 	}
@@ -131,8 +131,8 @@ func serverName(addr, port string) string {
 func (e *Engine) gatewayServers(s *GatewayState, target, ns, service, spName string) []string {
 	var out []string
 	var noted map[string]bool
-	endpointServers(e.st.fetch(gatewayEndpointsStore, []string{ns, service}), spName, func(srv, addr, port string) {
-		out = append(out, srv+" "+addr+":"+port)
+	endpointServers(e.st.fetch(gatewayEndpointsStore, []string{ns, service}), spName, func(line string) {
+		out = append(out, line)
 	}, func(slice snapshot.Object, addr string) {
 		if !noted[addr] {
 			if noted == nil {
@@ -152,7 +152,7 @@ func servicePortName(svcs []snapshot.Object, port string) (string, bool) {
 	}
 	number, err := strconv.Atoi(port)
 	isNumber := err == nil && strconv.Itoa(number) == port // ("080" names no port)
-	for _, p := range formOf(svcs[0], formService, serviceForm) {
+	for _, p := range formOf(svcs[0], formService, serviceFormOf).ports {
 		if p.name == port || isNumber && p.number == number {
 			return p.name, true
 		}
