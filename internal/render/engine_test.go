@@ -235,7 +235,7 @@ func TestRuntimeErrorNamesObjectAndLine(t *testing.T) {
 	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g"} {
 		objs = append(objs, ingress("ns", n, "x"))
 	}
-	bad := objs[4].Typed.Elem().Field(1)
+	bad := objs[4].TypedValue().Elem().Field(1)
 	bad.Set(reflect.Zero(bad.Type())) // ns/e has no spec
 	_, err = e.Render(context.Background(), Input{Snapshot: testSnapshot(objs...)})
 	var te *TemplateError

@@ -181,13 +181,13 @@ func (st *renderState) record(r *read) {
 }
 
 func elemOf(elem reflect.Type, o snapshot.Object) reflect.Value {
-	if elem == untypedElemType || !o.Typed.IsValid() {
-		if elem == untypedElemType {
-			return reflect.ValueOf(o.Raw)
-		}
-		return reflect.Zero(elem)
+	if elem == untypedElemType {
+		return reflect.ValueOf(o.Raw)
 	}
-	return o.Typed
+	if v := o.TypedValue(); v.IsValid() {
+		return v
+	}
+	return reflect.Zero(elem)
 }
 
 func elemSlice(elem reflect.Type, objs []snapshot.Object) reflect.Value {

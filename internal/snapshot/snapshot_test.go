@@ -331,7 +331,7 @@ func TestStoreKeepsType(t *testing.T) {
 	if s.Type != typ {
 		t.Errorf("Type = %v, want %v", s.Type, typ)
 	}
-	if got := s.List()[0].Typed.Elem().Field(0).String(); got != "x" {
+	if got := s.List()[0].TypedValue().Elem().Field(0).String(); got != "x" {
 		t.Errorf("typed value not kept: %q", got)
 	}
 }

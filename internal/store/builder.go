@@ -120,11 +120,10 @@ func (b *Builder) Admit(resource string, raw map[string]any) (obj snapshot.Objec
 		return obj, true, nil // kept aside by the store, reported, never rendered
 	}
 	if r.Type != nil {
-		v, err := r.Type.Convert(raw)
-		if err != nil {
+		if _, err := r.Type.Convert(raw); err != nil {
 			return snapshot.Object{}, false, fmt.Errorf("%s %s: %w", resource, obj.Key(), err)
 		}
-		obj.Typed = v
+		obj.Convert = r.Type.Convert // (the value is made again when a template reads it)
 	}
 	if b.Prepare != nil {
 		b.Prepare(r.Watch.APIVersion, r.Watch.Resources, obj)

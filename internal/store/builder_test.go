@@ -169,7 +169,7 @@ func TestAdmitFieldSelector(t *testing.T) {
 			if ok != tt.wantOK {
 				t.Fatalf("Admit ok = %v, want %v", ok, tt.wantOK)
 			}
-			if !ok && (o.Name != "" || o.Raw != nil || o.Typed.IsValid()) {
+			if !ok && (o.Name != "" || o.Raw != nil || o.TypedValue().IsValid()) {
 				t.Errorf("rejected object is not zero: %+v", o)
 			}
 		})
@@ -202,19 +202,19 @@ func TestAdmitTyped(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("Admit = %v, %v", ok, err)
 	}
-	if !o.Typed.IsValid() {
+	if !o.TypedValue().IsValid() {
 		t.Fatal("typed access gave no typed value")
 	}
-	if o.Typed.Kind() != reflect.Pointer {
-		t.Fatalf("Typed is a %v, want a pointer", o.Typed.Kind())
+	if o.TypedValue().Kind() != reflect.Pointer {
+		t.Fatalf("Typed is a %v, want a pointer", o.TypedValue().Kind())
 	}
 	r, _ := b.Resource("ingresses")
-	if o.Typed.Type().Elem() != r.Type.Go {
-		t.Errorf("Typed is %v, want *%v", o.Typed.Type(), r.Type.Go)
+	if o.TypedValue().Type().Elem() != r.Type.Go {
+		t.Errorf("Typed is %v, want *%v", o.TypedValue().Type(), r.Type.Go)
 	}
-	spec := o.Typed.Elem().FieldByName("Spec")
+	spec := o.TypedValue().Elem().FieldByName("Spec")
 	if !spec.IsValid() {
-		t.Fatalf("typed ingress has no Spec field: %v", o.Typed.Elem().Type())
+		t.Fatalf("typed ingress has no Spec field: %v", o.TypedValue().Elem().Type())
 	}
 	class := reflect.Indirect(reflect.Indirect(spec).FieldByName("IngressClassName"))
 	if !class.IsValid() || class.Kind() != reflect.String || class.String() != "haproxy" {
@@ -230,7 +230,7 @@ func TestAdmitTyped(t *testing.T) {
 		t.Errorf("Spec.Rules[0].Host = %v", host)
 	}
 	// Stripped fields are absent from the typed value as well.
-	meta := reflect.Indirect(o.Typed.Elem().FieldByName("Metadata"))
+	meta := reflect.Indirect(o.TypedValue().Elem().FieldByName("Metadata"))
 	if meta.IsValid() {
 		if mf := meta.FieldByName("ManagedFields"); mf.IsValid() && mf.Len() != 0 {
 			t.Errorf("typed metadata still holds managedFields: %v", mf)
@@ -246,8 +246,8 @@ func TestAdmitWrongType(t *testing.T) {
 	if err == nil {
 		t.Fatalf("Admit of a wrong-typed field succeeded: %+v", o)
 	}
-	if ok || o.Typed.IsValid() {
-		t.Errorf("Admit returned ok=%v typed=%v with an error", ok, o.Typed.IsValid())
+	if ok || o.TypedValue().IsValid() {
+		t.Errorf("Admit returned ok=%v typed=%v with an error", ok, o.TypedValue().IsValid())
 	}
 	for _, want := range []string{"ingresses", "prod/web", "spec.rules[0].host"} {
 		if !strings.Contains(err.Error(), want) {
@@ -288,8 +288,8 @@ func TestAdmitUntyped(t *testing.T) {
 			if err != nil || !ok {
 				t.Fatalf("Admit = %v, %v", ok, err)
 			}
-			if o.Typed.IsValid() {
-				t.Errorf("untyped Admit gave a typed value %v", o.Typed.Type())
+			if o.TypedValue().IsValid() {
+				t.Errorf("untyped Admit gave a typed value %v", o.TypedValue().Type())
 			}
 			for name, typ := range b.Types() {
 				if typ != nil {
@@ -309,7 +309,7 @@ func TestAdmitNoSchemaResource(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("Admit = %v, %v", ok, err)
 	}
-	if o.Typed.IsValid() {
+	if o.TypedValue().IsValid() {
 		t.Error("resource without a schema got a typed value")
 	}
 	if o.Key() != "w" {
@@ -437,7 +437,7 @@ func TestSnapshot(t *testing.T) {
 		var keys []string
 		for _, o := range ing.List() {
 			keys = append(keys, o.Key())
-			if !o.Typed.IsValid() {
+			if !o.TypedValue().IsValid() {
 				t.Errorf("%s has no typed value", o.Key())
 			}
 		}

@@ -100,7 +100,7 @@ func TestLiveStoresTheProposedObject(t *testing.T) {
 	if out, err := l.Update("ingresses", stored("b", "new", "41")); err != nil || out != Stored {
 		t.Fatalf("created: %v %v", out, err)
 	}
-	if !same(held("web/b"), created) || !created.Typed.IsValid() {
+	if !same(held("web/b"), created) || !created.TypedValue().IsValid() {
 		t.Fatal("the created object is not the proposed one")
 	}
 	// Consumed: the same content again is no change at all.
