@@ -165,6 +165,14 @@ type routeOrderEntry struct {
 }
 
 func routeEntry(o snapshot.Object, kind string) (routeOrderEntry, bool) {
+	if kind == "HTTPRoute" { // (its native form has them at hand)
+		r := formOf(o, formHTTPRoute, httpRouteForm)
+		if r == nil {
+			return routeOrderEntry{}, false
+		}
+		return routeOrderEntry{key: r.created + " " + r.namespace + "/" + r.name + " " + kind,
+			item: []string{kind, r.namespace, r.name}}, true
+	}
 	meta, _ := o.Raw["metadata"].(map[string]any)
 	if _, hasSpec := o.Raw["spec"].(map[string]any); meta == nil || !hasSpec {
 		return routeOrderEntry{}, false
@@ -224,6 +232,9 @@ func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds [
 func storeDiff(old, now *snapshot.Store) (gone, came []snapshot.Object) {
 	if old == now {
 		return nil, nil
+	}
+	if old == nil {
+		return nil, listOf(now)
 	}
 	return snapshot.DiffObjects(listOf(old), listOf(now))
 }
