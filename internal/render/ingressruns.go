@@ -90,8 +90,18 @@ type keyedValue struct {
 func (k *ingressRuns) update(runs []map[string][]any) bool {
 	gone, came := runChanges(k.prev, runs, identity)
 	if k.keys == nil || len(gone)+len(came) > len(runs)/2 { // most of it: start over
-		*k = ingressRuns{keys: map[listKey]keyedValue{}, lists: map[string][]string{}, texts: map[string]string{},
-			occurs: map[listKey]int{}, repeated: map[string]int{}}
+		sortedPairs, otherPairs := 0, 0 // (the maps made as large as they get: no growing)
+		for _, r := range runs {
+			for name, pairs := range r {
+				if isSorted(name) {
+					sortedPairs += len(pairs) / 2
+				} else {
+					otherPairs += len(pairs) / 2
+				}
+			}
+		}
+		*k = ingressRuns{keys: make(map[listKey]keyedValue, sortedPairs), lists: map[string][]string{}, texts: map[string]string{},
+			occurs: make(map[listKey]int, otherPairs), repeated: map[string]int{}}
 		gone, came = nil, runs
 	}
 	if !k.edit(gone, came) {
