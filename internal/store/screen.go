@@ -23,6 +23,9 @@ import (
 // by line by the library's snippet guard). resource is the API resource (secrets, ingresses, ...).
 // It returns "" or "<field path>: <reason>".
 func screen(resource string, raw map[string]any) string {
+	if !anyControl(resource, "", raw) {
+		return "" // (most objects: no paths built, no keys sorted)
+	}
 	var found string
 	var walk func(path string, v any)
 	walk = func(path string, v any) {
@@ -36,10 +39,10 @@ func screen(resource string, raw map[string]any) string {
 			}
 		case map[string]any:
 			for _, k := range sortedKeys(x) {
-				child := joinPath(path, k)
-				if exempt(resource, child, path) {
+				if exempt(resource, path, k) {
 					continue
 				}
+				child := joinPath(path, k)
 				if reason := config.ControlProblem(k); reason != "" {
 					found = fmt.Sprintf("%s: the key %s", child, reason)
 					return
@@ -56,18 +59,47 @@ func screen(resource string, raw map[string]any) string {
 	return found
 }
 
-// exempt reports whether the field at path (a child of parent) is free-form text.
-func exempt(resource, path, parent string) bool {
-	switch path {
-	case "metadata.managedFields":
-		return true
-	case "data", "stringData", "binaryData":
-		return resource == "secrets" || resource == "configmaps"
-	}
-	if parent == "metadata.annotations" {
-		key := strings.TrimPrefix(path, parent+".")
+// exempt reports whether the field key of the map at path parent is free-form text.
+func exempt(resource, parent, key string) bool {
+	switch parent {
+	case "":
+		return (key == "data" || key == "stringData" || key == "binaryData") && (resource == "secrets" || resource == "configmaps")
+	case "metadata":
+		return key == "managedFields"
+	case "metadata.annotations":
 		name, ours := strings.CutPrefix(key, "haproxy-haptic.org/")
 		return !ours || multiLineAnnotations[name] || strings.HasPrefix(name, "config-")
+	}
+	return false
+}
+
+// anyControl reports whether v holds a string or key with a control character
+// outside the exempt fields (parent is v's path while an exemption can apply below
+// it, "-" beyond): screen's walk without paths or sorting, for the objects that
+// hold none. It finds at least what the walk finds.
+func anyControl(resource, parent string, v any) bool {
+	switch x := v.(type) {
+	case string:
+		return config.ControlProblem(x) != ""
+	case map[string]any:
+		for k, e := range x {
+			if exempt(resource, parent, k) {
+				continue
+			}
+			child := "-"
+			if parent == "" && k == "metadata" || parent == "metadata" && k == "annotations" {
+				child = joinPath(parent, k)
+			}
+			if config.ControlProblem(k) != "" || anyControl(resource, child, e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if anyControl(resource, "-", e) {
+				return true
+			}
+		}
 	}
 	return false
 }

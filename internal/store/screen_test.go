@@ -13,12 +13,16 @@ func TestScreenRefusesControlCharacters(t *testing.T) {
 			"spec": map[string]any{"rules": []any{map[string]any{"host": host}}},
 		}
 	}
-	if got := screen("ingresses", obj("example.com", map[string]any{
+	benign := obj("example.com", map[string]any{
 		"kubectl.kubernetes.io/last-applied-configuration":  "{}\n",
 		"nginx.ingress.kubernetes.io/configuration-snippet": "a;\nb;",
 		"haproxy-haptic.org/config-backend":                 "http-request deny\nhttp-request allow",
-	})); got != "" {
+	})
+	if got := screen("ingresses", benign); got != "" {
 		t.Fatalf("benign object refused: %s", got)
+	}
+	if anyControl("ingresses", "", benign) { // (the quick check that spares most objects the walk)
+		t.Error("the quick check finds a problem in exempt fields")
 	}
 	for value, want := range map[string]string{
 		"a\nfrontend x": "spec.rules[0].host: holds a newline",
@@ -28,6 +32,9 @@ func TestScreenRefusesControlCharacters(t *testing.T) {
 	} {
 		if got := screen("ingresses", obj(value, nil)); got != want {
 			t.Errorf("%q: got %q, want %q", value, got, want)
+		}
+		if !anyControl("ingresses", "", obj(value, nil)) {
+			t.Errorf("%q: the quick check finds nothing", value)
 		}
 	}
 	got := screen("ingresses", obj("ok", map[string]any{"haproxy-haptic.org/timeout-server": "5s\nbackend x"}))
