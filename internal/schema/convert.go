@@ -155,6 +155,94 @@ func (c *codec) decode(dst reflect.Value, src any) error {
 	return nil
 }
 
+// check returns the error decode would return for src, without building a value.
+func (c *codec) check(src any) error {
+	switch c.kind {
+	case kString:
+		switch src.(type) {
+		case string, time.Time:
+			return nil
+		}
+		return mismatch("string", src)
+	case kIntOrString:
+		if _, ok := src.(string); ok {
+			return nil
+		}
+		if _, ok := toInt(src); !ok {
+			return mismatch("integer or string", src)
+		}
+	case kNumberOrString:
+		if _, ok := src.(string); ok {
+			return nil
+		}
+		if _, ok := toInt(src); ok {
+			return nil
+		}
+		if _, ok := toFloat(src); !ok {
+			return mismatch("number or string", src)
+		}
+	case kInt:
+		if _, ok := toInt(src); !ok {
+			return mismatch("integer", src)
+		}
+	case kFloat:
+		if _, ok := toFloat(src); !ok {
+			return mismatch("number", src)
+		}
+	case kBool:
+		if _, ok := src.(bool); !ok {
+			return mismatch("boolean", src)
+		}
+	case kAny:
+	case kFreeObject:
+		if _, ok := src.(map[string]any); !ok {
+			return mismatch("object", src)
+		}
+	case kStruct:
+		m, ok := src.(map[string]any)
+		if !ok {
+			return mismatch("object", src)
+		}
+		return c.checkFields(m)
+	case kSlice:
+		a, ok := src.([]any)
+		if !ok {
+			return mismatch("array", src)
+		}
+		for i, v := range a {
+			if v == nil {
+				continue
+			}
+			if err := c.elem.check(v); err != nil {
+				return at(err, "["+strconv.Itoa(i)+"]")
+			}
+		}
+	case kMap:
+		m, ok := src.(map[string]any)
+		if !ok {
+			return mismatch("object", src)
+		}
+		for _, v := range m {
+			if v != nil && c.elem.check(v) != nil {
+				return c.firstMapError(m)
+			}
+		}
+	default:
+		return fmt.Errorf("internal: unknown codec kind %d", c.kind)
+	}
+	return nil
+}
+
+// checkFields is decodeFields' check.
+func (c *codec) checkFields(m map[string]any) error {
+	for k, v := range m {
+		if f := c.fields[k]; f != nil && v != nil && f.c.check(v) != nil {
+			return c.firstFieldError(m)
+		}
+	}
+	return nil
+}
+
 // decodeFields fills the struct sv from m. Unknown keys and nulls are skipped. Map
 // order is random, so on failure the fields are walked again in JSON-name order to
 // report the same (first) error every time.

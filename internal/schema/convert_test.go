@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -35,6 +36,9 @@ func TestConvertValues(t *testing.T) {
 			"unknown":  "dropped",
 		},
 		"status": nil,
+	}
+	if err := typ.Check(obj); err != nil {
+		t.Fatalf("Check of a valid object: %v", err)
 	}
 	v, err := typ.Convert(obj)
 	if err != nil {
@@ -176,6 +180,9 @@ func TestConvertErrors(t *testing.T) {
 				if !strings.HasPrefix(err.Error(), "convert example.com/v1 Widget: ") {
 					t.Fatalf("error lacks context: %v", err)
 				}
+				if cerr := typ.Check(map[string]any{"spec": tc.spec}); fmt.Sprint(cerr) != err.Error() {
+					t.Fatalf("Check: %v, Convert: %v", cerr, err)
+				}
 			}
 		})
 	}
@@ -190,5 +197,8 @@ func TestConvertIngressPortError(t *testing.T) {
 	want := `convert networking.k8s.io/v1 Ingress: spec.rules[0].http.paths[1].backend.service.port.number: want integer, got string "x"`
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %v\nwant %s", err, want)
+	}
+	if err := ing.Check(obj); err == nil || err.Error() != want {
+		t.Fatalf("Check: got %v\nwant %s", err, want)
 	}
 }

@@ -33,6 +33,15 @@ func (t *Type) Convert(obj map[string]any) (reflect.Value, error) {
 	return p, nil
 }
 
+// Check reports the error Convert would return for obj, without building the value:
+// what a store checks at admission when the typed value is made later, if ever.
+func (t *Type) Check(obj map[string]any) error {
+	if err := t.codec.checkFields(obj); err != nil {
+		return fmt.Errorf("convert %s %s: %w", t.APIVersion, t.Kind, finish(err))
+	}
+	return nil
+}
+
 // Registry maps API versions and kinds/resources to built types. Loading replaces
 // earlier entries for the same apiVersion and kind, so a schema read from a live
 // cluster or a schema directory overrides a bundled one. All methods are safe for

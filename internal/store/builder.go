@@ -120,7 +120,7 @@ func (b *Builder) Admit(resource string, raw map[string]any) (obj snapshot.Objec
 		return obj, true, nil // kept aside by the store, reported, never rendered
 	}
 	if r.Type != nil {
-		if _, err := r.Type.Convert(raw); err != nil {
+		if err := r.Type.Check(raw); err != nil {
 			return snapshot.Object{}, false, fmt.Errorf("%s %s: %w", resource, obj.Key(), err)
 		}
 		obj.Convert = r.Type.Convert // (the value is made again when a template reads it)
