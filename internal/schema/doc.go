@@ -2,7 +2,9 @@
 //
 // Scriggo templates cannot select fields on map[string]any, so for every watched
 // kind the controller builds a Go struct type at run time (reflect.StructOf) from the
-// kind's OpenAPI v3 schema and converts each object, once, when it enters the store.
+// kind's OpenAPI v3 schema. The store checks each object against it as it admits it
+// (Type.Check: a wrongly typed object is refused there) and converts it on the first
+// typed read (Type.Convert, once per object version).
 // Templates then read objects Go-style: ing.Spec.IngressClassName.
 //
 // A Registry reads two kinds of input: OpenAPI v3 documents as the kube-apiserver

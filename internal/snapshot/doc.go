@@ -5,5 +5,6 @@
 //
 // A snapshot is one of the three plain data types between stages and never imports
 // client-go: objects arrive as decoded JSON plus, when the resource has a schema, a
-// typed value built once when the object entered the store.
+// typed value made on its first typed read, and the compact forms Go helpers made of it
+// (Forms), kept with the object version.
 package snapshot
