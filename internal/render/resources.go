@@ -142,11 +142,12 @@ func (st *renderState) fetch(resource string, keys []string) []snapshot.Object {
 			}
 		}
 	}
-	objs, err := store.Fetch(keys...)
+	ikey := snapshot.IndexKey(keys) // (the index's key, and recorded with the read)
+	objs, err := store.FetchIndexed(keys, ikey)
 	if err != nil {
 		panic(err)
 	}
-	r := &read{store: resource, keys: keys, at: weak.Make(store), got: objs}
+	r := &read{store: resource, keys: keys, ikey: ikey, at: weak.Make(store), got: objs}
 	st.record(r)
 	if st.rec != nil {
 		st.recentReads[st.recentNext] = r
@@ -174,7 +175,9 @@ func (st *renderState) record(r *read) {
 			} else {
 				r.keys = append([]string(nil), r.keys...)
 			}
-			r.ikey = snapshot.IndexKey(r.keys)
+			if r.ikey == "" {
+				r.ikey = snapshot.IndexKey(r.keys)
+			}
 		}
 		st.rec.top().deps.addRead(r)
 	}

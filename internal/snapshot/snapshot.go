@@ -396,12 +396,25 @@ func (s *Store) Fetch(keys ...string) ([]Object, error) {
 	if s.keyOrdered {
 		return s.fetchByKey(keys), nil
 	}
-	idx := s.index[indexKey(keys)]
+	return s.fetchIndexed(indexKey(keys)), nil
+}
+
+// FetchIndexed is Fetch with IndexKey(keys) as ikey, for a reader that made it
+// already.
+func (s *Store) FetchIndexed(keys []string, ikey string) ([]Object, error) {
+	if s.OnDemand != nil || len(keys) == 0 || s.keyOrdered {
+		return s.Fetch(keys...)
+	}
+	return s.fetchIndexed(ikey), nil
+}
+
+func (s *Store) fetchIndexed(ikey string) []Object {
+	idx := s.index[ikey]
 	out := make([]Object, len(idx))
 	for i, j := range idx {
 		out[i] = s.objects[j]
 	}
-	return out, nil
+	return out
 }
 
 // fetchByKey is Fetch of a key-ordered store: the objects of a namespace, or the

@@ -122,6 +122,10 @@ func TestFetchIndexBy(t *testing.T) {
 			if g := keys(got); !slices.Equal(g, tt.want) && !(len(g) == 0 && len(tt.want) == 0) {
 				t.Errorf("Fetch(%q) = %v, want %v", tt.keys, g, tt.want)
 			}
+			got, err = s.FetchIndexed(tt.keys, IndexKey(tt.keys))
+			if g := keys(got); err != nil || !slices.Equal(g, tt.want) && !(len(g) == 0 && len(tt.want) == 0) {
+				t.Errorf("FetchIndexed(%q) = %v, %v; want %v", tt.keys, g, err, tt.want)
+			}
 		})
 	}
 }
