@@ -11,8 +11,8 @@
 # Without --*-only both route kinds run. Every timed full render starts from nothing;
 # the re-render columns time the render after one object changed (the middle route,
 # or the middle EndpointSlice), reusing what the previous render memoized; the first
-# re-render after a full one, which also builds the indexes of what fragments read,
-# has a column of its own.
+# re-render right after a render of the fixtures, which waits for the engine to index
+# what that render made (in the background), has a column of its own.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

@@ -43,8 +43,9 @@ pass is a full render (nothing reused from earlier renders).
 With --rerender it then times incremental re-renders: for each watched resource of
 the fixtures, the middle object is replaced by a new version (same content) and the
 render after that one change is timed (--iterations times, alternating versions), the
-first re-render after the full render apart ("first": it also builds the indexes of
-what fragments read, which later renders reuse).`,
+first re-render apart ("first": it comes right after a render of the unchanged
+fixtures, and waits for the engine to index what that render made, which it does in
+the background).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBenchmark(cmd.Context(), f, stdout, stderr)
@@ -217,8 +218,8 @@ func benchmarkRerender(ctx context.Context, w io.Writer, p *pipeline.Pipeline, f
 		if _, err := e.Render(ctx, render.Input{Snapshot: fx.Snapshot, ExtraContext: fx.ExtraContext}); err != nil {
 			return err
 		}
-		// The first re-render after a full one also builds the indexes of what
-		// fragments read that later ones reuse: it is timed apart ("first").
+		// The first re-render waits for the engine to index what the render before
+		// made (in the background): it is timed apart ("first").
 		var took []time.Duration
 		var first time.Duration
 		var reuse render.Reuse

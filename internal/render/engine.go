@@ -61,6 +61,9 @@ type Engine struct {
 	st    *renderState // the current render
 	g     globals
 	memos []*memo // what earlier renders can reuse, one per extraContext
+	// indexing counts the renders whose fragments' indexes are being made
+	// (indexMemo): a render that may reuse fragments waits for them.
+	indexing sync.WaitGroup
 }
 
 type mainTemplate struct {
@@ -388,6 +391,8 @@ type renderState struct {
 	}
 	// gen numbers the render (renderGen): deps remember which render checked them.
 	gen uint64
+	// madeDeps are the fragments' deps this render recorded (indexMemo).
+	madeDeps []*deps
 	// recentReads are the render's last recorded store queries (fetch).
 	recentReads [4]*read
 	recentNext  int
@@ -453,6 +458,9 @@ func (e *Engine) Render(ctx context.Context, in Input) (*Result, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if !in.Fresh {
+		e.indexing.Wait() // (earlier renders' fragments are read from here on; a Fresh render reads none)
+	}
 	leftOut := in.Snapshot.LeftOut()
 	if in.LeaveOut && in.Fallback != nil {
 		var refs []snapshot.Ref
@@ -549,6 +557,7 @@ func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 	if st.next != nil {
 		res.StoresRead = st.next.storesRead()
 		e.keepMemo(st.next)
+		e.indexing.Go(func() { indexMemo(st.madeDeps, in.Snapshot) })
 	}
 	return res, nil
 }
@@ -617,7 +626,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 		// haproxy.cfg after most route changes): the last file, normalized, checked
 		// and hashed, stands.
 		if st.rec != nil {
-			st.next.putFile(target, &fileMemo{file: last.file, raw: last.raw, deps: st.rec.root(), marks: last.marks})
+			st.next.putFile(target, &fileMemo{file: last.file, raw: last.raw, deps: st.made(st.rec.root()), marks: last.marks})
 			st.reuse.FilesRendered++
 		}
 		return last.file, timing, nil
@@ -651,7 +660,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	// on from where it stops beginning like its last output.
 	f.Content, f.Hash = out, bundle.HashEdited(prev, out)
 	if st.rec != nil {
-		st.next.putFile(target, &fileMemo{file: f, raw: raw, deps: st.rec.root(), marks: marks})
+		st.next.putFile(target, &fileMemo{file: f, raw: raw, deps: st.made(st.rec.root()), marks: marks})
 		st.reuse.FilesRendered++
 	}
 	return f, timing, nil

@@ -76,7 +76,7 @@ func (s *Shared) compute(key string, e *sharedEntry, fn func() any) {
 			rec.stack = rec.stack[:len(rec.stack)-1] // the callers add it (used)
 			e.deps = &sc.deps
 			if e.err == nil {
-				st.next.putShared(key, &sharedMemo{value: e.value, deps: e.deps})
+				st.next.putShared(key, &sharedMemo{value: e.value, deps: st.made(e.deps)})
 				st.reuse.SharedComputed++
 			}
 		}()

@@ -72,7 +72,7 @@ func (e *Engine) endCached(key string, value any) any {
 		rec.pop() // units left open inside: not memoized
 	}
 	s := rec.pop()
-	e.st.next.putValue(rec.target, key, &valueMemo{inputs: s.inputs, value: value, deps: &s.deps})
+	e.st.next.putValue(rec.target, key, &valueMemo{inputs: s.inputs, value: value, deps: e.st.made(&s.deps)})
 	e.st.reuse.UnitsRendered++
 	return value
 }
@@ -105,7 +105,7 @@ func (e *Engine) cachedValue(key string, fn func() any, inputs ...any) any {
 			}
 			s := rec.pop()
 			if done {
-				st.next.putValue(rec.target, key, &valueMemo{inputs: inputs, value: out, deps: &s.deps})
+				st.next.putValue(rec.target, key, &valueMemo{inputs: inputs, value: out, deps: st.made(&s.deps)})
 				st.reuse.UnitsRendered++
 			}
 		}()
@@ -152,7 +152,7 @@ func (e *Engine) endUnit(key string) string {
 	s := rec.pop()
 	if !s.hit {
 		out := strings.Clone(rec.out.String()[s.start:]) // not a view: the memo must not keep the whole output
-		e.st.next.putUnit(rec.target, key, &unitMemo{inputs: s.inputs, output: out, deps: &s.deps})
+		e.st.next.putUnit(rec.target, key, &unitMemo{inputs: s.inputs, output: out, deps: e.st.made(&s.deps)})
 		e.st.reuse.UnitsRendered++
 	}
 	return ""
