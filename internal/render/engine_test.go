@@ -39,7 +39,7 @@ func ingress(ns, name, class string) snapshot.Object {
 	v.Elem().Field(0).Set(meta)
 	v.Elem().Field(1).Set(spec)
 	raw := map[string]any{"metadata": map[string]any{"name": name, "namespace": ns}, "spec": map[string]any{"ingressClassName": class}}
-	return snapshot.Object{Namespace: ns, Name: name, Raw: raw, Typed: v}
+	return snapshot.Object{Namespace: ns, Name: name, Raw: raw, Convert: func(map[string]any) (reflect.Value, error) { return v, nil }}
 }
 
 func testSpec(cfg string) *v1alpha1.HAProxyTemplateConfigSpec {

@@ -30,8 +30,8 @@ const (
 // plural as watched) that the helpers read, as a store admits it (store.Builder's
 // Prepare): a render then finds them made, the first one after a start included.
 func PrepareForms(apiVersion, resources string, o snapshot.Object) {
-	group, _, _ := strings.Cut(apiVersion, "/")
-	if !strings.Contains(apiVersion, "/") {
+	group, _, grouped := strings.Cut(apiVersion, "/")
+	if !grouped {
 		group = "" // the core group: "v1"
 	}
 	switch group + " " + resources {

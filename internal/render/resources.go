@@ -126,7 +126,7 @@ func (st *renderState) list(resource string) []snapshot.Object {
 func (st *renderState) fetch(resource string, keys []string) []snapshot.Object {
 	store := st.snapshot.Stores[resource]
 	if store == nil {
-		st.record(&read{store: resource, keys: keys})
+		st.record(&read{store: resource, keys: keys, ikey: snapshot.IndexKey(keys)})
 		return nil
 	}
 	// a query asked a moment ago (an Ingress read for its annotations, then its
@@ -174,9 +174,6 @@ func (st *renderState) record(r *read) {
 				r.keys = append(r.few[:0], r.keys...)
 			} else {
 				r.keys = append([]string(nil), r.keys...)
-			}
-			if r.ikey == "" {
-				r.ikey = snapshot.IndexKey(r.keys)
 			}
 		}
 		st.rec.top().deps.addRead(r)

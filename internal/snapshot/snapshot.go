@@ -18,13 +18,11 @@ type Object struct {
 	Name      string
 	// Raw is the object as decoded JSON, after ignored fields were stripped.
 	Raw map[string]any
-	// Typed is a pointer to a value of the resource's schema type; invalid when the
-	// resource has no schema, or when Convert makes it on first use (TypedValue).
-	Typed reflect.Value
-	// Convert, when set, makes the typed value from Raw. A store builder converts an
-	// object once as it admits it (a value of the wrong type is refused there) and
-	// keeps this instead of the value: most objects are only ever read by Go
-	// helpers, and the typed copies were a fifth of the objects' memory.
+	// Convert makes the typed value from Raw (a pointer to a value of the resource's
+	// schema type; nil when the resource has none): see TypedValue. A store builder
+	// checks an object against the schema as it admits it (a value of the wrong type
+	// is refused there) and keeps this, not the value: most objects are only ever
+	// read by Go helpers, and the typed copies were a fifth of the objects' memory.
 	Convert func(map[string]any) (reflect.Value, error)
 	// Refused says why the object is kept out of templates ("<field>: <reason>"),
 	// e.g. a string that holds a control character; empty for usable objects.
@@ -43,11 +41,11 @@ func (o Object) SameVersion(p Object) bool {
 // typedForm is the Forms kind of a typed value made by Convert.
 type typedForm struct{}
 
-// TypedValue is the object's typed value: Typed, or the value Convert makes, once
-// per object version; invalid when the resource has no schema.
+// TypedValue is the object's typed value, made by Convert once per object version
+// (each time for an object without Forms); invalid when the resource has no schema.
 func (o Object) TypedValue() reflect.Value {
-	if o.Typed.IsValid() || o.Convert == nil {
-		return o.Typed
+	if o.Convert == nil {
+		return reflect.Value{}
 	}
 	if o.Forms != nil {
 		if v, ok := o.Forms.Get(typedForm{}); ok {

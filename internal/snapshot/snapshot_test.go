@@ -331,7 +331,7 @@ func TestStoreKeepsType(t *testing.T) {
 	typ := reflect.TypeOf(spec{})
 	v := reflect.New(typ)
 	v.Elem().Field(0).SetString("x")
-	s := NewStore("t", nil, typ, []Object{{Name: "a", Typed: v}})
+	s := NewStore("t", nil, typ, []Object{{Name: "a", Convert: func(map[string]any) (reflect.Value, error) { return v, nil }}})
 	if s.Type != typ {
 		t.Errorf("Type = %v, want %v", s.Type, typ)
 	}
