@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -226,12 +227,14 @@ func BenchmarkRerender(b *testing.B) {
 					b.ReportAllocs()
 					i := 0
 					start := cpuTime()
-					for b.Loop() {
-						i++
-						if _, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snaps[i%2], ExtraContext: extra}); err != nil {
-							b.Fatal(err)
+					pprof.Do(context.Background(), pprof.Labels("phase", "changes"), func(ctx context.Context) {
+						for b.Loop() {
+							i++
+							if _, err := p.Engine.Render(ctx, render.Input{Snapshot: snaps[i%2], ExtraContext: extra}); err != nil {
+								b.Fatal(err)
+							}
 						}
-					}
+					})
 					reportCPU(b, start)
 				})
 			}

@@ -300,10 +300,10 @@ func regexProblem(re string) string {
 var repetitionCount = regexp.MustCompile(`^\{[0-9]+(,[0-9]*)?\}`)
 
 // gatewayRouteRuns is gateway_route_runs(s, order, listeners): every route of order
-// (gateway_route_order) as shares merged in runs of 64, each run and
-// each route's share remembered (cached) while what it read and the listeners (their
-// print) stay the same, so that after one route changed the render reuses the other
-// runs whole and its own run merges its other routes' shares as they were. It
+// (gateway_route_order) as shares merged in runs of 64, each run remembered (cached)
+// while what it read and the listeners (their print) stay the same, so that after
+// one route changed the render reuses the other runs whole and computes its own
+// again (a memo per route cost a full render more than 64 routes cost a change). It
 // returns the runs in order, or the render's error (the first route's that fails).
 func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]string, listeners string) ([]*GatewayState, string) {
 	const runSize = 64
@@ -339,12 +339,7 @@ func (e *Engine) gatewayRun(env native.Env, s *GatewayState, run [][]string, lis
 		if route.err != "" {
 			return &routeShare{err: route.err}
 		}
-		dkey := "gwr " + route.id
-		d, known := e.cached(dkey, route, listeners)
-		if !known {
-			d = e.endCached(dkey, e.gatewayRouteShare(env, s, route))
-		}
-		sh := d.(*routeShare)
+		sh := e.gatewayRouteShare(env, s, route)
 		if sh.err != "" {
 			return sh
 		}
