@@ -1,9 +1,12 @@
 package libraries
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/pipeline"
 )
 
 // gatewayFixture is one Gateway of our class (port 80, routes from all namespaces)
@@ -216,5 +219,31 @@ func TestGatewayHeaderModifiersKeepConfig(t *testing.T) {
 	cfg := content(t, gatewayFixture(3, withFilters(long)), "haproxy.cfg")
 	if !strings.Contains(cfg, "http-request set-header X-Never-Seen "+long) {
 		t.Errorf("a header value too long for a map line is not a directive of the rule's backend")
+	}
+}
+
+// TestGatewayFirstBadRouteFails: routes are computed in runs on every core, but a
+// render fails with the first failing route in route order, as one by one.
+func TestGatewayFirstBadRouteFails(t *testing.T) {
+	bad := func(ns, name string) map[string]any {
+		r := gatewayRoute(ns, name, name+".example.com", "app-0", nil)
+		r["spec"].(map[string]any)["rules"] = []any{map[string]any{
+			"matches":     []any{map[string]any{"path": map[string]any{"type": "RegularExpression", "value": "/v([0-9]+/items"}}},
+			"backendRefs": []any{map[string]any{"name": "app-0", "port": 80, "weight": 1}},
+		}}
+		return r
+	}
+	// 300 routes are five runs; the order is namespace/name (no creationTimestamp)
+	raw := gatewayFixture(300, bad("zz-last", "bad-z"), bad("a-first", "bad-a"))
+	p := load(t)
+	snap, err := p.Builder.Snapshot(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		_, err = p.Render(context.Background(), &pipeline.Fixture{Snapshot: snap, ExtraContext: map[string]any{}})
+		if err == nil || !strings.Contains(err.Error(), "HTTPRoute a-first/bad-a: spec.rules[0].matches[0].path.value: regular expression") {
+			t.Fatalf("want the error of a-first/bad-a, got %v", err)
+		}
 	}
 }

@@ -138,9 +138,11 @@ func benchFullRenders(b *testing.B, newObjects bool) {
 						snap = benchSnapshot(b, p, kind, n)
 						b.StartTimer()
 					}
-					if _, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snap, ExtraContext: benchExtra(kind), Fresh: true}); err != nil {
-						b.Fatal(err)
-					}
+					pprof.Do(context.Background(), pprof.Labels("phase", "render"), func(ctx context.Context) {
+						if _, err := p.Engine.Render(ctx, render.Input{Snapshot: snap, ExtraContext: benchExtra(kind), Fresh: true}); err != nil {
+							b.Fatal(err)
+						}
+					})
 				}
 				if !newObjects { // (the process's CPU time would count the admissions too)
 					reportCPU(b, start)

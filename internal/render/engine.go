@@ -393,9 +393,8 @@ type renderState struct {
 	gen uint64
 	// madeDeps are the fragments' deps this render recorded (indexMemo).
 	madeDeps []*deps
-	// recentReads are the render's last recorded store queries (fetch).
-	recentReads [4]*read
-	recentNext  int
+	// recent are the template's last recorded store queries (reader.fetch).
+	recent recentReads
 	// atTemplate and atLine are the last line marker a diagnostic build passed.
 	atTemplate string
 	atLine     int

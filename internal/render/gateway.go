@@ -100,9 +100,13 @@ func (e *Engine) gatewayBuiltins() native.Declarations {
 		"gateway_route_order":       e.gatewayRouteOrder,
 		"gateway_host_intersection": gatewayHostIntersection,
 		"gateway_route_runs":        e.gatewayRouteRuns,
-		"gateway_granted":           e.gatewayGranted,
-		"gateway_allowed":           e.gatewayAllowed,
-		"gateway_namespace_labels":  e.gatewayNamespaceLabels,
+		"gateway_granted": func(fromGroup, fromKind, fromNs, toGroup, toKind, toNs, toName string) bool {
+			return e.st.here().gatewayGranted(fromGroup, fromKind, fromNs, toGroup, toKind, toNs, toName)
+		},
+		"gateway_allowed": func(s *GatewayState, lid, routeNs, routeKind string) bool {
+			return e.st.here().gatewayAllowed(s, lid, routeNs, routeKind)
+		},
+		"gateway_namespace_labels": func(ns string) map[string]string { return e.st.here().gatewayNamespaceLabels(ns) },
 		"labels_selected":           labelsSelected,
 	}
 }

@@ -17,7 +17,7 @@ const gatewayNamespacesStore = "namespaces"
 // the route's have in common; nil when there is none (the route is not rendered), or
 // the render's error for an invalid hostname. It marks each attachment in s.Seen
 // ("a <id> <listener>") and each host key in s.Hosts.
-func (e *Engine) gatewayAttach(env native.Env, s *GatewayState, route *gwRoute) ([][]string, string) {
+func (rd reader) gatewayAttach(env native.Env, s *GatewayState, route *gwRoute) ([][]string, string) {
 	id, rns, kind := route.id, route.namespace, route.kind
 	var attached []string
 	for _, p := range route.parents {
@@ -34,7 +34,7 @@ func (e *Engine) gatewayAttach(env native.Env, s *GatewayState, route *gwRoute) 
 			if p.section != "" && p.section != li["name"].(string) || p.port != "0" && p.port != li["port"].(string) {
 				continue
 			}
-			if e.gatewayAllowed(s, lid, rns, kind) && s.firstSeen("a "+id+" "+lid) {
+			if rd.gatewayAllowed(s, lid, rns, kind) && s.firstSeen("a "+id+" "+lid) {
 				attached = append(attached, lid)
 			}
 		}
@@ -73,7 +73,7 @@ func (e *Engine) gatewayAttach(env native.Env, s *GatewayState, route *gwRoute) 
 
 // gatewayAllowed is gateway_allowed(s, listener, routeNamespace, routeKind): whether
 // the listener's allowedRoutes admit routes of that kind from that namespace.
-func (e *Engine) gatewayAllowed(s *GatewayState, lid, routeNs, routeKind string) bool {
+func (rd reader) gatewayAllowed(s *GatewayState, lid, routeNs, routeKind string) bool {
 	li := s.Listeners[lid]
 	switch li["from"].(string) {
 	case "All":
@@ -82,7 +82,7 @@ func (e *Engine) gatewayAllowed(s *GatewayState, lid, routeNs, routeKind string)
 			return false
 		}
 	case "Selector":
-		if !li["hasSelector"].(bool) || !labelsSelected(li["matchLabels"].(map[string]string), li["exprs"].([][]string), e.gatewayNamespaceLabels(routeNs)) {
+		if !li["hasSelector"].(bool) || !labelsSelected(li["matchLabels"].(map[string]string), li["exprs"].([][]string), rd.gatewayNamespaceLabels(routeNs)) {
 			return false
 		}
 	default:
@@ -102,9 +102,9 @@ func (e *Engine) gatewayAllowed(s *GatewayState, lid, routeNs, routeKind string)
 
 // gatewayNamespaceLabels is gateway_namespace_labels(namespace): the Namespace's
 // labels and the kubernetes.io/metadata.name label every Namespace has.
-func (e *Engine) gatewayNamespaceLabels(ns string) map[string]string {
+func (rd reader) gatewayNamespaceLabels(ns string) map[string]string {
 	out := map[string]string{"kubernetes.io/metadata.name": ns}
-	if objs := e.st.getSingle(gatewayNamespacesStore, []string{ns}); len(objs) > 0 {
+	if objs := rd.getSingle(gatewayNamespacesStore, []string{ns}); len(objs) > 0 {
 		meta, _ := objs[0].Raw["metadata"].(map[string]any)
 		labels, _ := meta["labels"].(map[string]any)
 		for k, v := range labels {

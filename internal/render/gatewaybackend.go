@@ -28,10 +28,10 @@ const gateway500 = "haptic_gw_500"
 // filter other than a header modifier, a BackendTLSPolicy it cannot follow: noted).
 // dirs and suffix are the rule's directives and their part of the name. A template
 // step per field of this was half of a full render at 5,000 routes.
-func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route *gwRoute, b *gwBackendRef, dirs []string, suffix string) string {
+func (rd reader) gatewayBackendRef(env native.Env, s *GatewayState, route *gwRoute, b *gwBackendRef, dirs []string, suffix string) string {
 	id, rns := route.id, route.namespace
 	bns, bname, port := b.namespace, b.name, b.port
-	svcs := e.st.getSingle(gatewayServicesStore, []string{bns, bname})
+	svcs := rd.getSingle(gatewayServicesStore, []string{bns, bname})
 	// HTTP/2 to the servers (proto h2): GRPCRoutes, and Service ports with
 	// appProtocol kubernetes.io/h2c (prior knowledge, no upgrade)
 	h2 := route.h2
@@ -43,7 +43,7 @@ func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route *gwRou
 	}
 	if svc != nil && b.group == "" && b.kind == "Service" && port > 0 && svc.hasSpec &&
 		isDNSLabel(bns) && isDNSLabel(bname) &&
-		(bns == rns || e.gatewayGranted(gatewayGroup, route.kind, rns, "", "Service", bns, bname)) {
+		(bns == rns || rd.gatewayGranted(gatewayGroup, route.kind, rns, "", "Service", bns, bname)) {
 		for _, sp := range svc.ports {
 			if sp.number == port {
 				spName, found = sp.name, true
@@ -54,11 +54,11 @@ func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route *gwRou
 	}
 	var btls map[string]any
 	if found {
-		btls = e.gatewayBackendTLS(bns, bname, spName)
+		btls = rd.gatewayBackendTLS(bns, bname, spName)
 	}
 	// the client certificate it presents: the route's Gateways'
 	if btls != nil && btls["problem"].(string) == "" {
-		if c := e.gatewayRouteClientCert(s, route); c != nil && c[2] != "" {
+		if c := rd.gatewayRouteClientCert(s, route); c != nil && c[2] != "" {
 			btls = map[string]any{"policy": btls["policy"], "problem": c[2]}
 		} else if c != nil {
 			btls = map[string]any{"policy": btls["policy"], "ca": btls["ca"], "host": btls["host"], "verify": btls["verify"],
@@ -114,7 +114,7 @@ func (e *Engine) gatewayBackendRef(env native.Env, s *GatewayState, route *gwRou
 			hdr = gatewayHeaderMapLines(env, s, id, f.field+".responseHeaderModifier", target, "r", f.response, hdr)
 		}
 	}
-	servers := e.gatewayServers(s, target, bns, bname, spName)
+	servers := rd.gatewayServers(s, target, bns, bname, spName)
 	s.Backends = append(s.Backends, &GatewayBackend{Name: target, Directives: dirs, Servers: sortStrings(servers),
 		H2: h2, Hdr: hdr, TLS: btls})
 	return target
@@ -173,8 +173,8 @@ func gatewayBad(s *GatewayState, msg string) {
 // gatewayGranted is gateway_granted(fromGroup, fromKind, fromNs, toGroup, toKind,
 // toNs, toName): whether a ReferenceGrant in toNs lets objects of that kind in fromNs
 // refer to toName (a grant without a name covers every object of the kind).
-func (e *Engine) gatewayGranted(fromGroup, fromKind, fromNs, toGroup, toKind, toNs, toName string) bool {
-	for _, rg := range e.st.fetch(gatewayGrantsStore, []string{toNs}) {
+func (rd reader) gatewayGranted(fromGroup, fromKind, fromNs, toGroup, toKind, toNs, toName string) bool {
+	for _, rg := range rd.fetch(gatewayGrantsStore, []string{toNs}) {
 		spec, _ := rg.Raw["spec"].(map[string]any)
 		from := false
 		for _, f := range rawMaps(spec["from"]) {
@@ -204,8 +204,8 @@ func (e *Engine) gatewayGranted(fromGroup, fromKind, fromNs, toGroup, toKind, to
 // certificate names it (verifyhost; a single subjectAltName of type Hostname takes
 // its place). What HAProxy 2.6 cannot verify (URI subjectAltNames, more than one
 // name) and any unusable reference fail closed: the backend answers 500.
-func (e *Engine) gatewayBackendTLS(bns, bname, spName string) map[string]any {
-	policies := e.st.fetch(gatewayTLSPoliciesStore, []string{bns})
+func (rd reader) gatewayBackendTLS(bns, bname, spName string) map[string]any {
+	policies := rd.fetch(gatewayTLSPoliciesStore, []string{bns})
 	best, bestKey := -1, ""
 	for i, p := range policies {
 		spec, _ := p.Raw["spec"].(map[string]any)
@@ -233,13 +233,13 @@ func (e *Engine) gatewayBackendTLS(bns, bname, spName string) map[string]any {
 	v, _ := spec["validation"].(map[string]any)
 	host := rawString(v["hostname"])
 	out := map[string]any{"policy": bns + "/" + policies[best].Name, "ca": "", "host": host, "verify": host}
-	out["problem"] = e.backendTLSProblem(bns, v, out)
+	out["problem"] = rd.backendTLSProblem(bns, v, out)
 	return out
 }
 
 // backendTLSProblem checks a BackendTLSPolicy's validation v, filling out's verify
 // name and CA bundle: why HAProxy cannot follow it, or "".
-func (e *Engine) backendTLSProblem(bns string, v, out map[string]any) string {
+func (rd reader) backendTLSProblem(bns string, v, out map[string]any) string {
 	if host := rawString(v["hostname"]); !isDNSSubdomain(host) {
 		return "hostname " + toJSON(host) + " is not a DNS name"
 	}
@@ -266,7 +266,7 @@ func (e *Engine) backendTLSProblem(bns string, v, out map[string]any) string {
 		if rawString(ref["group"]) != "" || rawString(ref["kind"]) != "ConfigMap" {
 			return what + " is not a ConfigMap"
 		}
-		cms := e.st.getSingle(gatewayConfigMapsStore, []string{bns, rawString(ref["name"])})
+		cms := rd.getSingle(gatewayConfigMapsStore, []string{bns, rawString(ref["name"])})
 		if len(cms) == 0 {
 			return what + " does not exist"
 		}

@@ -12,7 +12,7 @@ const (
 // backend (one with a BackendTLSPolicy) that route brings: that of the Gateways the
 // route attaches to (s.Seen's attachments), which must agree. [file name, PEM
 // (certificate and key), why it cannot be used ("" when it can)], nil for none.
-func (e *Engine) gatewayRouteClientCert(s *GatewayState, route *gwRoute) []string {
+func (rd reader) gatewayRouteClientCert(s *GatewayState, route *gwRoute) []string {
 	id := route.id
 	var out []string
 	first := ""
@@ -29,7 +29,7 @@ func (e *Engine) gatewayRouteClientCert(s *GatewayState, route *gwRoute) []strin
 			}
 			seen[gid] = true
 			gns, gname, _ := strings.Cut(gid, "/")
-			c := e.gatewayBackendClientCert(gns, gname)
+			c := rd.gatewayBackendClientCert(gns, gname)
 			name := ""
 			if c != nil {
 				name = c[0] + c[2]
@@ -48,8 +48,8 @@ func (e *Engine) gatewayRouteClientCert(s *GatewayState, route *gwRoute) []strin
 // gatewayBackendClientCert is the client certificate Gateway gns/gname presents to
 // TLS backends (spec.tls.backend.clientCertificateRef): nil without one, else [file
 // name, PEM, why it cannot be used]. The reason never quotes the Secret.
-func (e *Engine) gatewayBackendClientCert(gns, gname string) []string {
-	gws := e.st.getSingle(gatewayGatewaysStore, []string{gns, gname})
+func (rd reader) gatewayBackendClientCert(gns, gname string) []string {
+	gws := rd.getSingle(gatewayGatewaysStore, []string{gns, gname})
 	if len(gws) == 0 {
 		return nil
 	}
@@ -67,10 +67,10 @@ func (e *Engine) gatewayBackendClientCert(gns, gname string) []string {
 		return []string{"", "", what + " is not a Secret"}
 	case !isDNSLabel(cns) || !isDNSSubdomain(name):
 		return []string{"", "", what + " is not a Secret name"}
-	case cns != gns && !e.gatewayGranted(gatewayGroup, "Gateway", gns, "", "Secret", cns, name):
+	case cns != gns && !rd.gatewayGranted(gatewayGroup, "Gateway", gns, "", "Secret", cns, name):
 		return []string{"", "", what + " is not allowed by a ReferenceGrant"}
 	}
-	secrets := e.st.getSingle(gatewaySecretsStore, []string{cns, name})
+	secrets := rd.getSingle(gatewaySecretsStore, []string{cns, name})
 	var data map[string]any
 	if len(secrets) > 0 {
 		data, _ = secrets[0].Raw["data"].(map[string]any)

@@ -66,8 +66,8 @@ type gwBackendRef struct {
 // keeps, forms.go): an unchanged route is the very same value in the next render,
 // so the values remembered for it (its share) are reused. Converting it in the
 // template was a fifth of a full render at 5,000 routes.
-func (e *Engine) nativeRoute(store string, kind formKind, ns, name string, native func(raw map[string]any) *gwRoute) *gwRoute {
-	objs := e.st.getSingle(store, []string{ns, name})
+func (rd reader) nativeRoute(store string, kind formKind, ns, name string, native func(raw map[string]any) *gwRoute) *gwRoute {
+	objs := rd.getSingle(store, []string{ns, name})
 	if len(objs) == 0 {
 		return nil
 	}

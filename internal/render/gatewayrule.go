@@ -14,8 +14,8 @@ import (
 // (MULTI:<rk>, a weighted.map line of weight 1 when it has one backend), so that the
 // frontend finds its CORS and header lines by txn.wkey whatever backend the rule
 // shares. Problems are s.Problem.
-func (e *Engine) gatewayRuleValue(env native.Env, s *GatewayState, route *gwRoute, ri int, rule *gwRule) string {
-	v := e.gatewayRuleTarget(env, s, route, ri, rule)
+func (rd reader) gatewayRuleValue(env native.Env, s *GatewayState, route *gwRoute, ri int, rule *gwRule) string {
+	v := rd.gatewayRuleTarget(env, s, route, ri, rule)
 	if s.Problem != "" || route.kind != "HTTPRoute" {
 		return v
 	}
@@ -37,7 +37,7 @@ func (e *Engine) gatewayRuleValue(env native.Env, s *GatewayState, route *gwRout
 // gatewayRuleTarget is the backend (or MULTI:<key>) a rule routes to: its filters'
 // directives, timeouts and retries make the backends its own; a redirect answers in a
 // backend of its own; an unsupported filter or a problem answers 500.
-func (e *Engine) gatewayRuleTarget(env native.Env, s *GatewayState, route *gwRoute, ri int, rule *gwRule) string {
+func (rd reader) gatewayRuleTarget(env native.Env, s *GatewayState, route *gwRoute, ri int, rule *gwRule) string {
 	id := route.id
 	field := "spec.rules[" + strconv.Itoa(ri) + "]"
 	f, ok := gatewayRuleFilters(env, s, route, rule)
@@ -113,7 +113,7 @@ func (e *Engine) gatewayRuleTarget(env native.Env, s *GatewayState, route *gwRou
 		if w <= 0 {
 			continue
 		}
-		target := e.gatewayBackendRef(env, s, route, b, dirs, suffix)
+		target := rd.gatewayBackendRef(env, s, route, b, dirs, suffix)
 		s.Need500 = s.Need500 || target == gateway500
 		names = append(names, target)
 		weights = append(weights, w)

@@ -19,14 +19,14 @@ type routeShare struct {
 // gatewayRouteShare is a route's share of the configuration, computed on a
 // GatewayState of its own that has the listeners of s and nothing of other routes.
 // Shares are merged in route order (gatewayMerge).
-func (e *Engine) gatewayRouteShare(env native.Env, s *GatewayState, route *gwRoute) *routeShare {
+func (rd reader) gatewayRouteShare(env native.Env, s *GatewayState, route *gwRoute) *routeShare {
 	r := &GatewayState{
 		Experimental: s.Experimental, Only: s.Only, BasePorts: s.BasePorts, Classes: s.Classes,
 		Frontends: s.Frontends, FrontendOf: s.FrontendOf, Listeners: s.Listeners, ListenersOfGw: s.ListenersOfGw,
 		PortOwner: s.PortOwner, SeenHost: s.SeenHost,
 		Hosts: map[string]bool{}, Seen: map[string]bool{}, BackendIdx: map[string]bool{}, // (condMaps when needed)
 	}
-	err := e.gatewayRoute(env, r, route)
+	err := rd.gatewayRoute(env, r, route)
 	if err == "" {
 		err = r.Problem
 	}
@@ -36,13 +36,13 @@ func (e *Engine) gatewayRouteShare(env native.Env, s *GatewayState, route *gwRou
 // gatewayRoute adds a route to s: its attachment, then every match of every rule as
 // map lines (a path only) or frontend rules (with conditions). It returns the
 // render's error, or "".
-func (e *Engine) gatewayRoute(env native.Env, s *GatewayState, route *gwRoute) string {
+func (rd reader) gatewayRoute(env native.Env, s *GatewayState, route *gwRoute) string {
 	id, rns, name := route.id, route.namespace, route.name
 	// the names are part of map keys and of str() arguments in frontend rules
 	if !isDNSLabel(rns) || !isDNSSubdomain(name) {
 		return route.kind + " " + toJSON(rns+"/"+name) + ": metadata: the namespace is not a DNS label or the name not a DNS subdomain"
 	}
-	hostKeys, err := e.gatewayAttach(env, s, route)
+	hostKeys, err := rd.gatewayAttach(env, s, route)
 	if err != "" || len(hostKeys) == 0 {
 		return err
 	}
@@ -66,7 +66,7 @@ func (e *Engine) gatewayRoute(env native.Env, s *GatewayState, route *gwRoute) s
 				return id + ": " + pfield + ": path type " + toJSON(ptype) + " is not supported"
 			}
 			if value == "" {
-				value = e.gatewayRuleValue(env, s, route, ri, rule)
+				value = rd.gatewayRuleValue(env, s, route, ri, rule)
 				if s.Problem != "" {
 					return s.Problem
 				}
@@ -303,43 +303,73 @@ var repetitionCount = regexp.MustCompile(`^\{[0-9]+(,[0-9]*)?\}`)
 // (gateway_route_order) as shares merged in runs of 64, each run remembered (cached)
 // while what it read and the listeners (their print) stay the same, so that after
 // one route changed the render reuses the other runs whole and computes its own
-// again (a memo per route cost a full render more than 64 routes cost a change). It
-// returns the runs in order, or the render's error (the first route's that fails).
+// again (a memo per route cost a full render more than 64 routes cost a change). The
+// runs to compute are computed apart, on every core (apart.go). It returns the runs
+// in order, or the render's error (the first route's that fails).
 func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]string, listeners string) ([]*GatewayState, string) {
 	const runSize = 64
-	runs := make([]*GatewayState, 0, (len(order)+runSize-1)/runSize)
-	for i := 0; i < len(order); i += runSize {
-		run := order[i:min(i+runSize, len(order))]
-		rk := "gw routes from " + strings.Join(run[0], " ")
-		v, ok := e.cached(rk, run, listeners)
-		if !ok {
-			v = e.endCached(rk, e.gatewayRun(env, s, run, listeners))
-		}
-		merged := v.(*routeShare)
-		if merged.err != "" {
-			return nil, merged.err
-		}
-		runs = append(runs, merged.state)
+	type run struct {
+		key    string
+		inputs []any // the routes' keys and the listeners
+		made   int   // its index in made; -1: reused
 	}
-	return runs, ""
+	runs := make([]run, 0, (len(order)+runSize-1)/runSize)
+	var toMake []int
+	for i := 0; i < len(order); i += runSize {
+		keys := order[i:min(i+runSize, len(order))]
+		r := run{key: "gw routes from " + strings.Join(keys[0], " "), inputs: []any{keys, listeners}, made: -1}
+		if !e.stands(r.key, r.inputs) {
+			r.made = len(toMake)
+			toMake = append(toMake, len(runs))
+		}
+		runs = append(runs, r)
+	}
+	made := computeApart(e.st, len(toMake), func(j int, rd reader) *routeShare {
+		return rd.gatewayRun(env, s, runs[toMake[j]].inputs[0].([][]string))
+	})
+	out := make([]*GatewayState, 0, len(runs))
+	for _, r := range runs {
+		var share *routeShare
+		if r.made < 0 {
+			if v, ok := e.reused(r.key, r.inputs); ok {
+				share = v.(*routeShare)
+			} else { // (it stood a moment ago: only a replay can refuse it)
+				r.made = len(made)
+				made = append(made, computeApart(e.st, 1, func(_ int, rd reader) *routeShare {
+					return rd.gatewayRun(env, s, r.inputs[0].([][]string))
+				})...)
+			}
+		}
+		if r.made >= 0 {
+			share = made[r.made].take()
+			if e.st.rec != nil {
+				e.memoize(r.key, r.inputs, share, made[r.made].deps)
+			}
+		}
+		if share.err != "" {
+			return nil, share.err
+		}
+		out = append(out, share.state)
+	}
+	return out, ""
 }
 
 // gatewayRun merges the shares of a run of routes, or is the first route's error.
-func (e *Engine) gatewayRun(env native.Env, s *GatewayState, run [][]string, listeners string) *routeShare {
+func (rd reader) gatewayRun(env native.Env, s *GatewayState, run [][]string) *routeShare {
 	shares := make([]*GatewayState, 0, len(run))
 	for _, key := range run {
 		store, kind, native := gatewayHTTPRoutesStore, formHTTPRoute, httpRouteForm
 		if key[0] == "GRPCRoute" {
 			store, kind, native = gatewayGRPCRoutesStore, formGRPCRoute, grpcRouteForm
 		}
-		route := e.nativeRoute(store, kind, key[1], key[2], native)
+		route := rd.nativeRoute(store, kind, key[1], key[2], native)
 		if route == nil {
 			continue
 		}
 		if route.err != "" {
 			return &routeShare{err: route.err}
 		}
-		sh := e.gatewayRouteShare(env, s, route)
+		sh := rd.gatewayRouteShare(env, s, route)
 		if sh.err != "" {
 			return sh
 		}

@@ -116,29 +116,62 @@ func listOf(st *snapshot.Store) []snapshot.Object {
 // list, fetch and getSingle answer a template's store query and record it. fetch and
 // getSingle panic on store errors: Scriggo turns a panic in a native call into a
 // render error that carries the template position.
-func (st *renderState) list(resource string) []snapshot.Object {
-	store := st.snapshot.Stores[resource]
+func (st *renderState) list(resource string) []snapshot.Object { return st.here().list(resource) }
+
+func (st *renderState) fetch(resource string, keys []string) []snapshot.Object {
+	return st.here().fetch(resource, keys)
+}
+
+func (st *renderState) getSingle(resource string, keys []string) []snapshot.Object {
+	return st.here().getSingle(resource, keys)
+}
+
+// here reads for the innermost fragment of the template being rendered.
+func (st *renderState) here() reader {
+	r := reader{st: st, recent: &st.recent}
+	if st.rec != nil {
+		r.deps = &st.rec.top().deps
+	}
+	return r
+}
+
+// reader answers the store queries of Go helpers and records each in deps: the
+// innermost fragment of the template being rendered (renderState.here), or a
+// computation made apart from the template, on a worker (apart.go).
+type reader struct {
+	st     *renderState
+	deps   *deps // nil: not recorded
+	recent *recentReads
+}
+
+// recentReads are a reader's last recorded queries: one asked again a moment later
+// (an Ingress read for its annotations, then its routes; a Service for each
+// backendRef of a route) is answered by the same read, recorded again.
+type recentReads struct {
+	reads [4]*read
+	next  int
+}
+
+func (r reader) list(resource string) []snapshot.Object {
+	store := r.st.snapshot.Stores[resource]
 	objs := listOf(store)
-	st.record(&read{store: resource, list: true, at: weak.Make(store), got: objs})
+	r.record(&read{store: resource, list: true, at: weak.Make(store), got: objs})
 	return objs
 }
 
-func (st *renderState) fetch(resource string, keys []string) []snapshot.Object {
-	store := st.snapshot.Stores[resource]
+func (r reader) fetch(resource string, keys []string) []snapshot.Object {
+	store := r.st.snapshot.Stores[resource]
 	if store == nil {
-		st.record(&read{store: resource, keys: keys, ikey: snapshot.IndexKey(keys)})
+		r.record(&read{store: resource, keys: keys, ikey: snapshot.IndexKey(keys)})
 		return nil
 	}
-	// a query asked a moment ago (an Ingress read for its annotations, then its
-	// routes; a Service for each backendRef of a route): the same answer, recorded
-	// again
 	if store.OnDemand == nil {
-		for _, r := range st.recentReads {
-			if r != nil && r.store == resource && r.at.Value() == store && slices.Equal(r.keys, keys) {
-				if st.rec != nil {
-					st.rec.top().deps.addRead(r)
+		for _, rr := range r.recent.reads {
+			if rr != nil && rr.store == resource && rr.at.Value() == store && slices.Equal(rr.keys, keys) {
+				if r.deps != nil {
+					r.deps.addRead(rr)
 				}
-				return r.got
+				return rr.got
 			}
 		}
 	}
@@ -147,37 +180,38 @@ func (st *renderState) fetch(resource string, keys []string) []snapshot.Object {
 	if err != nil {
 		panic(err)
 	}
-	r := &read{store: resource, keys: keys, ikey: ikey, at: weak.Make(store), got: objs}
-	st.record(r)
-	if st.rec != nil {
-		st.recentReads[st.recentNext] = r
-		st.recentNext = (st.recentNext + 1) % len(st.recentReads)
+	rr := &read{store: resource, keys: keys, ikey: ikey, at: weak.Make(store), got: objs}
+	r.record(rr)
+	if r.deps != nil {
+		r.recent.reads[r.recent.next] = rr
+		r.recent.next = (r.recent.next + 1) % len(r.recent.reads)
 	}
 	return objs
 }
 
 // getSingle is fetch with at most one answer (the store's GetSingle rule).
-func (st *renderState) getSingle(resource string, keys []string) []snapshot.Object {
-	objs := st.fetch(resource, keys)
+func (r reader) getSingle(resource string, keys []string) []snapshot.Object {
+	objs := r.fetch(resource, keys)
 	if len(objs) > 1 {
 		panic(fmt.Errorf("%s: %d objects match %v, expected at most one", resource, len(objs), keys))
 	}
 	return objs
 }
 
-func (st *renderState) record(r *read) {
-	if st.rec != nil {
-		if !r.list {
-			// a copy (a template's variadic keys may be reused), held in the read
-			// itself for the one or two keys of most queries
-			if len(r.keys) <= len(r.few) {
-				r.keys = append(r.few[:0], r.keys...)
-			} else {
-				r.keys = append([]string(nil), r.keys...)
-			}
-		}
-		st.rec.top().deps.addRead(r)
+func (r reader) record(rr *read) {
+	if r.deps == nil {
+		return
 	}
+	if !rr.list {
+		// a copy (a template's variadic keys may be reused), held in the read
+		// itself for the one or two keys of most queries
+		if len(rr.keys) <= len(rr.few) {
+			rr.keys = append(rr.few[:0], rr.keys...)
+		} else {
+			rr.keys = append([]string(nil), rr.keys...)
+		}
+	}
+	r.deps.addRead(rr)
 }
 
 func elemOf(elem reflect.Type, o snapshot.Object) reflect.Value {

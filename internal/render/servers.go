@@ -128,10 +128,10 @@ func serverName(addr, port string) string {
 // "srv_<addr>_<port> <addr>:<port>" per ready IP address of Service ns/service on the
 // target port of its port spName (EndpointSlices read like Fetch). An address that is
 // not an IP address becomes a note about target in s, once.
-func (e *Engine) gatewayServers(s *GatewayState, target, ns, service, spName string) []string {
+func (rd reader) gatewayServers(s *GatewayState, target, ns, service, spName string) []string {
 	var out []string
 	var noted map[string]bool
-	endpointServers(e.st.fetch(gatewayEndpointsStore, []string{ns, service}), spName, func(line string) {
+	endpointServers(rd.fetch(gatewayEndpointsStore, []string{ns, service}), spName, func(line string) {
 		out = append(out, line)
 	}, func(slice snapshot.Object, addr string) {
 		if !noted[addr] {

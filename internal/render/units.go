@@ -38,6 +38,30 @@ func (e *Engine) unitDeclarations() native.Declarations {
 // otherwise it returns nil and false and records what is read until end_cached(key,
 // v), which memoizes v and returns it. Keys share cached_value's.
 func (e *Engine) cached(key string, inputs ...any) (any, bool) {
+	rec := e.st.rec
+	if rec == nil {
+		return nil, false
+	}
+	if v, ok := e.reused(key, inputs); ok {
+		return v, true
+	}
+	rec.push(&scope{unit: cachedScope + key, inputs: inputs})
+	return nil, false
+}
+
+// stands reports whether an earlier render's value of key may be reused (reused
+// may still refuse it, when its first_seen calls would answer otherwise).
+func (e *Engine) stands(key string, inputs []any) bool {
+	st := e.st
+	if st.rec == nil {
+		return false
+	}
+	v := st.prev.value(st.rec.target, key)
+	return v != nil && sameInputs(v.inputs, inputs) && v.deps.current(st)
+}
+
+// reused is cached's answer when an earlier render's value stands.
+func (e *Engine) reused(key string, inputs []any) (any, bool) {
 	st := e.st
 	rec := st.rec
 	if rec == nil {
@@ -49,8 +73,18 @@ func (e *Engine) cached(key string, inputs ...any) (any, bool) {
 		st.reuse.Units++
 		return v.value, true
 	}
-	rec.push(&scope{unit: cachedScope + key, inputs: inputs})
 	return nil, false
+}
+
+// memoize is cached and end_cached around value, computed apart from the template
+// (apart.go) with the reads d: the innermost fragment depends on them, and the
+// value is memoized under key.
+func (e *Engine) memoize(key string, inputs []any, value any, d *deps) {
+	st := e.st
+	rec := st.rec
+	rec.top().deps.add(d)
+	st.next.putValue(rec.target, key, &valueMemo{inputs: inputs, value: value, deps: st.made(d)})
+	st.reuse.UnitsRendered++
 }
 
 // cachedScope marks the scope of a cached() value apart from unit keys.

@@ -1,0 +1,71 @@
+package render
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Values computed apart from the template: a Go helper that computes many
+// independent values (the gateway library's runs of routes) spreads them over the
+// machine's cores. Each is computed with a reader of its own, which records its reads
+// in deps of its own; the helper then takes them in order on the template's
+// goroutine and memoizes them (Engine.memoize), as cached and end_cached around each
+// would have. A panic (a store error, a writer's refusal that stops the render) is
+// raised again where its value is taken, so a render fails as it would have failed
+// computing them one by one.
+
+// apartValue is a value computed apart, with what it read.
+type apartValue[T any] struct {
+	value    T
+	deps     *deps // nil when the render is not recording
+	recent   recentReads
+	panicked any
+	failed   bool
+}
+
+// take returns the value, or raises its computation's panic again.
+func (a *apartValue[T]) take() T {
+	if a.failed {
+		panic(a.panicked)
+	}
+	return a.value
+}
+
+// computeApart computes fn(i) for i in [0, n) on up to GOMAXPROCS goroutines. fn must
+// read the stores through its reader only and write nothing shared.
+func computeApart[T any](st *renderState, n int, fn func(i int, rd reader) T) []apartValue[T] {
+	out := make([]apartValue[T], n)
+	compute := func(i int) {
+		a := &out[i]
+		rd := reader{st: st, recent: &a.recent}
+		if st.rec != nil {
+			a.deps = &deps{}
+			rd.deps = a.deps
+		}
+		defer func() {
+			if p := recover(); p != nil {
+				a.panicked, a.failed = p, true
+			}
+		}()
+		a.value = fn(i, rd)
+	}
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			compute(i)
+		}
+		return out
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				compute(i)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
