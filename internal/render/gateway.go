@@ -107,7 +107,7 @@ func (e *Engine) gatewayBuiltins() native.Declarations {
 			return e.st.here().gatewayAllowed(s, lid, routeNs, routeKind)
 		},
 		"gateway_namespace_labels": func(ns string) map[string]string { return e.st.here().gatewayNamespaceLabels(ns) },
-		"labels_selected":           labelsSelected,
+		"labels_selected":          labelsSelected,
 	}
 }
 
