@@ -51,10 +51,7 @@ type mark struct {
 // store reads, the fragments it used (children, for their reads), and, flattened in
 // call order, the first_seen answers, registered files and notes of all of them.
 type deps struct {
-	reads []*read
-	// readAt indexes reads once there are many (a top-level template's); most
-	// fragments read one to three keys, found by a scan without building keys.
-	readAt   map[readKey]bool
+	reads    []*read
 	children []*deps
 	marks    []mark
 	files    []bundle.File
@@ -235,31 +232,26 @@ func (r *read) key() readKey {
 	return readKey{store: r.store, ikey: r.ikey}
 }
 
-// manyReads is when a fragment's reads get an index.
-const manyReads = 16
+// fewReads is how many reads a fragment compares a new read with: most fragments
+// read one to three keys, and a fragment that reads many rarely reads a key twice
+// but right after the first time (a read asked again is the same read:
+// recentReads). A key read twice farther apart is kept twice, which costs its checks
+// a comparison and nothing else; an index of the reads cost a full render more.
+const fewReads = 16
 
 func (d *deps) addRead(r *read) {
-	k := r.key()
-	if d.readAt != nil {
-		if d.readAt[k] {
-			return
+	recent := d.reads[max(0, len(d.reads)-fewReads):]
+	if len(d.reads) <= fewReads {
+		k := r.key()
+		for _, o := range recent {
+			if o == r || o.key() == k {
+				return
+			}
 		}
-		d.readAt[k] = true
-		d.reads = append(d.reads, r)
+	} else if slices.Contains(recent, r) {
 		return
 	}
-	for _, o := range d.reads {
-		if o.key() == k {
-			return
-		}
-	}
 	d.reads = append(d.reads, r)
-	if len(d.reads) > manyReads {
-		d.readAt = make(map[readKey]bool, 2*len(d.reads))
-		for _, o := range d.reads {
-			d.readAt[o.key()] = true
-		}
-	}
 }
 
 // add makes d depend on what another fragment it used depends on.
