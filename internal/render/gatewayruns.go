@@ -166,8 +166,13 @@ func (m *mergedRuns) update(runs []*GatewayState) bool {
 // edit takes the runs gone out and puts the runs that came in; false when a line
 // to take out is not there.
 func (m *mergedRuns) edit(gone, came []*GatewayState) bool {
-	if m.keys == nil {
-		m.keys, m.hosts, m.backends = map[string]int{}, map[string]int{}, map[string]int{}
+	if m.keys == nil { // (sized: a render's first merge counts every route's lines)
+		var keys, hosts, backends int
+		for _, r := range came {
+			keys += len(r.Exact) + len(r.PrefixExact) + len(r.PrefixSorted) + len(r.Regex)
+			hosts, backends = hosts+len(r.Hosts), backends+len(r.Backends)
+		}
+		m.keys, m.hosts, m.backends = make(map[string]int, keys), make(map[string]int, hosts), make(map[string]int, backends)
 	}
 	var e sortedEdits
 	for _, r := range gone {
