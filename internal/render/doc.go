@@ -19,6 +19,11 @@
 // still reachable, with map[string]any elements. Every store offers List(),
 // Fetch(keys...) and GetSingle(keys...), whose keys follow the resource's indexBy.
 //
+// A render records what each fragment reads and reuses what did not change (memo.go,
+// units.go); Go helpers read the stores through a reader that records for them
+// (resources.go), which lets a helper compute independent values on every core
+// (apart.go).
+//
 // Output is normalised after rendering (trailing spaces and blank-line runs removed,
 // haproxy.cfg indented by section) so that templates need no whitespace control and
 // the same input always gives byte-identical output.
