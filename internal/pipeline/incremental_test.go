@@ -117,7 +117,8 @@ func (m *mutator) change() error {
 	return nil
 }
 
-// route is route i with a random host and, for Ingresses, random annotations.
+// route is route i with a random host and, for Ingresses, random annotations, now
+// and then a spec.defaultBackend or a TLS entry.
 func (m *mutator) route(i int) map[string]any {
 	if m.kind == benchmix.HTTPRoute {
 		r := m.stamped(benchmix.Route(i))
@@ -128,8 +129,16 @@ func (m *mutator) route(i int) map[string]any {
 	if a := ingressAnnotations[m.rng.IntN(len(ingressAnnotations))]; a != nil {
 		r["metadata"].(map[string]any)["annotations"] = a
 	}
-	rule := r["spec"].(map[string]any)["rules"].([]any)[0].(map[string]any)
+	spec := r["spec"].(map[string]any)
+	rule := spec["rules"].([]any)[0].(map[string]any)
 	rule["host"] = fmt.Sprintf("h%d.example.com", m.rng.IntN(m.next+1))
+	switch m.rng.IntN(12) {
+	case 0: // the catch-all backend (the first Ingress with one takes it)
+		spec["defaultBackend"] = map[string]any{"service": map[string]any{"name": fmt.Sprintf("bench-svc-%d", i),
+			"port": map[string]any{"number": int64(80)}}}
+	case 1: // TLS with a Secret that is not there (noted, no certificate)
+		spec["tls"] = []any{map[string]any{"hosts": []any{rule["host"]}, "secretName": fmt.Sprintf("tls-%d", m.rng.IntN(4))}}
+	}
 	return r
 }
 

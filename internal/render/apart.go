@@ -21,51 +21,59 @@ type apartValue[T any] struct {
 	deps     *deps // nil when the render is not recording
 	recent   recentReads
 	panicked any
-	failed   bool
 }
 
 // take returns the value, or raises its computation's panic again.
 func (a *apartValue[T]) take() T {
-	if a.failed {
+	if a.panicked != nil {
 		panic(a.panicked)
 	}
 	return a.value
 }
 
-// computeApart computes fn(i) for i in [0, n) on up to GOMAXPROCS goroutines. fn must
-// read the stores through its reader only and write nothing shared.
+// computeApart computes fn(i) for i in [0, n) apart, each with a reader of its own.
+// fn must read the stores through its reader only and write nothing shared.
 func computeApart[T any](st *renderState, n int, fn func(i int, rd reader) T) []apartValue[T] {
 	out := make([]apartValue[T], n)
-	compute := func(i int) {
+	panics := eachApart(n, func(i int) {
 		a := &out[i]
 		rd := reader{st: st, recent: &a.recent}
 		if st.rec != nil {
 			a.deps = &deps{}
 			rd.deps = a.deps
 		}
-		defer func() {
-			if p := recover(); p != nil {
-				a.panicked, a.failed = p, true
-			}
-		}()
 		a.value = fn(i, rd)
+	})
+	for i, p := range panics {
+		out[i].panicked = p
+	}
+	return out
+}
+
+// eachApart calls fn(i) for i in [0, n) on up to GOMAXPROCS goroutines and returns
+// what each call panicked with (nil: it returned).
+func eachApart(n int, fn func(i int)) []any {
+	panics := make([]any, n)
+	call := func(i int) {
+		defer func() { panics[i] = recover() }()
+		fn(i)
 	}
 	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers <= 1 {
 		for i := range n {
-			compute(i)
+			call(i)
 		}
-		return out
+		return panics
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				compute(i)
+				call(i)
 			}
 		})
 	}
 	wg.Wait()
-	return out
+	return panics
 }

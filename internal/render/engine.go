@@ -242,16 +242,12 @@ func (e *Engine) declarations() (native.Declarations, error) {
 	for k, v := range e.gatewayBuiltins() {
 		decls[k] = v
 	}
+	for k, v := range e.ingressBuiltins() {
+		decls[k] = v
+	}
 	decls["first_seen"] = e.firstSeen
-	decls["ingress_routes"] = e.ingressRoutes
-	decls["IngressBackend"] = reflect.TypeOf(IngressBackend{})
-	decls["ingress_backends"] = ingressBackendsOf
-	decls["ingress_backend_runs"] = e.ingressBackendRuns
 	decls["key_runs"] = e.keyRunsKept
-	decls["ingress_merge_runs"] = e.ingressMergeRuns
-	decls["ingress_annotations"] = e.ingressAnnotations
 	decls["service_servers"] = e.serviceServers
-	decls["ingresses_of_class"] = e.ingressesOfClass
 	decls["note"] = e.note
 	for k, v := range e.unitDeclarations() {
 		decls[k] = v

@@ -318,7 +318,7 @@ func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]str
 	for i := 0; i < len(order); i += runSize {
 		keys := order[i:min(i+runSize, len(order))]
 		r := run{key: "gw routes from " + strings.Join(keys[0], " "), inputs: []any{keys, listeners}, made: -1}
-		if !e.stands(r.key, r.inputs) {
+		if _, ok := e.standing(r.key, r.inputs); !ok {
 			r.made = len(toMake)
 			toMake = append(toMake, len(runs))
 		}

@@ -29,12 +29,12 @@ import (
 // ingressAnnotations is ingress_annotations(f, store, ns, name, prefix): the
 // Ingress's annotations whose name starts with prefix (annotation_values), nil when
 // it has none; an invalid namespace is the fragment's error.
-func (e *Engine) ingressAnnotations(f map[string][]any, store, ns, name, prefix string) map[string]string {
+func (rd reader) ingressAnnotations(f map[string][]any, store, ns, name, prefix string) map[string]string {
 	if !isDNSLabel(ns) {
 		f["error"] = append(f["error"], "", "Ingress "+ns+"/"+name+": metadata.namespace: "+toJSON(ns)+" is not a DNS label")
 		return nil
 	}
-	objs := e.st.getSingle(store, []string{ns, name})
+	objs := rd.getSingle(store, []string{ns, name})
 	if len(objs) == 0 {
 		return nil
 	}
@@ -65,7 +65,7 @@ type ingressRoute struct {
 // name, as {secretName, host...} with the hosts lowercased and checked; nil when f
 // holds an error. (Every Ingress of a full render passes here: the messages naming
 // an object's field are built only when they are needed.)
-func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, name string, takeDefault bool,
+func (rd reader) ingressRoutes(env native.Env, f map[string][]any, store, ns, name string, takeDefault bool,
 	settings map[string]any, defaultSig, headerMap, annPrefix string) [][]string {
 	kid := func() string { return "Ingress " + ns + "/" + name }
 	fail := func(msg string) [][]string {
@@ -78,7 +78,7 @@ func (e *Engine) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 	if msg, _ := settings["problem"].(string); msg != "" {
 		return fail(msg)
 	}
-	objs := e.st.getSingle(store, []string{ns, name})
+	objs := rd.getSingle(store, []string{ns, name})
 	if len(objs) == 0 {
 		return nil
 	}
@@ -397,14 +397,14 @@ func rawString(v any) string {
 // unset when orUnset (our IngressClass is the default one), as {namespace, name}
 // pairs. Each is read by key (recorded like GetSingle); a key without an object, a
 // spec or metadata is left out.
-func (e *Engine) ingressesOfClass(store string, keys []string, class string, orUnset bool) [][]string {
+func (rd reader) ingressesOfClass(store string, keys []string, class string, orUnset bool) [][]string {
 	out := make([][]string, 0, len(keys))
 	for _, k := range keys {
 		ns, name, ok := strings.Cut(k, "/")
 		if !ok {
 			continue
 		}
-		objs := e.st.getSingle(store, []string{ns, name})
+		objs := rd.getSingle(store, []string{ns, name})
 		if len(objs) == 0 {
 			continue
 		}

@@ -49,15 +49,37 @@ func (e *Engine) cached(key string, inputs ...any) (any, bool) {
 	return nil, false
 }
 
-// stands reports whether an earlier render's value of key may be reused (reused
-// may still refuse it, when its first_seen calls would answer otherwise).
-func (e *Engine) stands(key string, inputs []any) bool {
+// standing is an earlier render's value of key when it may be reused (reused may
+// still refuse it, when its first_seen calls would answer otherwise).
+func (e *Engine) standing(key string, inputs []any) (any, bool) {
 	st := e.st
 	if st.rec == nil {
-		return false
+		return nil, false
 	}
-	v := st.prev.value(st.rec.target, key)
-	return v != nil && sameInputs(v.inputs, inputs) && v.deps.current(st)
+	if v := st.prev.value(st.rec.target, key); v != nil && sameInputs(v.inputs, inputs) && v.deps.current(st) {
+		return v.value, true
+	}
+	return nil, false
+}
+
+// recordInto runs fn, which calls template functions, with the store reads, files
+// and notes they record going to d (a value computed apart) instead of the
+// innermost fragment.
+func (e *Engine) recordInto(d *deps, fn func()) {
+	rec := e.st.rec
+	if rec == nil || d == nil {
+		fn()
+		return
+	}
+	s := &scope{unit: "\x00apart"}
+	rec.push(s)
+	defer func() {
+		if i := slices.Index(rec.stack, s); i > 0 {
+			rec.stack = rec.stack[:i] // (a panic may leave scopes of fn's open)
+		}
+		d.add(&s.deps)
+	}()
+	fn()
 }
 
 // reused is cached's answer when an earlier render's value stands.
