@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
+	"github.com/haproxy-haptic/haptic/internal/snapshot"
 	"github.com/open2b/scriggo/native"
 )
 
@@ -38,8 +39,17 @@ func (rd reader) ingressAnnotations(f map[string][]any, store, ns, name, prefix 
 	if len(objs) == 0 {
 		return nil
 	}
+	return ingressAnnotationsOf(f, ns, name, formOf(objs[0], formIngress, ingressFormOf), prefix)
+}
+
+// ingressAnnotationsOf is ingress_annotations of Ingress ns/name read as ing.
+func ingressAnnotationsOf(f map[string][]any, ns, name string, ing *ingressForm, prefix string) map[string]string {
+	if !isDNSLabel(ns) {
+		f["error"] = append(f["error"], "", "Ingress "+ns+"/"+name+": metadata.namespace: "+toJSON(ns)+" is not a DNS label")
+		return nil
+	}
 	var out map[string]string
-	for k, v := range formOf(objs[0], formIngress, ingressFormOf).annotations {
+	for k, v := range ing.annotations {
 		if strings.HasPrefix(k, prefix) {
 			if out == nil {
 				out = map[string]string{}
@@ -404,17 +414,19 @@ func (rd reader) ingressesOfClass(store string, keys []string, class string, orU
 		if !ok {
 			continue
 		}
-		objs := rd.getSingle(store, []string{ns, name})
-		if len(objs) == 0 {
-			continue
-		}
-		ing := formOf(objs[0], formIngress, ingressFormOf)
-		if !ing.usable {
-			continue
-		}
-		if cn := ing.class; cn == class || (cn == "" && orUnset) {
+		if _, ok := ingressOfClass(rd.getSingle(store, []string{ns, name}), class, orUnset); ok {
 			out = append(out, []string{ns, name})
 		}
 	}
 	return out
+}
+
+// ingressOfClass is the form of the Ingress objs holds when it has metadata and a
+// spec and its class is class (or unset, when orUnset).
+func ingressOfClass(objs []snapshot.Object, class string, orUnset bool) (*ingressForm, bool) {
+	if len(objs) == 0 {
+		return nil, false
+	}
+	ing := formOf(objs[0], formIngress, ingressFormOf)
+	return ing, ing.usable && (ing.class == class || ing.class == "" && orUnset)
 }

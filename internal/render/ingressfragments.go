@@ -2,6 +2,7 @@ package render
 
 import (
 	"reflect"
+	"strings"
 
 	"github.com/open2b/scriggo/native"
 )
@@ -131,23 +132,30 @@ func (e *Engine) readIngressRun(run *ingressRun, store, class string, orUnset, t
 		run.deps = &deps{}
 	}
 	rd := run.reader(e.st)
-	run.ings = rd.ingressesOfClass(store, run.keys, class, orUnset)
-	n := len(run.ings)
-	run.frags, run.settings, run.take, run.tls = make([]map[string][]any, n), make([]map[string]any, n), make([]bool, n), make([][][]string, n)
 	var annotated []int
 	var ids, nss []string
 	var vals []map[string]string
-	for i, nsName := range run.ings {
-		ns, name := nsName[0], nsName[1]
-		run.frags[i], run.settings[i], run.take[i] = map[string][]any{}, defaults, takeDefault
-		if v := rd.ingressAnnotations(run.frags[i], store, ns, name, prefix); v != nil {
-			annotated = append(annotated, i)
+	for _, k := range run.keys {
+		ns, name, ok := strings.Cut(k, "/")
+		if !ok {
+			continue
+		}
+		ing, ok := ingressOfClass(rd.getSingle(store, []string{ns, name}), class, orUnset)
+		if !ok {
+			continue
+		}
+		f := map[string][]any{}
+		if v := ingressAnnotationsOf(f, ns, name, ing, prefix); v != nil {
+			annotated = append(annotated, len(run.ings))
 			ids, nss, vals = append(ids, ns+"/"+name), append(nss, ns), append(vals, v)
 		}
-		if objs := rd.getSingle(store, []string{ns, name}); len(objs) > 0 && formOf(objs[0], formIngress, ingressFormOf).defaultBackend != nil {
+		run.ings, run.frags = append(run.ings, []string{ns, name}), append(run.frags, f)
+		run.settings, run.take = append(run.settings, defaults), append(run.take, takeDefault)
+		if ing.defaultBackend != nil {
 			takeDefault = false // (it takes it, or fails the render)
 		}
 	}
+	run.tls = make([][][]string, len(run.ings))
 	if len(annotated) > 0 {
 		var settings []map[string]any
 		e.recordInto(run.deps, func() { settings = settingsOf(ids, nss, vals) })
