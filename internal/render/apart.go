@@ -7,13 +7,15 @@ import (
 )
 
 // Values computed apart from the template: a Go helper that computes many
-// independent values (the gateway library's runs of routes) spreads them over the
-// machine's cores. Each is computed with a reader of its own, which records its reads
-// in deps of its own; the helper then takes them in order on the template's
-// goroutine and memoizes them (Engine.memoize), as cached and end_cached around each
-// would have. A panic (a store error, a writer's refusal that stops the render) is
-// raised again where its value is taken, so a render fails as it would have failed
-// computing them one by one.
+// independent values (the libraries' runs of routes: gateway_route_runs,
+// ingress_fragments) spreads them over the machine's cores. Each is computed with a
+// reader of its own, which records its reads in deps of its own; the helper then
+// takes them in order on the template's goroutine and memoizes them
+// (Engine.memoize), as cached and end_cached around each would have. A panic (a
+// store error, a writer's refusal that stops the render) is raised again where its
+// value is taken, so a render fails as it would have failed computing them one by
+// one. Template code cannot run apart: the store functions it calls record into the
+// engine's one recorder (Engine.recordInto lends that to a value computed apart).
 
 // apartValue is a value computed apart, with what it read.
 type apartValue[T any] struct {
