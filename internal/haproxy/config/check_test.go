@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"math/rand"
 	"reflect"
 	"strings"
@@ -100,5 +101,61 @@ func TestCheckFetchArg(t *testing.T) {
 		if CheckFetchArg(s) == nil {
 			t.Errorf("%q: want an error", s)
 		}
+	}
+}
+
+// TestCheckConfigLineIsWords: the one-pass check of a line says what the control
+// character scan and Words say, on random lines of the characters that matter.
+func TestCheckConfigLineIsWords(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	tokens := []string{"a ", "bc\t", "a", " ", "\t", "#", "\"", "'", "\\", "\\x4"}
+	seen := map[string]int{}
+	for range 200000 {
+		var b strings.Builder
+		kinds := len(tokens)
+		if rng.Intn(2) == 0 {
+			kinds = 2 // words only: lines of up to 200 words
+		}
+		for range rng.Intn(120) {
+			b.WriteString(tokens[rng.Intn(kinds)])
+		}
+		if rng.Intn(10) == 0 { // a control character now and then
+			at := rng.Intn(b.Len() + 1)
+			s := b.String()
+			b.Reset()
+			b.WriteString(s[:at] + string([]byte{[]byte{0x01, 0x7f, '\r'}[rng.Intn(3)]}) + s[at:])
+		}
+		line := b.String()
+		got := checkConfigLine(0, line)
+		var want error
+		for i := 0; i < len(line); i++ {
+			if c := line[i]; (c < 0x20 && c != '\t') || c == 0x7f {
+				want = lineErr(0, "%s", describeControl(c))
+				break
+			}
+		}
+		if want == nil {
+			if w, err := Words(line); err != nil {
+				want = &LineError{Line: 1, Err: err}
+			} else if len(w) > MaxLineWords {
+				want = lineErr(0, "%d words, HAProxy reads at most %d per line: %.60q", len(w), MaxLineWords, strings.TrimSpace(line))
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%q: got %v, want %v", line, got, want)
+		}
+		switch {
+		case want == nil:
+			seen["accepted"]++
+		case strings.Contains(want.Error(), "words"):
+			seen["too many words"]++
+		case strings.ContainsAny(line, "\x01\x7f"):
+			seen["control"]++
+		default:
+			seen["unclosed"]++
+		}
+	}
+	if len(seen) != 4 {
+		t.Fatalf("the lines made only %v", seen)
 	}
 }
