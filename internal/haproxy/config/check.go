@@ -71,6 +71,21 @@ func lineErr(n int, format string, a ...any) error {
 	return &LineError{Line: n + 1, Err: fmt.Errorf(format, a...)}
 }
 
+// eachLine checks every line of content, numbered from 0, up to the first error
+// (without a slice of all the lines: the renderer checks every file it writes).
+func eachLine(content string, check func(n int, line string) error) error {
+	for n := 0; ; n++ {
+		line, rest, more := strings.Cut(content, "\n")
+		if err := check(n, line); err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+		content = rest
+	}
+}
+
 // CheckCrtList accepts a crt-list whose lines hold no control characters.
 func CheckCrtList(content string) error {
 	for n, line := range strings.Split(content, "\n") {
@@ -96,18 +111,7 @@ func Check(kind bundle.Kind, content string) error {
 
 // CheckConfig accepts a rendered haproxy.cfg whose lines HAProxy reads whole: no
 // control characters besides tabs, every quote closed, at most MaxLineWords words.
-func CheckConfig(content string) error {
-	for n := 0; ; n++ {
-		line, rest, more := strings.Cut(content, "\n")
-		if err := checkConfigLine(n, line); err != nil {
-			return err
-		}
-		if !more {
-			return nil
-		}
-		content = rest
-	}
-}
+func CheckConfig(content string) error { return eachLine(content, checkConfigLine) }
 
 // checkConfigLine checks line n (from 0) of a haproxy.cfg. A line without quotes or
 // backslashes (nearly all) is checked in one pass without splitting it into words:

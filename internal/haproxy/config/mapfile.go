@@ -136,28 +136,29 @@ func isMapKeyEnd(c byte) bool {
 // control character other than TAB and a final CR in an entry line (HAProxy would
 // silently cut the line there), and every entry passes CheckMapEntry. The renderer
 // checks every map it writes with it, and the agent every map it is given.
-func CheckMapFile(content string) error {
-	for n, line := range strings.Split(content, "\n") {
-		if len(line) > MaxMapLine {
-			return lineErr(n, "%d bytes long (the limit of a map line is %d; HAProxy reads lines of %d bytes or more as two entries)",
-				len(line), MaxMapLine, MapFileBufSize-1)
+func CheckMapFile(content string) error { return eachLine(content, checkMapLine) }
+
+// checkMapLine checks line n (from 0) of a map file.
+func checkMapLine(n int, line string) error {
+	if len(line) > MaxMapLine {
+		return lineErr(n, "%d bytes long (the limit of a map line is %d; HAProxy reads lines of %d bytes or more as two entries)",
+			len(line), MaxMapLine, MapFileBufSize-1)
+	}
+	if i := strings.IndexByte(line, 0); i >= 0 {
+		return lineErr(n, "holds a NUL byte at byte %d", i)
+	}
+	key, value, ok := SplitMapLine(line)
+	if !ok {
+		return nil
+	}
+	body := strings.TrimSuffix(line, "\r")
+	for i := 0; i < len(body); i++ {
+		if c := body[i]; (c < 0x20 && c != '\t') || c == 0x7f {
+			return lineErr(n, "%s at byte %d (HAProxy would load only %.60q → %.60q)", describeControl(c), i, key, value)
 		}
-		if i := strings.IndexByte(line, 0); i >= 0 {
-			return lineErr(n, "holds a NUL byte at byte %d", i)
-		}
-		key, value, ok := SplitMapLine(line)
-		if !ok {
-			continue
-		}
-		body := strings.TrimSuffix(line, "\r")
-		for i := 0; i < len(body); i++ {
-			if c := body[i]; (c < 0x20 && c != '\t') || c == 0x7f {
-				return lineErr(n, "%s at byte %d (HAProxy would load only %.60q → %.60q)", describeControl(c), i, key, value)
-			}
-		}
-		if err := CheckMapEntry(key, value); err != nil {
-			return &LineError{Line: n + 1, Err: err}
-		}
+	}
+	if err := CheckMapEntry(key, value); err != nil {
+		return &LineError{Line: n + 1, Err: err}
 	}
 	return nil
 }
