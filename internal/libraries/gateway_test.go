@@ -1,12 +1,9 @@
 package libraries
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/haproxy-haptic/haptic/internal/pipeline"
 )
 
 // gatewayFixture is one Gateway of our class (port 80, routes from all namespaces)
@@ -234,16 +231,6 @@ func TestGatewayFirstBadRouteFails(t *testing.T) {
 		return r
 	}
 	// 300 routes are five runs; the order is namespace/name (no creationTimestamp)
-	raw := gatewayFixture(300, bad("zz-last", "bad-z"), bad("a-first", "bad-a"))
-	p := load(t)
-	snap, err := p.Builder.Snapshot(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 5 {
-		_, err = p.Render(context.Background(), &pipeline.Fixture{Snapshot: snap, ExtraContext: map[string]any{}})
-		if err == nil || !strings.Contains(err.Error(), "HTTPRoute a-first/bad-a: spec.rules[0].matches[0].path.value: regular expression") {
-			t.Fatalf("want the error of a-first/bad-a, got %v", err)
-		}
-	}
+	assertRenderFails(t, gatewayFixture(300, bad("zz-last", "bad-z"), bad("a-first", "bad-a")),
+		"HTTPRoute a-first/bad-a: spec.rules[0].matches[0].path.value: regular expression")
 }

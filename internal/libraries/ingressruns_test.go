@@ -22,6 +22,13 @@ func TestIngressFirstBadIngressFails(t *testing.T) {
 		return ing
 	}
 	raw["ingresses"] = append(raw["ingresses"], bad("zz-last"), bad("a-first"))
+	assertRenderFails(t, raw, "Ingress a-first/bad: spec.rules[0].host")
+}
+
+// assertRenderFails renders raw a few times (its runs are made on every core, in any
+// order) and wants each render to fail with an error that holds want.
+func assertRenderFails(t *testing.T, raw map[string][]map[string]any, want string) {
+	t.Helper()
 	p := load(t)
 	snap, err := p.Builder.Snapshot(raw)
 	if err != nil {
@@ -29,8 +36,8 @@ func TestIngressFirstBadIngressFails(t *testing.T) {
 	}
 	for range 5 {
 		_, err = p.Render(context.Background(), &pipeline.Fixture{Snapshot: snap, ExtraContext: map[string]any{}})
-		if err == nil || !strings.Contains(err.Error(), "Ingress a-first/bad: spec.rules[0].host") {
-			t.Fatalf("want the error of a-first/bad, got %v", err)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("want an error with %q, got %v", want, err)
 		}
 	}
 }
