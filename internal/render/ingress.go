@@ -31,15 +31,15 @@ import (
 // Ingress's annotations whose name starts with prefix (annotation_values), nil when
 // it has none; an invalid namespace is the fragment's error.
 func (rd reader) ingressAnnotations(f map[string][]any, store, ns, name, prefix string) map[string]string {
-	if !isDNSLabel(ns) {
-		f["error"] = append(f["error"], "", "Ingress "+ns+"/"+name+": metadata.namespace: "+toJSON(ns)+" is not a DNS label")
-		return nil
+	var ing *ingressForm
+	if isDNSLabel(ns) { // (else the error, without a read)
+		objs := rd.getSingle(store, []string{ns, name})
+		if len(objs) == 0 {
+			return nil
+		}
+		ing = formOf(objs[0], formIngress, ingressFormOf)
 	}
-	objs := rd.getSingle(store, []string{ns, name})
-	if len(objs) == 0 {
-		return nil
-	}
-	return ingressAnnotationsOf(f, ns, name, formOf(objs[0], formIngress, ingressFormOf), prefix)
+	return ingressAnnotationsOf(f, ns, name, ing, prefix)
 }
 
 // ingressAnnotationsOf is ingress_annotations of Ingress ns/name read as ing.
