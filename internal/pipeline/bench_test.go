@@ -138,6 +138,7 @@ func benchFullRenders(b *testing.B, newObjects bool) {
 						snap = benchSnapshot(b, p, kind, n)
 						b.StartTimer()
 					}
+					// (labelled: a CPU profile can focus on the renders, docs/rendering.md)
 					pprof.Do(context.Background(), pprof.Labels("phase", "render"), func(ctx context.Context) {
 						if _, err := p.Engine.Render(ctx, render.Input{Snapshot: snap, ExtraContext: benchExtra(kind), Fresh: true}); err != nil {
 							b.Fatal(err)
