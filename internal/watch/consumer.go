@@ -133,11 +133,11 @@ func (c *Consumer) wrap(h cache.ResourceEventHandler) cache.ResourceEventHandler
 }
 
 // dropManagedFields is a shared informer's transform: nothing reads managedFields.
-func dropManagedFields(obj any) (any, error) {
+func dropManagedFields(obj any) any {
 	if m, ok := obj.(metav1.Object); ok {
 		m.SetManagedFields(nil)
 	}
-	return obj, nil
+	return obj
 }
 
 // metadataOnly reduces a whole object to apiVersion, kind and metadata (as a

@@ -170,18 +170,15 @@ func (s *Informers) build(gvr schema.GroupVersionResource, consumers []*Consumer
 			return nil, fmt.Errorf("%s: %w", gvr.Resource, err)
 		}
 	}
-	var transform cache.TransformFunc
+	reduce := func(obj any) any { return obj }
 	switch {
 	case !plan.Shared && consumers[0].need.Reduce != nil:
-		reduce := consumers[0].need.Reduce
-		transform = func(obj any) (any, error) { return reduce(obj), nil }
+		reduce = consumers[0].need.Reduce
 	case plan.Shared && !keepMF:
-		transform = dropManagedFields
+		reduce = dropManagedFields
 	}
-	if transform != nil {
-		if err := sh.inf.SetTransform(transform); err != nil {
-			return nil, fmt.Errorf("%s: %w", gvr.Resource, err)
-		}
+	if err := sh.inf.SetTransform(func(obj any) (any, error) { return interned(reduce(obj)), nil }); err != nil {
+		return nil, fmt.Errorf("%s: %w", gvr.Resource, err)
 	}
 	for _, c := range consumers {
 		c.src = sh
