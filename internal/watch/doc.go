@@ -6,7 +6,8 @@
 // resource the Watcher has a consumer (equality label selector; ignored fields — and
 // status, unless the resource sets watchStatus — stripped before anything reaches
 // the store), a leading-edge debouncer, and for on-demand stores only metadata
-// resident, bodies fetched when a template reads them.
+// resident, bodies fetched when a template reads them. An informer keeps each object
+// with the strings it repeats across objects interned (intern.go).
 //
 // An update whose relevant content equals what the store holds (only status or
 // server-kept metadata changed, e.g. the controller's own status writes) is dropped
