@@ -310,15 +310,16 @@ func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]str
 	const runSize = 64
 	type run struct {
 		key    string
-		inputs []any // the routes' keys and the listeners
-		made   int   // its index in made; -1: reused
+		inputs []any      // the routes' keys and the listeners
+		memo   *valueMemo // an earlier render's, standing
+		made   int        // its index in made; -1: none
 	}
 	runs := make([]run, 0, (len(order)+runSize-1)/runSize)
 	var toMake []int
 	for i := 0; i < len(order); i += runSize {
 		keys := order[i:min(i+runSize, len(order))]
 		r := run{key: "gw routes from " + strings.Join(keys[0], " "), inputs: []any{keys, listeners}, made: -1}
-		if _, ok := e.standing(r.key, r.inputs); !ok {
+		if r.memo = e.standing(r.key, r.inputs); r.memo == nil {
 			r.made = len(toMake)
 			toMake = append(toMake, len(runs))
 		}
@@ -330,15 +331,14 @@ func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]str
 	out := make([]*GatewayState, 0, len(runs))
 	for _, r := range runs {
 		var share *routeShare
-		if r.made < 0 {
-			if v, ok := e.reused(r.key, r.inputs); ok {
-				share = v.(*routeShare)
-			} else { // (it stood a moment ago: only a replay can refuse it)
-				r.made = len(made)
-				made = append(made, computeApart(e.st, 1, func(_ int, rd reader) *routeShare {
-					return rd.gatewayRun(env, s, r.inputs[0].([][]string))
-				})...)
-			}
+		switch {
+		case r.memo != nil && e.take(r.key, r.inputs, r.memo):
+			share = r.memo.value.(*routeShare)
+		case r.memo != nil: // (it stood a moment ago: only a replay can refuse it)
+			r.made = len(made)
+			made = append(made, computeApart(e.st, 1, func(_ int, rd reader) *routeShare {
+				return rd.gatewayRun(env, s, r.inputs[0].([][]string))
+			})...)
 		}
 		if r.made >= 0 {
 			share = made[r.made].take()

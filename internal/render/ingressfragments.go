@@ -55,6 +55,8 @@ type (
 // Ingress was a third of a full render at 5,000 Ingresses.
 func (e *Engine) ingressFragments(env native.Env, store, class string, orUnset bool, defaults map[string]any,
 	defaultSig, headerMap, prefix string, settingsOf ingressSettingsFunc, tlsOf ingressTLSFunc) ([]map[string][]any, string, string) {
+	c := &ingressCall{e: e, env: env, store: store, class: class, orUnset: orUnset, defaults: defaults,
+		defaultSig: defaultSig, headerMap: headerMap, prefix: prefix, settingsOf: settingsOf, tlsOf: tlsOf}
 	keys := e.st.keys(store)
 	bounds := e.keyRunsKept(keys, 64)
 	runs := make([]*ingressRun, 0, len(bounds))
@@ -65,29 +67,25 @@ func (e *Engine) ingressFragments(env native.Env, store, class string, orUnset b
 		run.key = "ingresses from " + run.keys[0]
 		run.inputs = []any{run.keys, takeDefault, class, orUnset}
 		runs = append(runs, run)
-		if v, ok := e.standing(run.key, run.inputs); ok {
-			f := v.(map[string][]any)
+		if run.memo = e.standing(run.key, run.inputs); run.memo != nil {
+			f := run.memo.value.(map[string][]any)
 			if f["error"] != nil {
 				break // nothing after the render's error counts
 			}
 			takeDefault = takeDefault && f["default"] == nil
 			continue
 		}
-		run.toMake = true
 		toMake = append(toMake, run)
-		takeDefault = e.readIngressRun(run, store, class, orUnset, takeDefault, defaults, prefix, settingsOf)
+		takeDefault = c.read(run, takeDefault)
 	}
-	panics := eachApart(len(toMake), func(i int) {
-		run := toMake[i]
-		run.writeRoutes(run.reader(e.st), env, store, defaultSig, headerMap, prefix)
-	})
+	panics := eachApart(len(toMake), func(i int) { c.writeRoutes(toMake[i]) })
 	for i, run := range toMake {
 		run.panicked = panics[i]
 	}
 	var frags []map[string][]any
 	defaultBackend := ""
 	for _, run := range runs {
-		f := e.ingressRunFragment(run, store, class, orUnset, defaults, defaultSig, headerMap, prefix, settingsOf, tlsOf, env)
+		f := c.fragment(run)
 		if e := f["error"]; e != nil {
 			return nil, "", e[1].(string)
 		}
@@ -99,12 +97,24 @@ func (e *Engine) ingressFragments(env native.Env, store, class string, orUnset b
 	return frags, defaultBackend, ""
 }
 
+// ingressCall is one ingress_fragments call: its arguments.
+type ingressCall struct {
+	e                             *Engine
+	env                           native.Env
+	store, class                  string
+	orUnset                       bool
+	defaults                      map[string]any
+	defaultSig, headerMap, prefix string
+	settingsOf                    ingressSettingsFunc
+	tlsOf                         ingressTLSFunc
+}
+
 // ingressRun is a run of Ingresses (keys) a render takes as one memo.
 type ingressRun struct {
 	key    string
 	inputs []any // keys, takeDefault, class, orUnset
 	keys   []string
-	toMake bool
+	memo   *valueMemo // an earlier render's, standing; nil: made now
 	// what making it read (nil when the render is not recording)
 	deps   *deps
 	recent recentReads
@@ -123,15 +133,15 @@ func (run *ingressRun) reader(st *renderState) reader {
 	return reader{st: st, deps: run.deps, recent: &run.recent}
 }
 
-// readIngressRun reads a run's Ingresses of the class and their annotations, and
-// has the library make the settings of those with some. It returns whether the
-// Ingresses after the run may take spec.defaultBackend.
-func (e *Engine) readIngressRun(run *ingressRun, store, class string, orUnset, takeDefault bool, defaults map[string]any,
-	prefix string, settingsOf ingressSettingsFunc) bool {
-	if e.st.rec != nil {
+// read reads a run's Ingresses of the class and their annotations, and has the
+// library make the settings of those with some. It returns whether the Ingresses
+// after the run may take spec.defaultBackend.
+func (c *ingressCall) read(run *ingressRun, takeDefault bool) bool {
+	st := c.e.st
+	if st.rec != nil {
 		run.deps = &deps{}
 	}
-	rd := run.reader(e.st)
+	rd := run.reader(st)
 	var annotated []int
 	var ids, nss []string
 	var vals []map[string]string
@@ -140,17 +150,17 @@ func (e *Engine) readIngressRun(run *ingressRun, store, class string, orUnset, t
 		if !ok {
 			continue
 		}
-		ing, ok := ingressOfClass(rd.getSingle(store, []string{ns, name}), class, orUnset)
+		ing, ok := ingressOfClass(rd.getSingle(c.store, []string{ns, name}), c.class, c.orUnset)
 		if !ok {
 			continue
 		}
 		f := map[string][]any{}
-		if v := ingressAnnotationsOf(f, ns, name, ing, prefix); v != nil {
+		if v := ingressAnnotationsOf(f, ns, name, ing, c.prefix); v != nil {
 			annotated = append(annotated, len(run.ings))
 			ids, nss, vals = append(ids, ns+"/"+name), append(nss, ns), append(vals, v)
 		}
 		run.ings, run.frags = append(run.ings, []string{ns, name}), append(run.frags, f)
-		run.settings, run.take = append(run.settings, defaults), append(run.take, takeDefault)
+		run.settings, run.take = append(run.settings, c.defaults), append(run.take, takeDefault)
 		if ing.defaultBackend != nil {
 			takeDefault = false // (it takes it, or fails the render)
 		}
@@ -158,7 +168,7 @@ func (e *Engine) readIngressRun(run *ingressRun, store, class string, orUnset, t
 	run.tls = make([][][]string, len(run.ings))
 	if len(annotated) > 0 {
 		var settings []map[string]any
-		e.recordInto(run.deps, func() { settings = settingsOf(ids, nss, vals) })
+		c.e.recordInto(run.deps, func() { settings = c.settingsOf(ids, nss, vals) })
 		for j, i := range annotated {
 			run.settings[i] = settings[j]
 		}
@@ -167,27 +177,28 @@ func (e *Engine) readIngressRun(run *ingressRun, store, class string, orUnset, t
 }
 
 // writeRoutes writes the routes of a run's Ingresses into their fragments (on a
-// worker: it reads through rd only).
-func (run *ingressRun) writeRoutes(rd reader, env native.Env, store, defaultSig, headerMap, prefix string) {
+// worker: it reads through the run's reader only).
+func (c *ingressCall) writeRoutes(run *ingressRun) {
+	rd := run.reader(c.e.st)
 	for i, nsName := range run.ings {
-		run.tls[i] = rd.ingressRoutes(env, run.frags[i], store, nsName[0], nsName[1], run.take[i], run.settings[i],
-			defaultSig, headerMap, prefix)
+		run.tls[i] = rd.ingressRoutes(c.env, run.frags[i], c.store, nsName[0], nsName[1], run.take[i], run.settings[i],
+			c.defaultSig, c.headerMap, c.prefix)
 		if len(run.frags[i]["error"]) > 0 {
 			return // the run's error: nothing after it counts
 		}
 	}
 }
 
-// ingressRunFragment is a run's merged fragment: the earlier render's, or the one
-// made now (or, when the earlier one could not be reused after all, made here).
-func (e *Engine) ingressRunFragment(run *ingressRun, store, class string, orUnset bool, defaults map[string]any,
-	defaultSig, headerMap, prefix string, settingsOf ingressSettingsFunc, tlsOf ingressTLSFunc, env native.Env) map[string][]any {
-	if !run.toMake {
-		if v, ok := e.reused(run.key, run.inputs); ok {
-			return v.(map[string][]any)
+// fragment is a run's merged fragment: the earlier render's, or the one made now
+// (or, when the earlier one could not be reused after all, made here).
+func (c *ingressCall) fragment(run *ingressRun) map[string][]any {
+	e := c.e
+	if run.memo != nil {
+		if e.take(run.key, run.inputs, run.memo) {
+			return run.memo.value.(map[string][]any)
 		}
-		e.readIngressRun(run, store, class, orUnset, run.inputs[1].(bool), defaults, prefix, settingsOf)
-		run.writeRoutes(run.reader(e.st), env, store, defaultSig, headerMap, prefix)
+		c.read(run, run.inputs[1].(bool))
+		c.writeRoutes(run)
 	}
 	if run.panicked != nil {
 		panic(run.panicked)
@@ -210,7 +221,7 @@ func (e *Engine) ingressRunFragment(run *ingressRun, store, class string, orUnse
 		for j, i := range withTLS {
 			fs[j], nss[j], entries[j] = run.frags[i], run.ings[i][0], run.tls[i]
 		}
-		e.recordInto(run.deps, func() { tlsOf(fs, nss, entries) })
+		e.recordInto(run.deps, func() { c.tlsOf(fs, nss, entries) })
 	}
 	f := mergeFragments(part)
 	if e.st.rec != nil {

@@ -42,24 +42,55 @@ func (e *Engine) cached(key string, inputs ...any) (any, bool) {
 	if rec == nil {
 		return nil, false
 	}
-	if v, ok := e.reused(key, inputs); ok {
-		return v, true
+	if v := e.standing(key, inputs); v != nil && e.take(key, inputs, v) {
+		return v.value, true
 	}
 	rec.push(&scope{unit: cachedScope + key, inputs: inputs})
 	return nil, false
 }
 
-// standing is an earlier render's value of key when it may be reused (reused may
-// still refuse it, when its first_seen calls would answer otherwise).
-func (e *Engine) standing(key string, inputs []any) (any, bool) {
+// standing is an earlier render's memo of value key when it had equal inputs and
+// nothing it read changed (take may still refuse it); nil otherwise, and when the
+// render is not recording.
+func (e *Engine) standing(key string, inputs []any) *valueMemo {
 	st := e.st
 	if st.rec == nil {
-		return nil, false
+		return nil
 	}
 	if v := st.prev.value(st.rec.target, key); v != nil && sameInputs(v.inputs, inputs) && v.deps.current(st) {
-		return v.value, true
+		return v
 	}
-	return nil, false
+	return nil
+}
+
+// take reuses v, standing for key: its first_seen calls are replayed (false when
+// they would answer otherwise: then it is not reused), its files and notes made
+// again, and the innermost fragment depends on what it read.
+func (e *Engine) take(key string, inputs []any, v *valueMemo) bool {
+	st := e.st
+	if !st.replay(v.deps, st.files) {
+		return false
+	}
+	st.rec.top().deps.add(v.deps)
+	st.next.putValue(st.rec.target, key, v.with(inputs))
+	st.reuse.Units++
+	return true
+}
+
+// keep memoizes value under key, made with the reads d (the fragment that used it
+// depends on them already).
+func (e *Engine) keep(key string, inputs []any, value any, d *deps) {
+	st := e.st
+	st.next.putValue(st.rec.target, key, &valueMemo{inputs: inputs, value: value, deps: st.made(d)})
+	st.reuse.UnitsRendered++
+}
+
+// memoize is cached and end_cached around value, computed apart from the template
+// (apart.go) with the reads d: the innermost fragment depends on them, and the
+// value is memoized under key.
+func (e *Engine) memoize(key string, inputs []any, value any, d *deps) {
+	e.st.rec.top().deps.add(d)
+	e.keep(key, inputs, value, d)
 }
 
 // recordInto runs fn, which calls template functions, with the store reads, files
@@ -82,33 +113,6 @@ func (e *Engine) recordInto(d *deps, fn func()) {
 	fn()
 }
 
-// reused is cached's answer when an earlier render's value stands.
-func (e *Engine) reused(key string, inputs []any) (any, bool) {
-	st := e.st
-	rec := st.rec
-	if rec == nil {
-		return nil, false
-	}
-	if v := st.prev.value(rec.target, key); v != nil && sameInputs(v.inputs, inputs) && v.deps.current(st) && st.replay(v.deps, st.files) {
-		rec.top().deps.add(v.deps)
-		st.next.putValue(rec.target, key, v.with(inputs))
-		st.reuse.Units++
-		return v.value, true
-	}
-	return nil, false
-}
-
-// memoize is cached and end_cached around value, computed apart from the template
-// (apart.go) with the reads d: the innermost fragment depends on them, and the
-// value is memoized under key.
-func (e *Engine) memoize(key string, inputs []any, value any, d *deps) {
-	st := e.st
-	rec := st.rec
-	rec.top().deps.add(d)
-	st.next.putValue(rec.target, key, &valueMemo{inputs: inputs, value: value, deps: st.made(d)})
-	st.reuse.UnitsRendered++
-}
-
 // cachedScope marks the scope of a cached() value apart from unit keys.
 const cachedScope = "\x00value "
 
@@ -128,8 +132,7 @@ func (e *Engine) endCached(key string, value any) any {
 		rec.pop() // units left open inside: not memoized
 	}
 	s := rec.pop()
-	e.st.next.putValue(rec.target, key, &valueMemo{inputs: s.inputs, value: value, deps: e.st.made(&s.deps)})
-	e.st.reuse.UnitsRendered++
+	e.keep(key, s.inputs, value, &s.deps)
 	return value
 }
 
@@ -144,13 +147,10 @@ func (e *Engine) cachedValue(key string, fn func() any, inputs ...any) any {
 	if rec == nil {
 		return fn()
 	}
-	if v := st.prev.value(rec.target, key); v != nil && sameInputs(v.inputs, inputs) && v.deps.current(st) && st.replay(v.deps, st.files) {
-		rec.top().deps.add(v.deps)
-		st.next.putValue(rec.target, key, v.with(inputs))
-		st.reuse.Units++
+	if v := e.standing(key, inputs); v != nil && e.take(key, inputs, v) {
 		return v.value
 	}
-	rec.push(&scope{unit: "\x00value " + key})
+	rec.push(&scope{unit: cachedScope + key})
 	depth := len(rec.stack)
 	var out any
 	done := false
@@ -161,8 +161,7 @@ func (e *Engine) cachedValue(key string, fn func() any, inputs ...any) any {
 			}
 			s := rec.pop()
 			if done {
-				st.next.putValue(rec.target, key, &valueMemo{inputs: inputs, value: out, deps: st.made(&s.deps)})
-				st.reuse.UnitsRendered++
+				e.keep(key, inputs, out, &s.deps)
 			}
 		}()
 		out = fn()
