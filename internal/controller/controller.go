@@ -67,6 +67,8 @@ type Controller struct {
 	standbyDone standbyStopper
 	peer        leaderPeer   // where admission reviews are relayed (relay.go)
 	metricsLn   net.Listener // nil: no metrics endpoint
+	// events sends the recorder's Events to the API server until run returns.
+	events record.EventBroadcaster
 }
 
 // Run runs the controller until ctx ends.
@@ -130,7 +132,7 @@ func newWithClients(opts Options, cl clients) (*Controller, error) {
 	// its team's namespace), so the sink is not bound to one namespace.
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cl.kube.CoreV1().Events(metav1.NamespaceAll)})
 	recorder := broadcaster.NewRecorder(scheme(), corev1.EventSource{Component: "haptic"})
-	c := &Controller{opts: opts}
+	c := &Controller{opts: opts, events: broadcaster}
 	deliveries := newDeliveries(m)
 	c.d = deps{
 		kube: cl.kube, dyn: cl.dyn, meta: cl.meta, namespace: opts.Namespace, configName: opts.ConfigName,

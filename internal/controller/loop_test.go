@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -254,6 +255,12 @@ func TestWholeLoop(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the controller did not stop")
 	}
+	// What run started ends with it: the Events broadcaster's goroutines too (a
+	// process that runs controllers in turn, as the end-to-end tests do, kept them).
+	eventually(t, "the Events broadcaster stopped", func() bool {
+		buf := make([]byte, 1<<20)
+		return !strings.Contains(string(buf[:goruntime.Stack(buf, true)]), "tools/record.(*eventBroadcasterImpl)")
+	})
 }
 
 func eventually(t *testing.T, what string, cond func() bool) {

@@ -41,6 +41,7 @@ func (c *Controller) runners() []runner {
 }
 
 func (c *Controller) run(ctx context.Context) error {
+	defer c.events.Shutdown() // last: the runners' final events are queued first
 	if c.opts.MetricsAddr != "" {
 		ln, err := net.Listen("tcp", c.opts.MetricsAddr)
 		if err != nil {
