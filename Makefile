@@ -119,9 +119,9 @@ bench-gateway-api-smoke:
 ## test-scale: TestScale and TestScaleIngress at full size (5,000 HTTPRoutes, 5,000 Ingresses; make test runs 200), with their budget tables
 ## test-churn: TestGatewayChurn for 10 minutes (make test runs 30 s)
 .PHONY: test-scale test-churn
-# Each test in a process of its own: the controller runs in the test process, and in one
-# process the first test's stopped controllers left about 70 MiB reachable at 5,000
-# routes, counted in the second test's heap.
+# Each test in a process (and local cluster) of its own: in one, the second test's
+# controller, watching every namespace, found the first test's 10,000 objects still
+# being deleted with its namespace, about 70 MiB of its heap at 5,000 routes.
 test-scale: build cluster-binaries
 	for t in TestScaleIngress TestScale; do \
 	  HAPTIC_SCALE_ROUTES=$${HAPTIC_SCALE_ROUTES:-5000} $(GO) test -count=1 -timeout 60m -run "^$$t\$$" -v ./test/e2e/ 2>&1 \
