@@ -144,10 +144,10 @@ func (rd reader) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 	}
 
 	// The routes' map lines, and a backend per service port the first time.
-	b := ingressBackends{env: env, f: f, settings: settings, ns: ns, kid: kid, routes: routes,
+	b := ingressBackends{env: env, f: f, settings: settings, ns: ns, kid: kid,
 		defaultSig: defaultSig, headerMap: headerMap, annPrefix: annPrefix}
 	for _, r := range routes {
-		be := b.nameFor(r.svc, r.port)
+		be := b.nameFor(routes, r.svc, r.port)
 		if r.kind == "default" {
 			f["default"] = append(f["default"], "", be)
 			continue
@@ -251,7 +251,6 @@ type ingressBackends struct {
 	settings              map[string]any
 	ns                    string
 	kid                   func() string
-	routes                []ingressRoute
 	named                 [][3]string // service, port, backend name: most Ingresses have one or two
 	defaultSig, headerMap string
 	annPrefix             string
@@ -263,9 +262,9 @@ func (b *ingressBackends) annField() string { return b.kid() + ": annotation " +
 
 // pathsTo are the paths of the routes to service port svc/port: "=<path>" for an
 // exact path, the path without trailing "/" for a prefix.
-func (b *ingressBackends) pathsTo(svc, port string) []string {
+func pathsTo(routes []ingressRoute, svc, port string) []string {
 	var out []string
-	for _, r := range b.routes {
+	for _, r := range routes {
 		switch {
 		case r.kind == "default" || r.svc != svc || r.port != port:
 		case r.kind == "exact":
@@ -277,7 +276,9 @@ func (b *ingressBackends) pathsTo(svc, port string) []string {
 	return out
 }
 
-func (b *ingressBackends) nameFor(svc, port string) string {
+// nameFor is the backend of service port svc/port, added to the fragment the first
+// time (routes are the Ingress's, apart from b: what b holds escapes to the heap).
+func (b *ingressBackends) nameFor(routes []ingressRoute, svc, port string) string {
 	for _, n := range b.named {
 		if n[0] == svc && n[1] == port {
 			return n[2]
@@ -287,7 +288,7 @@ func (b *ingressBackends) nameFor(svc, port string) string {
 	dirs, _ := st["directives"].([]string)
 	sig, _ := st["signature"].(string)
 	if t, _ := st["rewriteTarget"].(string); t != "" {
-		if paths := b.pathsTo(svc, port); len(paths) > 0 {
+		if paths := pathsTo(routes, svc, port); len(paths) > 0 {
 			rw := rewriteRules(b.env, t, paths, b.annField()+"rewrite-target")
 			dirs = append(append([]string{}, dirs...), rw...)
 			sig += "\x00" + strings.Join(rw, "\n")

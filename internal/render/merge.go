@@ -38,37 +38,34 @@ func mergeLists(frags []map[string][]any, take func(name string) bool) map[strin
 	// Sized first: the merge of a render's runs holds every object's entries, and
 	// growing the lists and sets as it goes was a third of its cost.
 	sizes := map[string]int{}
+	most := 0
 	for _, f := range frags {
 		for name, pairs := range f {
 			if take == nil || take(name) {
 				sizes[name] += len(pairs)
+				most = max(most, sizes[name])
 			}
 		}
 	}
 	out := make(map[string][]any, len(sizes))
-	seen := make(map[string]map[string]bool, len(sizes))
+	seen := make(map[string]bool, most/2) // one list's keys at a time
 	for name, n := range sizes {
-		out[name] = make([]any, 0, n)
-		seen[name] = make(map[string]bool, n/2)
-	}
-	for _, f := range frags {
-		for name, pairs := range f {
-			s, list := seen[name], out[name]
-			if s == nil {
-				continue // a list take leaves out
-			}
+		list := make([]any, 0, n)
+		clear(seen)
+		for _, f := range frags {
+			pairs := f[name]
 			for i := 0; i+1 < len(pairs); i += 2 {
 				k, _ := pairs[i].(string)
 				if k != "" {
-					if s[k] {
+					if seen[k] {
 						continue
 					}
-					s[k] = true
+					seen[k] = true
 				}
 				list = append(list, pairs[i], pairs[i+1])
 			}
-			out[name] = list
 		}
+		out[name] = list
 	}
 	return out
 }
