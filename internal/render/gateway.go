@@ -210,7 +210,20 @@ func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds [
 		}
 		r.stores[i] = now
 	}
-	if r.out != nil && removed == nil && added == nil {
+	// A route changed in place keeps its key, and its entry (the key names it): the
+	// order stands, without a pass over every entry.
+	kept := added[:0]
+	for _, en := range added {
+		if removed[en.key] {
+			delete(removed, en.key)
+			continue
+		}
+		kept = append(kept, en)
+	}
+	if added = kept; len(removed) == 0 {
+		removed = nil
+	}
+	if r.out != nil && removed == nil && len(added) == 0 {
 		return r.out
 	}
 	if removed != nil {

@@ -57,7 +57,7 @@ func (e *Engine) ingressFragments(env native.Env, store, class string, orUnset b
 	defaultSig, headerMap, prefix string, settingsOf ingressSettingsFunc, tlsOf ingressTLSFunc) ([]map[string][]any, string, string) {
 	c := &ingressCall{e: e, env: env, store: store, class: class, orUnset: orUnset, defaults: defaults,
 		defaultSig: defaultSig, headerMap: headerMap, prefix: prefix, settingsOf: settingsOf, tlsOf: tlsOf}
-	keys := e.st.keys(store)
+	keys := e.st.sharedKeys(store) // (read only: runs and their memos hold parts of it)
 	bounds := e.keyRunsKept(keys, 64)
 	runs := make([]*ingressRun, 0, len(bounds))
 	var toMake []*ingressRun

@@ -28,9 +28,9 @@ func textStart(sep string) func(string) int {
 // merge grow with the Ingresses. It returns
 //
 //	merged  map[string][]any     the merge of every list but ingressSorted's
-//	sorted  map[string][]string  ingressSorted's string values, sorted (prefix and
-//	                             rules without their sort keys, as sorted_after gives them)
-//	text    map[string]string    their map text: each line and a newline
+//	text    map[string]string    ingressSorted's map text: their string values,
+//	                             sorted, each a line (prefix and rules without their
+//	                             sort keys, as sorted_after gives them)
 //
 // The runs are remembered fragments, so a change brings one new run and drops one:
 // the sorted lists and their text are kept between renders and edited by those
@@ -39,17 +39,11 @@ func textStart(sep string) func(string) int {
 // does.
 func (e *Engine) ingressMergeRuns(runs ...map[string][]any) map[string]any {
 	k := &e.st.kept.ingress
-	sorted := make(map[string][]string, len(ingressSorted))
 	text := make(map[string]string, len(ingressSorted))
 	var merged map[string][]any
 	if k.update(runs) {
 		merged = k.mergeUnsorted(runs)
-		for name, sep := range ingressSorted {
-			if sep != "" {
-				sorted[name] = afterKeys(slices.Clone(k.lists[name]), sep) // (the kept list stays as it is)
-			} else {
-				sorted[name] = k.lists[name]
-			}
+		for name := range ingressSorted {
 			text[name] = k.texts[name]
 		}
 	} else {
@@ -57,12 +51,10 @@ func (e *Engine) ingressMergeRuns(runs ...map[string][]any) map[string]any {
 		merged = mergeLists(runs, func(name string) bool { return !isSorted(name) })
 		full := mergeLists(runs, isSorted)
 		for name, sep := range ingressSorted {
-			lines := sortStrings(stringsOf(full[name]))
-			text[name] = linesText(lines, textStart(sep))
-			sorted[name] = afterKeys(lines, sep)
+			text[name] = linesText(sortStrings(stringsOf(full[name])), textStart(sep))
 		}
 	}
-	return map[string]any{"merged": merged, "sorted": sorted, "text": text}
+	return map[string]any{"merged": merged, "text": text}
 }
 
 // ingressRuns is what ingress_merge_runs keeps of the runs it merged last.

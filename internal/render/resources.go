@@ -99,9 +99,14 @@ func (r *typedRoot) value(state func() *renderState) reflect.Value {
 // keys answers a template's Keys(): what List returns, read as List reads it, by
 // the store's kept keys.
 func (st *renderState) keys(resource string) []string {
+	return slices.Clone(st.sharedKeys(resource))
+}
+
+// sharedKeys is keys without the copy, for Go helpers that only read them.
+func (st *renderState) sharedKeys(resource string) []string {
 	st.list(resource)
 	if store := st.snapshot.Stores[resource]; store != nil {
-		return store.Keys()
+		return store.SharedKeys()
 	}
 	return []string{}
 }

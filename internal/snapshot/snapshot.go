@@ -373,6 +373,11 @@ func (s *Store) List() []Object { return s.objects }
 // change.
 func (s *Store) Keys() []string { return slices.Clone(s.keys) }
 
+// SharedKeys returns the keys of the held objects in their order, shared with the
+// store: the caller must not change them (a Go helper reading them per render;
+// templates get Keys' copy).
+func (s *Store) SharedKeys() []string { return s.keys }
+
 // Refused returns the objects kept out of the store, sorted by namespace and name.
 func (s *Store) Refused() []Object { return s.refused }
 
