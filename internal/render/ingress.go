@@ -77,19 +77,37 @@ type ingressRoute struct {
 // an object's field are built only when they are needed.)
 func (rd reader) ingressRoutes(env native.Env, f map[string][]any, store, ns, name string, takeDefault bool,
 	settings map[string]any, defaultSig, headerMap, annPrefix string) [][]string {
-	kid := func() string { return "Ingress " + ns + "/" + name }
-	fail := func(msg string) [][]string {
-		f["error"] = append(f["error"], "", msg)
+	if routesBlocked(f, settings) {
 		return nil
-	}
-	if len(f["error"]) > 0 {
-		return nil
-	}
-	if msg, _ := settings["problem"].(string); msg != "" {
-		return fail(msg)
 	}
 	objs := rd.getSingle(store, []string{ns, name})
 	if len(objs) == 0 {
+		return nil
+	}
+	return ingressRoutesOf(env, f, formOf(objs[0], formIngress, ingressFormOf), ns, name, takeDefault, settings,
+		defaultSig, headerMap, annPrefix)
+}
+
+// routesBlocked reports whether an Ingress adds no routes to f: f holds an error
+// already, or its settings have a problem, which f then holds.
+func routesBlocked(f map[string][]any, settings map[string]any) bool {
+	if len(f["error"]) > 0 {
+		return true
+	}
+	if msg, _ := settings["problem"].(string); msg != "" {
+		f["error"] = append(f["error"], "", msg)
+		return true
+	}
+	return false
+}
+
+// ingressRoutesOf is ingressRoutes of Ingress ns/name read as ing, when its routes
+// are not blocked.
+func ingressRoutesOf(env native.Env, f map[string][]any, ing *ingressForm, ns, name string, takeDefault bool,
+	settings map[string]any, defaultSig, headerMap, annPrefix string) [][]string {
+	kid := func() string { return "Ingress " + ns + "/" + name }
+	fail := func(msg string) [][]string {
+		f["error"] = append(f["error"], "", msg)
 		return nil
 	}
 	notes, _ := settings["notes"].([]string)
@@ -100,8 +118,6 @@ func (rd reader) ingressRoutes(env native.Env, f map[string][]any, store, ns, na
 	for _, g := range globals {
 		f["globals"] = append(f["globals"], "", g)
 	}
-	ing := formOf(objs[0], formIngress, ingressFormOf)
-
 	routes := make([]ingressRoute, 0, 4)
 	if d := ing.defaultBackend; d != nil && takeDefault {
 		if msg := serviceProblem(kid, func() string { return "spec.defaultBackend" }, d.svc, d.port); msg != "" {

@@ -121,6 +121,7 @@ type ingressRun struct {
 	// the run's Ingresses of the class: namespace and name, fragment, settings,
 	// whether it may take spec.defaultBackend, TLS entries
 	ings     [][]string
+	forms    []*ingressForm
 	frags    []map[string][]any
 	settings []map[string]any
 	take     []bool
@@ -142,6 +143,9 @@ func (c *ingressCall) read(run *ingressRun, takeDefault bool) bool {
 		run.deps = &deps{}
 	}
 	rd := run.reader(st)
+	n := len(run.keys)
+	run.ings, run.forms, run.frags = make([][]string, 0, n), make([]*ingressForm, 0, n), make([]map[string][]any, 0, n)
+	run.settings, run.take = make([]map[string]any, 0, n), make([]bool, 0, n)
 	var annotated []int
 	var ids, nss []string
 	var vals []map[string]string
@@ -159,7 +163,7 @@ func (c *ingressCall) read(run *ingressRun, takeDefault bool) bool {
 			annotated = append(annotated, len(run.ings))
 			ids, nss, vals = append(ids, ns+"/"+name), append(nss, ns), append(vals, v)
 		}
-		run.ings, run.frags = append(run.ings, []string{ns, name}), append(run.frags, f)
+		run.ings, run.forms, run.frags = append(run.ings, []string{ns, name}), append(run.forms, ing), append(run.frags, f)
 		run.settings, run.take = append(run.settings, c.defaults), append(run.take, takeDefault)
 		if ing.defaultBackend != nil {
 			takeDefault = false // (it takes it, or fails the render)
@@ -176,13 +180,14 @@ func (c *ingressCall) read(run *ingressRun, takeDefault bool) bool {
 	return takeDefault
 }
 
-// writeRoutes writes the routes of a run's Ingresses into their fragments (on a
-// worker: it reads through the run's reader only).
+// writeRoutes writes the routes of a run's Ingresses, as read, into their fragments
+// (on a worker: it reads nothing).
 func (c *ingressCall) writeRoutes(run *ingressRun) {
-	rd := run.reader(c.e.st)
 	for i, nsName := range run.ings {
-		run.tls[i] = rd.ingressRoutes(c.env, run.frags[i], c.store, nsName[0], nsName[1], run.take[i], run.settings[i],
-			c.defaultSig, c.headerMap, c.prefix)
+		if f := run.frags[i]; !routesBlocked(f, run.settings[i]) {
+			run.tls[i] = ingressRoutesOf(c.env, f, run.forms[i], nsName[0], nsName[1], run.take[i], run.settings[i],
+				c.defaultSig, c.headerMap, c.prefix)
+		}
 		if len(run.frags[i]["error"]) > 0 {
 			return // the run's error: nothing after it counts
 		}
