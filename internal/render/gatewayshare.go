@@ -16,21 +16,34 @@ type routeShare struct {
 	state *GatewayState
 }
 
-// gatewayRouteShare is a route's share of the configuration, computed on a
-// GatewayState of its own that has the listeners of s and nothing of other routes.
-// Shares are merged in route order (gatewayMerge).
-func (rd reader) gatewayRouteShare(env native.Env, s *GatewayState, route *gwRoute) *routeShare {
-	r := &GatewayState{
-		Experimental: s.Experimental, Only: s.Only, BasePorts: s.BasePorts, Classes: s.Classes,
-		Frontends: s.Frontends, FrontendOf: s.FrontendOf, Listeners: s.Listeners, ListenersOfGw: s.ListenersOfGw,
-		PortOwner: s.PortOwner, SeenHost: s.SeenHost,
-		Hosts: map[string]bool{}, Seen: map[string]bool{}, BackendIdx: map[string]bool{}, // (condMaps when needed)
+// gatewayRouteShare is a route's share of the configuration, computed on r, a
+// GatewayState of its own that has the listeners of s and nothing of other routes:
+// made, or the last route's share emptied (its sets and lists kept, cleared: the
+// run merged what it held). Shares are merged in route order (GatewayState.add).
+func (rd reader) gatewayRouteShare(env native.Env, s, r *GatewayState, route *gwRoute) (*GatewayState, string) {
+	if r == nil {
+		r = &GatewayState{Hosts: map[string]bool{}, Seen: map[string]bool{}, BackendIdx: map[string]bool{}} // (condMaps when needed)
+	} else {
+		clear(r.Hosts)
+		clear(r.Seen)
+		clear(r.BackendIdx)
+		clear(r.Conds)
+		clear(r.PrefixCondHosts)
+		clear(r.PrefixCondFrontends)
+		*r = GatewayState{Hosts: r.Hosts, Seen: r.Seen, BackendIdx: r.BackendIdx,
+			Conds: r.Conds, PrefixCondHosts: r.PrefixCondHosts, PrefixCondFrontends: r.PrefixCondFrontends,
+			Exact: r.Exact[:0], PrefixExact: r.PrefixExact[:0], PrefixSorted: r.PrefixSorted[:0], Regex: r.Regex[:0],
+			Weighted: r.Weighted[:0], HeaderLines: r.HeaderLines[:0], PlainPrefixes: r.PlainPrefixes[:0],
+			CorsLines: r.CorsLines[:0], CorsOriginLines: r.CorsOriginLines[:0], Backends: r.Backends[:0], Notes: r.Notes[:0]}
 	}
+	r.Experimental, r.Only, r.BasePorts, r.Classes = s.Experimental, s.Only, s.BasePorts, s.Classes
+	r.Frontends, r.FrontendOf, r.Listeners, r.ListenersOfGw = s.Frontends, s.FrontendOf, s.Listeners, s.ListenersOfGw
+	r.PortOwner, r.SeenHost = s.PortOwner, s.SeenHost
 	err := rd.gatewayRoute(env, r, route)
 	if err == "" {
 		err = r.Problem
 	}
-	return &routeShare{err: err, state: r}
+	return r, err
 }
 
 // gatewayRoute adds a route to s: its attachment, then every match of every rule as
@@ -355,8 +368,15 @@ func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]str
 }
 
 // gatewayRun merges the shares of a run of routes, or is the first route's error.
+// Each route's share is added to the run's as soon as it is made (as gatewayMerge
+// would add them all), so one share's sets and lists serve every route of the run.
 func (rd reader) gatewayRun(env native.Env, s *GatewayState, run [][]string) *routeShare {
-	shares := make([]*GatewayState, 0, len(run))
+	n := len(run)
+	part := &GatewayState{Seen: make(map[string]bool, 4*n), Hosts: make(map[string]bool, n), BackendIdx: make(map[string]bool, n),
+		Exact: make([]string, 0, n), PrefixSorted: make([]string, 0, n), PlainPrefixes: make([][]string, 0, n),
+		Backends: make([]*GatewayBackend, 0, n)}
+	part.condMaps()
+	var share *GatewayState
 	for _, key := range run {
 		store, kind, native := gatewayHTTPRoutesStore, formHTTPRoute, httpRouteForm
 		if key[0] == "GRPCRoute" {
@@ -369,13 +389,11 @@ func (rd reader) gatewayRun(env native.Env, s *GatewayState, run [][]string) *ro
 		if route.err != "" {
 			return &routeShare{err: route.err}
 		}
-		sh := rd.gatewayRouteShare(env, s, route)
-		if sh.err != "" {
-			return sh
+		var err string
+		if share, err = rd.gatewayRouteShare(env, s, share, route); err != "" {
+			return &routeShare{err: err}
 		}
-		shares = append(shares, sh.state)
+		part.add(share)
 	}
-	part := &GatewayState{}
-	gatewayMerge(part, shares...)
 	return &routeShare{state: part}
 }
