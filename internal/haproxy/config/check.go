@@ -113,10 +113,45 @@ func Check(kind bundle.Kind, content string) error {
 // control characters besides tabs, every quote closed, at most MaxLineWords words.
 func CheckConfig(content string) error { return eachLine(content, checkConfigLine) }
 
+// Classes of a line's bytes for checkConfigLine's short lines: a control character
+// (a tab is not), a quote or backslash, anything else.
+const (
+	byteOther = iota
+	byteControl
+	byteQuote
+)
+
+var lineClass = func() (t [256]byte) {
+	for c := range 0x20 {
+		t[c] = byteControl
+	}
+	t['\t'], t[0x7f] = byteOther, byteControl
+	t['"'], t['\''], t['\\'] = byteQuote, byteQuote, byteQuote
+	return t
+}()
+
 // checkConfigLine checks line n (from 0) of a haproxy.cfg. A line without quotes or
 // backslashes (nearly all) is checked in one pass without splitting it into words:
 // every line of a full render passes here.
 func checkConfigLine(n int, line string) error {
+	if len(line) <= 2*MaxLineWords { // too short to hold too many words (each a byte and a blank)
+		plain := true
+		for i := 0; i < len(line); i++ {
+			switch lineClass[line[i]] {
+			case byteControl:
+				return lineErr(n, "%s", describeControl(line[i]))
+			case byteQuote:
+				plain = false
+			}
+		}
+		if plain {
+			return nil
+		}
+		if _, err := Words(line); err != nil {
+			return &LineError{Line: n + 1, Err: err}
+		}
+		return nil
+	}
 	words, plain, comment, inWord := 0, true, false, false
 	for i := 0; i < len(line); i++ {
 		switch c := line[i]; {
