@@ -368,21 +368,18 @@ func (s *GatewayState) condMaps() {
 // addUnkeyed adds what add does but the hosts and the lines gateway_index sorts
 // (keyed lines, header lines).
 func (s *GatewayState) addUnkeyed(r *GatewayState) {
-	var brought map[string]bool
+	var brought []string // (a share brings a backend or two: a list, not a set)
 	for _, b := range r.Backends {
 		name := b.Name
 		if s.BackendIdx[name] {
 			continue
 		}
-		if brought == nil {
-			brought = map[string]bool{}
-		}
-		s.BackendIdx[name], brought[name] = true, true
+		s.BackendIdx[name], brought = true, append(brought, name)
 		s.Backends = append(s.Backends, b)
 	}
 	for _, n := range r.Notes {
 		if rest, about := strings.CutPrefix(n, "\x00"); about {
-			if backend, _, _ := strings.Cut(rest, "\x00"); !brought[backend] {
+			if backend, _, _ := strings.Cut(rest, "\x00"); !slices.Contains(brought, backend) {
 				continue
 			}
 		}

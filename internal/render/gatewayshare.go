@@ -372,7 +372,7 @@ func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]str
 // would add them all), so one share's sets and lists serve every route of the run.
 func (rd reader) gatewayRun(env native.Env, s *GatewayState, run [][]string) *routeShare {
 	n := len(run)
-	part := &GatewayState{Seen: make(map[string]bool, 4*n), Hosts: make(map[string]bool, n), BackendIdx: make(map[string]bool, n),
+	part := &GatewayState{Seen: make(map[string]bool, 2*n), Hosts: make(map[string]bool, n), BackendIdx: make(map[string]bool, n),
 		Exact: make([]string, 0, n), PrefixSorted: make([]string, 0, n), PlainPrefixes: make([][]string, 0, n),
 		Backends: make([]*GatewayBackend, 0, n)}
 	part.condMaps()
