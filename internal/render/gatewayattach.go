@@ -159,17 +159,25 @@ func gatewayPlainMatch(env native.Env, s *GatewayState, id string, hostKeys [][]
 	for _, fphk := range hostKeys {
 		hk := fphk[1]
 		switch ptype {
+		// Each line is made whole, its key the start of it (one string a line).
 		case "Exact":
-			if k := "e " + hk + path; s.firstSeen(k) {
-				s.Exact = append(s.Exact, k+"\x00"+mapKeyOf(env, hk+path, id, pfield)+" "+value)
+			kp := hk + path
+			if l := "e " + kp + "\x00" + mapKeyOf(env, kp, id, pfield) + " " + value; s.firstSeen(l[:2+len(kp)]) {
+				s.Exact = append(s.Exact, l)
 			}
 		case "PathPrefix":
-			if k := "pe " + hk + base; base != "" && s.firstSeen(k) {
-				s.PrefixExact = append(s.PrefixExact, k+"\x00"+mapKeyOf(env, hk+base, id, pfield)+" "+value)
+			if base != "" {
+				kb := hk + base
+				if l := "pe " + kb + "\x00" + mapKeyOf(env, kb, id, pfield) + " " + value; s.firstSeen(l[:3+len(kb)]) {
+					s.PrefixExact = append(s.PrefixExact, l)
+				}
 			}
-			if k := "p " + hk + base + "/"; s.firstSeen(k) {
-				s.PrefixSorted = append(s.PrefixSorted, k+"\x00"+strconv.Itoa(199999-len(hk+base+"/"))+" "+
-					mapKeyOf(env, hk+base+"/", id, pfield)+" "+value)
+			kp := hk + base + "/"
+			var sortKey [8]byte
+			l := "p " + kp + "\x00" + string(strconv.AppendInt(sortKey[:0], int64(199999-len(kp)), 10)) + " " +
+				mapKeyOf(env, kp, id, pfield) + " " + value
+			if s.firstSeen(l[:2+len(kp)]) {
+				s.PrefixSorted = append(s.PrefixSorted, l)
 				s.PlainPrefixes = append(s.PlainPrefixes, []string{hk, base})
 			}
 		default:
