@@ -2,6 +2,7 @@ package render
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,7 +18,7 @@ const gatewayNamespacesStore = "namespaces"
 // the route's have in common; nil when there is none (the route is not rendered), or
 // the render's error for an invalid hostname. It marks each attachment in s.Seen
 // ("a <id> <listener>") and each host key in s.Hosts.
-func (rd reader) gatewayAttach(env native.Env, s *GatewayState, route *gwRoute) ([][]string, string) {
+func (rd reader) gatewayAttach(env native.Env, s *GatewayState, route *gwRoute) ([][3]string, string) {
 	id, rns, kind := route.id, route.namespace, route.kind
 	var attached []string
 	for _, p := range route.parents {
@@ -43,7 +44,7 @@ func (rd reader) gatewayAttach(env native.Env, s *GatewayState, route *gwRoute) 
 	if len(hostnames) == 0 {
 		hostnames = []string{""}
 	}
-	var hostKeys [][]string
+	var hostKeys [][3]string // frontend prefix, host key, listener prefix; each host key once
 	for _, lid := range attached {
 		li := s.Listeners[lid]
 		fp, lp, lh := li["frontend"].(map[string]any)["fp"].(string), li["prefix"].(string), li["hostname"].(string)
@@ -58,13 +59,15 @@ func (rd reader) gatewayAttach(env native.Env, s *GatewayState, route *gwRoute) 
 					continue
 				}
 			}
-			hk := lp + "*"
+			var hk string
 			if h != "" {
-				hk = mapKey(env, lp+h, id+": spec.hostnames")
+				hk = mapKeyOf(env, lp+h, id, "spec.hostnames")
 				s.Hosts[hk] = true
+			} else {
+				hk = lp + "*"
 			}
-			if s.firstSeen("hk " + id + " " + hk) {
-				hostKeys = append(hostKeys, []string{fp, hk, lp})
+			if !slices.ContainsFunc(hostKeys, func(k [3]string) bool { return k[1] == hk }) {
+				hostKeys = append(hostKeys, [3]string{fp, hk, lp})
 			}
 		}
 	}
@@ -155,7 +158,7 @@ func labelsSelected(matchLabels map[string]string, exprs [][]string, labels map[
 
 // gatewayPlainMatch adds a match without conditions as map lines, one per host key,
 // each "<what makes it unique>\x00<line>" (the first route with a key wins it).
-func gatewayPlainMatch(env native.Env, s *GatewayState, id string, hostKeys [][]string, ptype, path, base, pfield, value string) {
+func gatewayPlainMatch(env native.Env, s *GatewayState, id string, hostKeys [][3]string, ptype, path, base, pfield, value string) {
 	for _, fphk := range hostKeys {
 		hk := fphk[1]
 		switch ptype {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/open2b/scriggo/native"
+
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 )
 
 // routeShare is a route's share of the configuration (or a run's merged shares), or
@@ -83,7 +85,9 @@ func (rd reader) gatewayRoute(env native.Env, s *GatewayState, route *gwRoute) s
 				if s.Problem != "" {
 					return s.Problem
 				}
-				value = mapValue(env, value, id+": spec.rules["+strconv.Itoa(ri)+"].backendRefs")
+				if err := config.CheckMapValue(value); err != nil { // (the field's name made only when needed)
+					value = refuse(env, id+": spec.rules["+strconv.Itoa(ri)+"].backendRefs", err)
+				}
 			}
 			base := strings.TrimRight(path, "/")
 			if len(m.headers) == 0 && len(m.query) == 0 && m.method == "" {
@@ -102,7 +106,7 @@ func (rd reader) gatewayRoute(env native.Env, s *GatewayState, route *gwRoute) s
 // parameters) as frontend rules in s.Conds, ordered by the spec's precedence. It
 // returns the render's error, or "".
 func gatewayMatchConds(env native.Env, s *GatewayState, route *gwRoute, ri, mi int, m *gwMatch,
-	hostKeys [][]string, value, ptype, path, pfield, base string) string {
+	hostKeys [][3]string, value, ptype, path, pfield, base string) string {
 	s.condMaps()
 	id, mfield := route.id, m.field
 	headers, query := m.headers, m.query
