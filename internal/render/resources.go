@@ -167,7 +167,9 @@ func (r reader) list(resource string) []snapshot.Object {
 func (r reader) fetch(resource string, keys []string) []snapshot.Object {
 	store := r.st.snapshot.Stores[resource]
 	if store == nil {
-		r.record(&read{store: resource, keys: keys, ikey: snapshot.IndexKey(keys)})
+		rr := &read{store: resource, ikey: snapshot.IndexKey(keys)}
+		rr.keepKeys(keys)
+		r.record(rr)
 		return nil
 	}
 	if store.OnDemand == nil {
@@ -185,7 +187,8 @@ func (r reader) fetch(resource string, keys []string) []snapshot.Object {
 	if err != nil {
 		panic(err)
 	}
-	rr := &read{store: resource, keys: keys, ikey: ikey, at: weak.Make(store), got: objs}
+	rr := &read{store: resource, ikey: ikey, at: weak.Make(store), got: objs}
+	rr.keepKeys(keys)
 	r.record(rr)
 	if r.deps != nil {
 		r.recent.reads[r.recent.next] = rr
@@ -198,25 +201,26 @@ func (r reader) fetch(resource string, keys []string) []snapshot.Object {
 func (r reader) getSingle(resource string, keys []string) []snapshot.Object {
 	objs := r.fetch(resource, keys)
 	if len(objs) > 1 {
-		panic(fmt.Errorf("%s: %d objects match %v, expected at most one", resource, len(objs), keys))
+		panic(fmt.Errorf("%s: %d objects match %v, expected at most one", resource, len(objs), slices.Clone(keys)))
 	}
 	return objs
 }
 
 func (r reader) record(rr *read) {
-	if r.deps == nil {
-		return
+	if r.deps != nil {
+		r.deps.addRead(rr)
 	}
-	if !rr.list {
-		// a copy (a template's variadic keys may be reused), held in the read
-		// itself for the one or two keys of most queries
-		if len(rr.keys) <= len(rr.few) {
-			rr.keys = append(rr.few[:0], rr.keys...)
-		} else {
-			rr.keys = append([]string(nil), rr.keys...)
-		}
+}
+
+// keepKeys sets the read's keys to a copy of keys (a template's variadic keys may be
+// reused, and a Go helper's stay on its stack), held in the read itself for the one
+// or two keys of most queries.
+func (rr *read) keepKeys(keys []string) {
+	if len(keys) <= len(rr.few) {
+		rr.keys = append(rr.few[:0], keys...)
+	} else {
+		rr.keys = append([]string(nil), keys...)
 	}
-	r.deps.addRead(rr)
 }
 
 func elemOf(elem reflect.Type, o snapshot.Object) reflect.Value {

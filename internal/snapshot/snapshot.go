@@ -387,11 +387,7 @@ func (s *Store) Len() int { return len(s.objects) }
 // Fetch returns the objects whose first len(keys) index values equal keys.
 func (s *Store) Fetch(keys ...string) ([]Object, error) {
 	if s.OnDemand != nil {
-		objs, err := s.OnDemand.Fetch(keys...)
-		if err != nil {
-			return nil, fmt.Errorf("fetch %s %v: %w", s.Name, keys, err)
-		}
-		return objs, nil
+		return s.fetchOnDemand(slices.Clone(keys)) // (a copy: the caller's keys stay its own)
 	}
 	if len(keys) == 0 {
 		return s.objects, nil
@@ -439,6 +435,15 @@ func (s *Store) fetchByKey(keys []string) []Object {
 	return []Object{}
 }
 
+// fetchOnDemand is Fetch of an on-demand store (keys its own).
+func (s *Store) fetchOnDemand(keys []string) ([]Object, error) {
+	objs, err := s.OnDemand.Fetch(keys...)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s %v: %w", s.Name, keys, err)
+	}
+	return objs, nil
+}
+
 // GetSingle returns the one object matching keys; more than one match is an error.
 func (s *Store) GetSingle(keys ...string) (Object, bool, error) {
 	objs, err := s.Fetch(keys...)
@@ -451,7 +456,7 @@ func (s *Store) GetSingle(keys ...string) (Object, bool, error) {
 	case 1:
 		return objs[0], true, nil
 	default:
-		return Object{}, false, fmt.Errorf("%s: %d objects match %v, expected at most one", s.Name, len(objs), keys)
+		return Object{}, false, fmt.Errorf("%s: %d objects match %v, expected at most one", s.Name, len(objs), slices.Clone(keys))
 	}
 }
 
