@@ -64,11 +64,12 @@ type deps struct {
 	// stores are the stores it and the fragments it used queried (storesRead),
 	// computed once: a finished fragment's deps never change.
 	stores []string
-	// keys are the index keys it and the fragments it used queried, per store
-	// (union), or its own reads' only when there are more than maxUnion (large);
-	// verified a snapshot on which every query gave the recorded answer.
-	keys     map[string]map[string]bool
-	large    bool
+	// keys are the index keys it and the fragments it used queried, per store, sorted
+	// and each once (union), or its own reads' only when there are more than
+	// maxUnion (large); verified a snapshot on which every query gave the recorded
+	// answer.
+	keys  storeKeys
+	large bool
 	verified weak.Pointer[snapshot.Snapshot]
 }
 
@@ -77,11 +78,14 @@ type deps struct {
 // which it would gather anew for every version of it.
 const maxUnion = 1024
 
+// storeKeys are index keys per store, each store's sorted and each key once.
+type storeKeys map[string][]string
+
 // union returns the index keys the fragment, or a fragment it used, queried, per
 // store; a List is the key "" (snapshot.Store.Changes holds "" whenever any object
 // changed). It is built once, and is nil for a fragment that used more than
 // maxUnion keys. Call it only on a finished fragment.
-func (d *deps) union() map[string]map[string]bool {
+func (d *deps) union() storeKeys {
 	if d.large {
 		return nil
 	}
@@ -100,14 +104,15 @@ func (d *deps) union() map[string]map[string]bool {
 		}
 	}
 	keys := readKeys(d.reads)
-	for _, c := range d.children {
-		for store, ks := range c.union() {
-			if keys[store] == nil {
-				keys[store] = map[string]bool{}
+	if len(d.children) > 0 {
+		for _, c := range d.children {
+			for store, ks := range c.union() {
+				keys[store] = append(keys[store], ks...)
 			}
-			for k := range ks {
-				keys[store][k] = true
-			}
+		}
+		for store, ks := range keys {
+			slices.Sort(ks)
+			keys[store] = slices.Compact(ks)
 		}
 	}
 	d.keys = keys
@@ -115,17 +120,18 @@ func (d *deps) union() map[string]map[string]bool {
 }
 
 // readKeys are the index keys of reads, per store.
-func readKeys(reads []*read) map[string]map[string]bool {
-	keys := map[string]map[string]bool{}
+func readKeys(reads []*read) storeKeys {
+	keys := storeKeys{}
 	for _, r := range reads {
 		k := r.ikey
 		if r.list {
 			k = ""
 		}
-		if keys[r.store] == nil {
-			keys[r.store] = map[string]bool{}
-		}
-		keys[r.store][k] = true
+		keys[r.store] = append(keys[r.store], k)
+	}
+	for store, ks := range keys {
+		slices.Sort(ks)
+		keys[store] = slices.Compact(ks)
 	}
 	return keys
 }
@@ -161,7 +167,7 @@ func (d *deps) untouchedSince(st *renderState, v *snapshot.Snapshot) bool {
 
 // keysUntouched reports whether no store changed between snapshot v and the
 // render's under one of keys.
-func keysUntouched(st *renderState, v *snapshot.Snapshot, keys map[string]map[string]bool) bool {
+func keysUntouched(st *renderState, v *snapshot.Snapshot, keys storeKeys) bool {
 	for store, keys := range keys {
 		was, now := v.Stores[store], st.snapshot.Stores[store]
 		if was == now {
@@ -176,12 +182,12 @@ func keysUntouched(st *renderState, v *snapshot.Snapshot, keys map[string]map[st
 		changed := st.changes(was, now)
 		if len(changed) < len(keys) {
 			for k := range changed {
-				if keys[k] {
+				if _, found := slices.BinarySearch(keys, k); found {
 					return false
 				}
 			}
 		} else {
-			for k := range keys {
+			for _, k := range keys {
 				if changed[k] {
 					return false
 				}
