@@ -41,6 +41,11 @@ type fleet struct {
 	// storesRead are the stores its last render queried (a change to others cannot
 	// change its bundle); admission reads them too.
 	storesRead atomic.Pointer[map[string]bool]
+	// ledger holds the Gateways each of its bundles was rendered from, until a deploy
+	// of one makes them Programmed (gatewaystatus.go). A ledger of its own: with one
+	// for every fleet, the renders of many new Gateways at once pushed a fleet's
+	// bundle out before its pod took it, and that Gateway never became Programmed.
+	ledger writer.Ledger
 }
 
 // rendersEveryGateway: the podSelector's fleet without per-Gateway provisioning

@@ -31,8 +31,8 @@ func TestProgrammedPerFleet(t *testing.T) {
 	revs := func(f *fleet, uid string, gen int64) map[types.NamespacedName]writer.Revision {
 		return map[types.NamespacedName]writer.Revision{f.gateway: {UID: types.UID(uid), Generation: gen}}
 	}
-	it.statusRendered("same", revs(a, "uid-a", 1))
-	it.statusRendered("same", revs(b, "uid-b", 1))
+	it.statusRendered(a, "same", revs(a, "uid-a", 1))
+	it.statusRendered(b, "same", revs(b, "uid-b", 1))
 	it.statusDeployed(def, deploy.Outcome{Pod: "haproxy-0", Hash: "same"})
 	if len(it.fleets.programmed) != 0 {
 		t.Fatalf("a deploy to the podSelector's pod programmed %v", it.fleets.programmed)
@@ -43,8 +43,8 @@ func TestProgrammedPerFleet(t *testing.T) {
 	}
 	// A later deploy of an older bundle of the same object does not go back; a
 	// Gateway created again under the name replaces the record.
-	it.statusRendered("newer", revs(a, "uid-a", 2))
-	it.statusRendered("recreated", revs(a, "uid-a2", 1))
+	it.statusRendered(a, "newer", revs(a, "uid-a", 2))
+	it.statusRendered(a, "recreated", revs(a, "uid-a2", 1))
 	it.statusDeployed(a, deploy.Outcome{Hash: "newer"})
 	it.statusDeployed(a, deploy.Outcome{Hash: "same"})
 	if got := it.fleets.programmed[a.gateway]; got != (writer.Revision{UID: "uid-a", Generation: 2}) {
@@ -54,9 +54,22 @@ func TestProgrammedPerFleet(t *testing.T) {
 	if got := it.fleets.programmed[a.gateway]; got != (writer.Revision{UID: "uid-a2", Generation: 1}) {
 		t.Fatalf("after the new object's deploy: %+v", got)
 	}
+	// Many new Gateways render at once (the conformance suite's): the bundles of the
+	// others do not push a fleet's out before its pod takes it.
+	var many []*fleet
+	for i := range 40 {
+		f := &fleet{gateway: types.NamespacedName{Namespace: "ns", Name: fmt.Sprint("g", i)}}
+		it.statusRendered(f, fmt.Sprint("bundle-", i), revs(f, fmt.Sprint("uid-g", i), 1))
+		many = append(many, f)
+	}
+	it.statusDeployed(many[0], deploy.Outcome{Hash: "bundle-0"})
+	if got := it.fleets.programmed[many[0].gateway]; got != (writer.Revision{UID: "uid-g0", Generation: 1}) {
+		t.Fatalf("the first of 40 fleets rendering at once: %+v", got)
+	}
 	// Shared: the podSelector's pods serve every Gateway.
 	it.fleets.perGateway = false
-	it.statusDeployed(def, deploy.Outcome{Hash: "same"})
+	it.statusRendered(def, "shared", map[types.NamespacedName]writer.Revision{b.gateway: {UID: "uid-b", Generation: 1}})
+	it.statusDeployed(def, deploy.Outcome{Hash: "shared"})
 	if got := it.fleets.programmed[b.gateway]; got != (writer.Revision{UID: "uid-b", Generation: 1}) {
 		t.Fatalf("shared: %+v", it.fleets.programmed)
 	}

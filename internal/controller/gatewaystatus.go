@@ -50,13 +50,13 @@ func (it *iteration) gatewayStores() []string {
 	return out
 }
 
-// statusRendered is called with every bundle handed to a deployer and the
-// Gateways it was rendered from.
-func (it *iteration) statusRendered(hash string, gws map[types.NamespacedName]writer.Revision) {
+// statusRendered is called with every bundle of fleet f handed to its deployer and
+// the Gateways it was rendered from.
+func (it *iteration) statusRendered(f *fleet, hash string, gws map[types.NamespacedName]writer.Revision) {
 	if it.d.status == nil {
 		return
 	}
-	it.ledger.Rendered(hash, gws)
+	f.ledger.Rendered(hash, gws)
 	it.d.status.Trigger()
 }
 
@@ -67,7 +67,7 @@ func (it *iteration) statusDeployed(f *fleet, o deploy.Outcome) {
 	if it.d.status == nil {
 		return
 	}
-	live := it.ledger.Deployed(o.Hash, func(gw types.NamespacedName) bool { return it.fleets.serves(f, gw) })
+	live := f.ledger.Deployed(o.Hash, func(gw types.NamespacedName) bool { return it.fleets.serves(f, gw) })
 	if len(live) > 0 {
 		it.fleets.markProgrammed(live)
 	}

@@ -69,7 +69,6 @@ type iteration struct {
 	live       *store.Live
 	ignore     []fieldpath.Path
 	checker    *validate.Checker
-	ledger     writer.Ledger // Gateways each bundle was rendered from (gatewaystatus.go)
 	good       goodRenders   // per fleet: the last good snapshot, what was left out (leftout.go)
 	creds      credentials
 	fleets     fleetSet         // the pods that receive configs (fleets.go)
@@ -311,7 +310,7 @@ func (it *iteration) refreshLedger(f *fleet) {
 	gws := it.fleetGateways(f, f.rendered)
 	if key := fmt.Sprint(gws); key != f.ledgered {
 		f.ledgered = key
-		it.statusRendered(f.hash, gws)
+		it.statusRendered(f, f.hash, gws)
 	}
 }
 
@@ -356,7 +355,7 @@ func (it *iteration) reconcileFleet(ctx context.Context, f *fleet, snap *snapsho
 	// The Gateways this bundle is made from, as rendered: a left-out Gateway is not in
 	// it (or only at its last good generation).
 	gws := it.fleetGateways(f, res.Snapshot)
-	it.statusRendered(res.Bundle.Hash, gws)
+	it.statusRendered(f, res.Bundle.Hash, gws)
 	f.rendered, f.hash, f.ledgered = res.Snapshot, res.Bundle.Hash, fmt.Sprint(gws)
 	if d.status != nil {
 		d.status.SetNotes(f.gateway.String(), res.Notes)

@@ -9,18 +9,18 @@ import (
 )
 
 // Ledger remembers which Gateways (object and generation) each bundle was rendered
-// from, so that a deploy of that bundle can mark them Programmed. Fleets may render
-// identical bundles (e.g. two new Gateways before the stores hold them): the
-// Gateways of every render of a hash are kept, and a deploy to a fleet's pod marks
-// only those that fleet serves.
+// from, so that a deploy of that bundle can mark them Programmed. Each fleet keeps a
+// ledger of its own (fleets may render identical bundles, e.g. two new Gateways
+// before the stores hold them, and each keeps what it rendered); a render of a hash
+// again adds its Gateways to what the hash has.
 type Ledger struct {
 	mu     sync.Mutex
 	hashes map[string]map[types.NamespacedName]Revision
 	order  []string
 }
 
-// ledgerKept is how many bundles the ledger keeps (in flight at most; pacing keeps
-// it far lower).
+// ledgerKept is how many bundles a fleet's ledger keeps (in flight at most; pacing
+// keeps it far lower).
 const ledgerKept = 16
 
 // Rendered records that bundle hash was rendered from gws.
