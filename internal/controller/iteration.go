@@ -69,7 +69,7 @@ type iteration struct {
 	live       *store.Live
 	ignore     []fieldpath.Path
 	checker    *validate.Checker
-	good       goodRenders   // per fleet: the last good snapshot, what was left out (leftout.go)
+	good       goodRenders // per fleet: the last good snapshot, what was left out (leftout.go)
 	creds      credentials
 	fleets     fleetSet         // the pods that receive configs (fleets.go)
 	scope      fleetscope.Scope // which fleets a change touches

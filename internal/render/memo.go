@@ -68,8 +68,8 @@ type deps struct {
 	// and each once (union), or its own reads' only when there are more than
 	// maxUnion (large); verified a snapshot on which every query gave the recorded
 	// answer.
-	keys  storeKeys
-	large bool
+	keys     storeKeys
+	large    bool
 	verified weak.Pointer[snapshot.Snapshot]
 }
 
