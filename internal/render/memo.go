@@ -99,27 +99,21 @@ func (d *deps) union() storeKeys {
 			n += len(ks)
 		}
 		if u == nil || n > maxUnion {
-			d.large, d.keys = true, readKeys(d.reads)
+			d.large, d.keys = true, readKeys(d.reads).sorted()
 			return nil
 		}
 	}
 	keys := readKeys(d.reads)
-	if len(d.children) > 0 {
-		for _, c := range d.children {
-			for store, ks := range c.union() {
-				keys[store] = append(keys[store], ks...)
-			}
-		}
-		for store, ks := range keys {
-			slices.Sort(ks)
-			keys[store] = slices.Compact(ks)
+	for _, c := range d.children {
+		for store, ks := range c.union() {
+			keys[store] = append(keys[store], ks...)
 		}
 	}
-	d.keys = keys
-	return keys
+	d.keys = keys.sorted()
+	return d.keys
 }
 
-// readKeys are the index keys of reads, per store.
+// readKeys are the index keys of reads, per store, as read (see sorted).
 func readKeys(reads []*read) storeKeys {
 	keys := storeKeys{}
 	for _, r := range reads {
@@ -129,11 +123,16 @@ func readKeys(reads []*read) storeKeys {
 		}
 		keys[r.store] = append(keys[r.store], k)
 	}
-	for store, ks := range keys {
-		slices.Sort(ks)
-		keys[store] = slices.Compact(ks)
-	}
 	return keys
+}
+
+// sorted sorts each store's keys and drops repeats, in place.
+func (sk storeKeys) sorted() storeKeys {
+	for store, ks := range sk {
+		slices.Sort(ks)
+		sk[store] = slices.Compact(ks)
+	}
+	return sk
 }
 
 // unchangedSince reports whether no store d queried changed, between the snapshot
