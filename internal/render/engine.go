@@ -248,6 +248,7 @@ func (e *Engine) declarations() (native.Declarations, error) {
 	decls["first_seen"] = e.firstSeen
 	decls["key_runs"] = e.keyRunsKept
 	decls["service_servers"] = e.serviceServers
+	decls["servers_ahead"] = e.serversAhead
 	decls["note"] = e.note
 	for k, v := range e.unitDeclarations() {
 		decls[k] = v
@@ -359,6 +360,7 @@ type Result struct {
 type Reuse struct {
 	Files, Units, Shared                         int // reused
 	FilesRendered, UnitsRendered, SharedComputed int // rendered anew
+	ServersAhead                                 int // backends' server lines read ahead (servers_ahead)
 }
 
 // renderState is what the current render's native helpers read.
@@ -391,6 +393,8 @@ type renderState struct {
 	madeDeps []*deps
 	// recent are the template's last recorded store queries (reader.fetch).
 	recent recentReads
+	// ahead reads server lines ahead of service_servers (serversahead.go).
+	ahead *serversAhead
 	// atTemplate and atLine are the last line marker a diagnostic build passed.
 	atTemplate string
 	atLine     int
@@ -525,6 +529,7 @@ func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 		res.Profile = &Profile{}
 	}
 	outputs := make([]bundle.File, len(e.mains))
+	defer st.stopAhead()
 	for i := range e.mains {
 		var err error
 		outputs[i], res.Timings[i], err = e.renderOne(ctx, e.mains[i], res.Profile)

@@ -27,26 +27,61 @@ import (
 //   - "# haptic: <comment>" for an address that is not an IP address (an FQDN or a
 //     malformed address never reaches a server line).
 func (e *Engine) serviceServers(services, endpoints, ns, service, port, suffix string) string {
-	spName, found := servicePortName(e.st.getSingle(services, []string{ns, service}), port)
+	st := e.st
+	lines, ok := st.ahead.take(st, services, endpoints, ns, service, port)
+	if !ok {
+		lines = st.here().serverLines(services, endpoints, ns, service, port)
+	}
+	return lines.text(suffix)
+}
+
+// serverLines are a backend's server lines before service_servers writes them: nil
+// when the Service has no such port.
+type serverLines []serverLine
+
+// serverLine is "srv_<address>_<port> <address>:<port>", or a comment line for an
+// address that is not an IP address.
+type serverLine struct {
+	text    string
+	comment bool
+}
+
+// serverLines reads the Service ns/service from the store services and its
+// EndpointSlices from endpoints, and lists the server lines of its port port.
+func (rd reader) serverLines(services, endpoints, ns, service, port string) serverLines {
+	spName, found := servicePortName(rd.getSingle(services, []string{ns, service}), port)
 	if !found {
-		return ""
+		return nil
+	}
+	out := make(serverLines, 0, 2) // (most backends have one or two servers)
+	endpointServers(rd.fetch(endpoints, []string{ns, service}), spName, func(line string) {
+		out = append(out, serverLine{text: line})
+	}, func(slice snapshot.Object, addr string) {
+		out = append(out, serverLine{text: "# haptic: " + comment("EndpointSlice "+ns+"/"+slice.Name+": address "+toJSON(addr)+" is not an IP address; skipped"), comment: true})
+	})
+	return out
+}
+
+// text is the lines newline-separated, each server line as "server <line><suffix>".
+func (ls serverLines) text(suffix string) string {
+	n := 0
+	for _, l := range ls {
+		n += len("server ") + len(l.text) + len(suffix) + 1
 	}
 	var b strings.Builder
-	b.Grow(128) // two servers' lines
-	newLine := func() {
-		if b.Len() > 0 {
+	b.Grow(n)
+	for i, l := range ls {
+		if i > 0 {
 			b.WriteByte('\n')
 		}
-	}
-	endpointServers(e.st.fetch(endpoints, []string{ns, service}), spName, func(line string) {
-		newLine()
+		if l.comment {
+			b.WriteString(l.text)
+			continue
+		}
 		b.WriteString("server ")
-		b.WriteString(line)
+		b.WriteString(l.text)
 		b.WriteString(suffix)
-	}, func(slice snapshot.Object, addr string) {
-		newLine()
-		b.WriteString("# haptic: " + comment("EndpointSlice "+ns+"/"+slice.Name+": address "+toJSON(addr)+" is not an IP address; skipped"))
-	})
+	}
 	return b.String()
 }
 
@@ -79,9 +114,11 @@ func endpointServers(eps []snapshot.Object, spName string, server func(line stri
 }
 
 // serverSet is a set of server names: a list while it is short (most backends have
-// a few servers, and a scan costs less than a map), a map past that.
+// a few servers, and a scan costs less than a map), a map past that. The list is
+// held in the set, which stays on its user's stack.
 type serverSet struct {
-	few  []string
+	few  [16]string
+	n    int
 	many map[string]bool
 }
 
@@ -94,15 +131,19 @@ func (s *serverSet) add(name string) bool {
 		s.many[name] = true
 		return true
 	}
-	if slices.Contains(s.few, name) {
+	if slices.Contains(s.few[:s.n], name) {
 		return false
 	}
-	if s.few = append(s.few, name); len(s.few) > 16 {
-		s.many = make(map[string]bool, 2*len(s.few))
-		for _, n := range s.few {
-			s.many[n] = true
-		}
+	if s.n < len(s.few) {
+		s.few[s.n] = name
+		s.n++
+		return true
 	}
+	s.many = make(map[string]bool, 2*len(s.few))
+	for _, n := range s.few {
+		s.many[n] = true
+	}
+	s.many[name] = true
 	return true
 }
 

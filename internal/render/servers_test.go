@@ -38,7 +38,13 @@ func TestServiceServers(t *testing.T) {
 			slice("web-b", 8080, ep(true, "10.0.0.1", "10.0.0.4")),
 		}),
 	}}
-	spec := testSpec(`backend a
+	// The same with the lines read ahead (servers_ahead), by the template or ahead
+	// of it, whichever reaches a backend first.
+	for _, ahead := range []string{"", `{% servers_ahead("services", "endpoints", []*IngressBackend{
+  {Namespace: "ns", Service: "web", Port: "http"}, {Namespace: "ns", Service: "web", Port: "9000"},
+  {Namespace: "ns", Service: "web", Port: "81"}, {Namespace: "ns", Service: "nothing", Port: "http"}}) %}
+`} {
+		spec := testSpec(ahead + `backend a
 {{ service_servers("services", "endpoints", "ns", "web", "http", " check") }}
 backend b
 {{ service_servers("services", "endpoints", "ns", "web", "9000", "") }}
@@ -47,16 +53,16 @@ backend c
 backend d
 {{ service_servers("services", "endpoints", "ns", "nothing", "http", "") }}
 `)
-	e, err := Compile(spec, Options{Types: map[string]reflect.Type{"ingresses": ingressType}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Render(context.Background(), Input{Snapshot: snap})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := res.Bundle.Config().Content
-	want := `backend a
+		e, err := Compile(spec, Options{Types: map[string]reflect.Type{"ingresses": ingressType}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Render(context.Background(), Input{Snapshot: snap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Bundle.Config().Content
+		want := `backend a
     server srv_10_0_0_1_8080 10.0.0.1:8080 check
     server srv_10_0_0_3_8080 10.0.0.3:8080 check
     # haptic: "EndpointSlice ns/web-a: address \"db.example\" is not an IP address; skipped"
@@ -74,8 +80,9 @@ backend c
 
 backend d
 `
-	if !strings.Contains(got, want) {
-		t.Errorf("got\n%s\nwant it to hold\n%s", got, want)
+		if !strings.Contains(got, want) {
+			t.Errorf("got\n%s\nwant it to hold\n%s", got, want)
+		}
 	}
 }
 

@@ -1,0 +1,142 @@
+package render
+
+import (
+	"runtime"
+	"slices"
+	"sync/atomic"
+)
+
+// servers_ahead reads, on another core, the server lines service_servers will be
+// asked for while the template writes the backends around them:
+//
+//	{% servers_ahead("services", "endpoints", backends) %}
+//
+// It works only in a render of a file from nothing (nothing of an earlier render of
+// the file memoized: a cold start, a new config, `haptic benchmark`), where every
+// backend's lines are written; in a render after a change, which writes the few
+// runs of backends the change touched, it does nothing. One goroutine walks the
+// backends in order and reads each with a reader of its own, recording its reads
+// apart (apart.go); service_servers takes the lines it finds read, and their reads
+// into the fragment being rendered, and reads the ones it finds not yet begun itself,
+// so the template never waits for more than one backend. A panic reading one (a
+// store error) is raised again where service_servers takes it. The render stops the
+// goroutine when it ends (stopAhead).
+
+// serversAhead is one servers_ahead call's backends, for the file being rendered.
+type serversAhead struct {
+	target, services, endpoints string
+	lines                       []aheadLines // one per backend, in order
+	next                        int          // the one service_servers is expected to ask for next
+	stop                        atomic.Bool
+	done                        chan struct{}
+}
+
+// aheadLines are one backend's lines; state says who reads them.
+type aheadLines struct {
+	ns, service, port string
+	state             atomic.Int32
+	lines             serverLines
+	reads             []*read
+	panicked          any
+}
+
+const (
+	aheadFree  = iota // not begun: the first to claim it reads it
+	aheadBusy         // being read ahead
+	aheadReady        // read ahead: lines, reads and panicked are set
+	aheadTaken        // taken by service_servers, or claimed to be read there
+)
+
+// aheadWindow is how far service_servers looks past the backend it expects for the
+// one it is asked for (a backend the template skipped).
+const aheadWindow = 8
+
+func (e *Engine) serversAhead(services, endpoints string, backends []*IngressBackend) {
+	st := e.st
+	if st.rec == nil || st.ahead != nil || st.prev.file(st.rec.target) != nil || len(backends) == 0 {
+		return
+	}
+	a := &serversAhead{target: st.rec.target, services: services, endpoints: endpoints,
+		lines: make([]aheadLines, len(backends)), done: make(chan struct{})}
+	for i, b := range backends {
+		a.lines[i].ns, a.lines[i].service, a.lines[i].port = b.Namespace, b.Service, b.Port
+	}
+	st.ahead = a
+	go a.read(st)
+}
+
+// read reads every backend's lines not claimed yet, in order, until the render stops it.
+func (a *serversAhead) read(st *renderState) {
+	defer close(a.done)
+	var recent recentReads
+	var d deps
+	for i := range a.lines {
+		l := &a.lines[i]
+		if a.stop.Load() {
+			return
+		}
+		if !l.state.CompareAndSwap(aheadFree, aheadBusy) {
+			continue
+		}
+		d.reads = d.reads[:0]
+		func() {
+			defer func() { l.panicked = recover() }()
+			rd := reader{st: st, deps: &d, recent: &recent}
+			l.lines = rd.serverLines(a.services, a.endpoints, l.ns, l.service, l.port)
+		}()
+		l.reads = slices.Clone(d.reads)
+		l.state.Store(aheadReady)
+	}
+}
+
+// take returns the lines read ahead for a service_servers call, waiting while they
+// are being read, with their reads recorded in the fragment being rendered; false
+// when the call is to read them itself.
+func (a *serversAhead) take(st *renderState, services, endpoints, ns, service, port string) (serverLines, bool) {
+	if a == nil || st.rec == nil || st.rec.target != a.target || services != a.services || endpoints != a.endpoints {
+		return nil, false
+	}
+	var l *aheadLines
+	for i := a.next; i < min(a.next+aheadWindow, len(a.lines)); i++ {
+		if c := &a.lines[i]; c.ns == ns && c.service == service && c.port == port {
+			l, a.next = c, i+1
+			break
+		}
+	}
+	if l == nil {
+		return nil, false
+	}
+	for {
+		switch l.state.Load() {
+		case aheadFree:
+			if l.state.CompareAndSwap(aheadFree, aheadTaken) {
+				return nil, false
+			}
+		case aheadBusy:
+			runtime.Gosched() // (a backend's reads take microseconds)
+		case aheadReady:
+			l.state.Store(aheadTaken)
+			if l.panicked != nil {
+				panic(l.panicked)
+			}
+			d := &st.rec.top().deps
+			for _, r := range l.reads {
+				d.addRead(r)
+			}
+			st.reuse.ServersAhead++
+			return l.lines, true
+		default: // taken before: read again, as without servers_ahead
+			return nil, false
+		}
+	}
+}
+
+// stopAhead stops reading ahead and waits for the goroutine: nothing reads the
+// render's snapshot once the render has ended.
+func (st *renderState) stopAhead() {
+	if a := st.ahead; a != nil {
+		a.stop.Store(true)
+		<-a.done
+		st.ahead = nil
+	}
+}
