@@ -1,9 +1,11 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -157,5 +159,39 @@ func TestCheckConfigLineIsWords(t *testing.T) {
 	}
 	if len(seen) != 4 {
 		t.Fatalf("the lines made only %v", seen)
+	}
+}
+
+// A large file is checked in halves on two cores; the error is still the first
+// failing line's, numbered in the whole file.
+func TestCheckLargeFileNamesFirstBadLine(t *testing.T) {
+	lines := make([]string, 40000) // about 1 MB: past splitCheckMin
+	for i := range lines {
+		lines[i] = "    server srv_10_0_0_1_8080 10.0.0.1:8080 check"
+	}
+	bad := "    server \"unclosed"
+	for _, c := range []struct {
+		name string
+		bad  []int // 0-based lines made bad
+		want int   // 1-based line reported; 0: no error
+	}{
+		{"clean", nil, 0},
+		{"first half", []int{10}, 11},
+		{"second half", []int{30000}, 30001},
+		{"both halves", []int{25000, 30000}, 25001},
+		{"last line", []int{39999}, 40000},
+	} {
+		ls := slices.Clone(lines)
+		for _, i := range c.bad {
+			ls[i] = bad
+		}
+		err := CheckConfig(strings.Join(ls, "\n"))
+		var le *LineError
+		switch {
+		case c.want == 0 && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != 0 && (!errors.As(err, &le) || le.Line != c.want):
+			t.Errorf("%s: got %v, want an error at line %d", c.name, err, c.want)
+		}
 	}
 }
