@@ -602,8 +602,11 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	}
 	last := st.prev.file(target)
 	lastLen := 0
-	if last != nil {
-		lastLen = len(last.file.Content)
+	switch {
+	case last != nil:
+		lastLen = len(last.raw)
+	case st.next != nil: // a render from nothing: the size of an earlier one, if any
+		lastLen = st.next.sizes[target].output
 	}
 	buf := newOutput(lastLen)
 	if st.next != nil {

@@ -419,8 +419,10 @@ type memo struct {
 	values map[string]map[string]*valueMemo // target → cached_value key → value
 	kept   *libraryCaches
 	// sizes are how many units and values each target held in the memo this one
-	// follows: its maps are made that large (growing to 15,000 entries showed).
-	sizes map[string][2]int
+	// follows, and how long its output was: its maps are made that large (growing
+	// to 15,000 entries showed), and a render from nothing sizes its output so
+	// (growing a 10 MB haproxy.cfg by doubling allocated twice its size).
+	sizes map[string]targetSizes
 }
 
 type fileMemo struct {
@@ -507,7 +509,7 @@ func (m *memo) value(target, key string) *valueMemo {
 func (m *memo) putValue(target, key string, v *valueMemo) {
 	m.mu.Lock()
 	if m.values[target] == nil {
-		m.values[target] = make(map[string]*valueMemo, m.sizes[target][1])
+		m.values[target] = make(map[string]*valueMemo, m.sizes[target].values)
 	}
 	m.values[target][key] = v
 	m.mu.Unlock()
@@ -535,7 +537,7 @@ func (m *memo) putFile(target string, f *fileMemo) {
 func (m *memo) putUnit(target, key string, u *unitMemo) {
 	m.mu.Lock()
 	if m.units[target] == nil {
-		m.units[target] = make(map[string]*unitMemo, m.sizes[target][0])
+		m.units[target] = make(map[string]*unitMemo, m.sizes[target].units)
 	}
 	m.units[target][key] = u
 	m.mu.Unlock()
@@ -567,16 +569,26 @@ func (m *memo) sizeLike(last *memo) {
 	}
 	last.mu.Lock()
 	defer last.mu.Unlock()
-	m.sizes = map[string][2]int{}
+	m.sizes = map[string]targetSizes{}
 	for target, us := range last.units {
-		m.sizes[target] = [2]int{len(us), 0}
+		n := m.sizes[target]
+		n.units = len(us)
+		m.sizes[target] = n
 	}
 	for target, vs := range last.values {
 		n := m.sizes[target]
-		n[1] = len(vs)
+		n.values = len(vs)
+		m.sizes[target] = n
+	}
+	for target, f := range last.files {
+		n := m.sizes[target]
+		n.output = len(f.raw)
 		m.sizes[target] = n
 	}
 }
+
+// targetSizes are a target's sizes in a memo (memo.sizes).
+type targetSizes struct{ units, values, output int }
 
 // keepMemo makes m the memo for its extraContext, most recently used first.
 func (e *Engine) keepMemo(m *memo) {
