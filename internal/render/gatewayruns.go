@@ -164,7 +164,8 @@ func (m *mergedRuns) update(runs []*GatewayState) bool {
 }
 
 // edit takes the runs gone out and puts the runs that came in; false when a line
-// to take out is not there.
+// to take out is not there. Many runs (a render's first merge) are counted on one
+// core while their lines are gathered on another, and the lists sorted on both.
 func (m *mergedRuns) edit(gone, came []*GatewayState) bool {
 	if m.keys == nil { // (sized: a render's first merge counts every route's lines)
 		var keys, hosts, backends int
@@ -175,30 +176,63 @@ func (m *mergedRuns) edit(gone, came []*GatewayState) bool {
 		m.keys, m.hosts, m.backends = make(map[string]int, keys), make(map[string]int, hosts), make(map[string]int, backends)
 	}
 	var e sortedEdits
+	apart := len(gone)+len(came) >= editApartRuns
+	counted := make(chan any, 1) // (what counting panicked with, if it did)
+	countAll := func() {
+		defer func() { counted <- recover() }()
+		for _, r := range gone {
+			m.countKeys(r, -1)
+		}
+		for _, r := range came {
+			m.countKeys(r, 1)
+		}
+	}
+	if apart {
+		go countAll()
+	} else {
+		countAll()
+	}
 	for _, r := range gone {
-		m.account(r, -1, &e)
+		m.gather(r, -1, &e)
 	}
 	for _, r := range came {
-		m.account(r, 1, &e)
+		m.gather(r, 1, &e)
 	}
-	ok := true
-	for i, list := range m.lists() {
+	if p := <-counted; p != nil {
+		panic(p)
+	}
+	lists := m.lists()
+	found := make([]bool, len(lists))
+	sortList := func(i int) {
+		list := lists[i]
 		if sameLines(e.out[i], e.in[i]) {
-			continue // the runs that came bring the lines of those gone: the list stays
+			found[i] = true
+			return // the runs that came bring the lines of those gone: the list stays
 		}
-		edited, found := editSorted(*list, e.out[i], e.in[i])
+		edited, ok := editSorted(*list, e.out[i], e.in[i])
 		m.texts[i] = spliceText(*list, edited, m.texts[i], listText[i])
-		*list, ok = edited, ok && found
+		*list, found[i] = edited, ok
 	}
-	return ok
+	if apart {
+		for _, p := range eachApart(len(lists), sortList) {
+			if p != nil {
+				panic(p)
+			}
+		}
+	} else {
+		for i := range lists {
+			sortList(i)
+		}
+	}
+	return !slices.Contains(found, false)
 }
 
-// account adds (d = 1) or takes out (d = -1) what run r brings.
-func (m *mergedRuns) account(r *GatewayState, d int, e *sortedEdits) {
-	edit := &e.in
-	if d < 0 {
-		edit = &e.out
-	}
+// editApartRuns is the number of runs from which edit spreads its work over the
+// cores: a render's first merge, not a change's one run in and one out.
+const editApartRuns = 16
+
+// countKeys adds (d = 1) or takes out (d = -1) run r's keys and backends.
+func (m *mergedRuns) countKeys(r *GatewayState, d int) {
 	for _, list := range [][]string{r.Exact, r.PrefixExact, r.PrefixSorted, r.Regex} {
 		for _, l := range list {
 			m.dups += countShared(m.keys, lineKey(l), d)
@@ -206,6 +240,15 @@ func (m *mergedRuns) account(r *GatewayState, d int, e *sortedEdits) {
 	}
 	for _, b := range r.Backends {
 		m.sharedBackends += countShared(m.backends, b.Name, d)
+	}
+}
+
+// gather adds (d = 1) or takes out (d = -1) run r's hosts, and the lines it brings
+// to the edits of the sorted lists.
+func (m *mergedRuns) gather(r *GatewayState, d int, e *sortedEdits) {
+	edit := &e.in
+	if d < 0 {
+		edit = &e.out
 	}
 	for h := range r.Hosts {
 		if was := count(m.hosts, h, d); (d > 0 && was == 0) || (d < 0 && was == 1) {

@@ -61,6 +61,11 @@ func TestMergeRunsIsMerge(t *testing.T) {
 			runs = append(runs[:i:i], runs[i+1:]...)
 		case n < 91:
 			runs = nil // all at once: starts over
+		case n < 92: // many new at once: starts over, counting and sorting on every core
+			runs = nil
+			for range editApartRuns + rng.IntN(40) {
+				runs = append(runs, randomRun(rng, routes))
+			}
 		case n < 96: // another render's state of the same routes
 			i := rng.IntN(len(runs))
 			runs[i] = copyRun(runs[i])
