@@ -192,6 +192,34 @@ func changeOne(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, kind benchmi
 	return replace(tb, p, snap, res, route)
 }
 
+// addOne returns snap with route (or Ingress) i added, with its Service and
+// EndpointSlices: for i = n a name that sorts amid the others' (bench-route-5000
+// after bench-route-500), as a route a user adds mostly does.
+func addOne(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, kind benchmix.Kind, i int) *snapshot.Snapshot {
+	tb.Helper()
+	res, route := "ingresses", benchmix.IngressObject(i)
+	if kind == benchmix.HTTPRoute {
+		res, route = "http-routes", benchmix.Route(i)
+	}
+	added := map[string][]map[string]any{res: {route}, "services": {benchmix.Service(i)},
+		"endpoints": {benchmix.EndpointSlice(i, 0), benchmix.EndpointSlice(i, 1)}}
+	with := &snapshot.Snapshot{Stores: map[string]*snapshot.Store{}}
+	var refs []snapshot.Ref
+	for r, raws := range added {
+		var objs []snapshot.Object
+		for _, raw := range raws {
+			obj, _, err := p.Builder.Admit(r, raw)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			objs = append(objs, obj)
+			refs = append(refs, snapshot.Ref{Resource: r, Key: obj.Key()})
+		}
+		with.Stores[r] = p.Builder.NewStore(r, objs)
+	}
+	return snap.Revert(with, refs...)
+}
+
 // moveEndpoint returns snap with EndpointSlice (i, 0)'s address changed.
 func moveEndpoint(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, i int) *snapshot.Snapshot {
 	s := benchmix.EndpointSlice(i, 0)
@@ -220,7 +248,7 @@ func BenchmarkRerender(b *testing.B) {
 			for _, c := range []struct {
 				name string
 				next *snapshot.Snapshot
-			}{{"route", changeOne(b, p, snap, kind, n/2)}, {"endpoints", moveEndpoint(b, p, snap, n/2)}} {
+			}{{"route", changeOne(b, p, snap, kind, n/2)}, {"endpoints", moveEndpoint(b, p, snap, n/2)}, {"added", addOne(b, p, snap, kind, n)}} {
 				b.Run(fmt.Sprintf("%s/n=%d/%s", kind, n, c.name), func(b *testing.B) {
 					snaps := []*snapshot.Snapshot{snap, c.next}
 					extra := benchExtra(kind)

@@ -230,26 +230,45 @@ func chunks(items []string, n int) [][]string {
 // themselves, not on positions: inserting a key changes only its own run, where
 // runs of n by position would all shift after it and render again.
 func keyRuns(keys []string, n int) []int {
+	return runStarts(len(keys), n, func(i int) uint32 { return fnv32a(keys[i]) })
+}
+
+// runStarts is keyRuns of count keys whose hashes hash gives.
+func runStarts(count, n int, hash func(i int) uint32) []int {
 	if n < 1 {
 		n = 1
 	}
 	starts := []int{0}
-	for i, k := range keys {
-		if i+1 < len(keys) && (fnv32a(k)%uint32(n) == 0 || i+1-starts[len(starts)-1] >= 4*n) {
+	for i := range count {
+		if i+1 < count && (hash(i)%uint32(n) == 0 || i+1-starts[len(starts)-1] >= 4*n) {
 			starts = append(starts, i+1)
 		}
 	}
-	if len(keys) == 0 {
+	if count == 0 {
 		return starts
 	}
-	return append(starts, len(keys))
+	return append(starts, count)
 }
 
 // fnv32a is the 32-bit FNV-1a hash of s.
-func fnv32a(s string) uint32 {
-	h := uint32(2166136261)
+func fnv32a(s string) uint32 { return fnv32aOn(2166136261, s) }
+
+// fnv32aOn is FNV-1a of s continued from h.
+func fnv32aOn(h uint32, s string) uint32 {
 	for i := 0; i < len(s); i++ {
 		h = (h ^ uint32(s[i])) * 16777619
+	}
+	return h
+}
+
+// fnv32aJoined is fnv32a(strings.Join(parts, " ")), without joining them.
+func fnv32aJoined(parts []string) uint32 {
+	h := uint32(2166136261)
+	for i, p := range parts {
+		if i > 0 {
+			h = (h ^ ' ') * 16777619
+		}
+		h = fnv32aOn(h, p)
 	}
 	return h
 }

@@ -100,6 +100,7 @@ func (e *Engine) gatewayBuiltins() native.Declarations {
 		"gateway_route_order":       e.gatewayRouteOrder,
 		"gateway_host_intersection": gatewayHostIntersection,
 		"gateway_route_runs":        e.gatewayRouteRuns,
+		"gateway_backend_runs":      e.gatewayBackendRuns,
 		"gateway_granted": func(fromGroup, fromKind, fromNs, toGroup, toKind, toNs, toName string) bool {
 			return e.st.here().gatewayGranted(fromGroup, fromKind, fromNs, toGroup, toKind, toNs, toName)
 		},
@@ -146,10 +147,11 @@ func (e *Engine) gatewayRouteOrder(storeKinds ...string) [][]string {
 // libraryCaches are what the libraries' helpers keep between the renders of one
 // extraContext (see renderState.kept; a Fresh render starts from none).
 type libraryCaches struct {
-	order   routeOrder
-	runs    map[string]*mergedRuns // by Gateway fleet (extraContext.gateway)
-	ingress ingressRuns
-	keyRuns keyRunsMemo
+	order     routeOrder
+	runs      map[string]*mergedRuns // by Gateway fleet (extraContext.gateway)
+	ingress   ingressRuns
+	keyRuns   keyRunsMemo
+	routeRuns routeRunsMemo
 }
 
 // routeOrder is the last gateway_route_order's answer. Its stores are immutable, so

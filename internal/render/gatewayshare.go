@@ -331,10 +331,11 @@ func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]str
 		memo   *valueMemo // an earlier render's, standing
 		made   int        // its index in made; -1: none
 	}
-	runs := make([]run, 0, (len(order)+runSize-1)/runSize)
+	starts := e.routeRuns(order, runSize)
+	runs := make([]run, 0, len(starts))
 	var toMake []int
-	for i := 0; i < len(order); i += runSize {
-		keys := order[i:min(i+runSize, len(order))]
+	for b := 0; b+1 < len(starts); b++ {
+		keys := order[starts[b]:starts[b+1]]
 		r := run{key: "gw routes from " + strings.Join(keys[0], " "), inputs: []any{keys, listeners}, made: -1}
 		if r.memo = e.standing(r.key, r.inputs); r.memo == nil {
 			r.made = len(toMake)
@@ -400,4 +401,15 @@ func (rd reader) gatewayRun(env native.Env, s *GatewayState, run [][]string) *ro
 		part.add(share)
 	}
 	return &routeShare{state: part}
+}
+
+// gatewayBackendRuns is gateway_backend_runs(backends, n): key_runs of the backends'
+// names, the runs of about n backends the section renders as one unit (a backend
+// added changes its own run; runs by position would all shift after it).
+func (e *Engine) gatewayBackendRuns(bs []*GatewayBackend, n int) []int {
+	names := make([]string, len(bs))
+	for i, b := range bs {
+		names[i] = b.Name
+	}
+	return e.keyRunsKept(names, n)
 }

@@ -31,3 +31,24 @@ func (e *Engine) keyRunsKept(keys []string, n int) []int {
 	m.next = (m.next + 1) % len(m.entries)
 	return starts
 }
+
+// routeRunsMemo keeps gateway_route_runs' last runs of the route order: an order
+// that did not change is mostly the same slices (routeOrder), compared at their
+// pointers.
+type routeRunsMemo struct {
+	order  [][]string
+	n      int
+	starts []int
+}
+
+// routeRuns is keyRuns of the route order (each route's key its parts joined by
+// spaces): a route added or taken out changes its own run only, where runs by
+// position would all shift after it and be made again.
+func (e *Engine) routeRuns(order [][]string, n int) []int {
+	m := &e.st.kept.routeRuns
+	if m.starts == nil || m.n != n || !slices.EqualFunc(m.order, order, slices.Equal[[]string]) {
+		m.order, m.n = slices.Clone(order), n
+		m.starts = runStarts(len(order), n, func(i int) uint32 { return fnv32aJoined(order[i]) })
+	}
+	return m.starts
+}
