@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -26,5 +27,43 @@ func TestKeyRunsKept(t *testing.T) {
 			}
 			got[0] = -1
 		}
+	}
+}
+
+// The runs of a route order are key_runs of its keys joined by spaces, kept while
+// the order is the same, and a route added amid the others changes its own run only.
+func TestRouteRuns(t *testing.T) {
+	var order [][]string
+	for i := range 2000 {
+		order = append(order, []string{"HTTPRoute", "ns", fmt.Sprintf("route-%d", i)})
+	}
+	e := &Engine{st: &renderState{kept: &libraryCaches{}}}
+	joined := func(o [][]string) []string {
+		out := make([]string, len(o))
+		for i, k := range o {
+			out[i] = strings.Join(k, " ")
+		}
+		return out
+	}
+	got := e.routeRuns(order, 64)
+	if want := keyRuns(joined(order), 64); !slices.Equal(got, want) {
+		t.Fatalf("routeRuns = %v, want key_runs %v", got, want)
+	}
+	if again := e.routeRuns(slices.Clone(order), 64); !slices.Equal(again, got) {
+		t.Fatalf("the same order gave %v, then %v", got, again)
+	}
+	added := slices.Insert(slices.Clone(order), 1000, []string{"HTTPRoute", "ns", "route-added"})
+	after := e.routeRuns(added, 64)
+	if want := keyRuns(joined(added), 64); !slices.Equal(after, want) {
+		t.Fatalf("after an insert: routeRuns = %v, want key_runs %v", after, want)
+	}
+	changed := 0
+	for _, start := range after {
+		if !slices.Contains(got, start) && !slices.Contains(got, start-1) {
+			changed++
+		}
+	}
+	if changed > 1 {
+		t.Errorf("a route added amid 2,000 moved %d run starts", changed)
 	}
 }
