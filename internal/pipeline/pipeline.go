@@ -146,24 +146,19 @@ func testContextKeys(cfg *v1alpha1.HAProxyTemplateConfig) ([]string, error) {
 type Fixture struct {
 	Snapshot     *snapshot.Snapshot
 	ExtraContext map[string]any
-	// Objects are the raw fixture objects per resource, for the jsonpath context.
-	Objects map[string][]map[string]any
 }
 
 // Fixtures decodes and admits a test's fixtures. The test must already have the
 // _global test merged in (validate.MergeGlobal).
 func (p *Pipeline) Fixtures(name string, t v1alpha1.ValidationTest) (*Fixture, error) {
 	raw := map[string][]map[string]any{}
-	objects := map[string][]map[string]any{}
 	for res, objs := range t.Fixtures {
 		for i, o := range objs {
-			var m, copyForDoc map[string]any
+			var m map[string]any
 			if err := json.Unmarshal(o.Raw, &m); err != nil {
 				return nil, fmt.Errorf("validationTests[%s].fixtures[%s][%d]: %w", name, res, i, err)
 			}
-			_ = json.Unmarshal(o.Raw, &copyForDoc)
 			raw[res] = append(raw[res], m)
-			objects[res] = append(objects[res], copyForDoc)
 		}
 	}
 	snap, err := p.Builder.Snapshot(raw)
@@ -176,7 +171,7 @@ func (p *Pipeline) Fixtures(name string, t v1alpha1.ValidationTest) (*Fixture, e
 			return nil, fmt.Errorf("validationTests[%s].extraContext: %w", name, err)
 		}
 	}
-	return &Fixture{Snapshot: snap, ExtraContext: extra, Objects: objects}, nil
+	return &Fixture{Snapshot: snap, ExtraContext: extra}, nil
 }
 
 // Render renders a fixture.
@@ -227,7 +222,7 @@ func (p *Pipeline) RenderFunc(observe Observer) validate.RenderFunc {
 		if err != nil {
 			return nil, nil, err
 		}
-		doc := map[string]any{"resources": toAny(f.Objects), "extraContext": f.ExtraContext}
+		doc := map[string]any{"resources": fixtureObjects(t), "extraContext": f.ExtraContext}
 		res, err := p.Render(ctx, f)
 		if err != nil {
 			return nil, doc, err
@@ -242,14 +237,19 @@ func (p *Pipeline) RenderFunc(observe Observer) validate.RenderFunc {
 	}
 }
 
-func toAny(m map[string][]map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, objs := range m {
+// fixtureObjects are a test's fixture objects per resource as the jsonpath context
+// holds them: a copy of their own, decoded apart from the admitted ones (a render
+// may keep those; `haptic benchmark` needs none of these).
+func fixtureObjects(t v1alpha1.ValidationTest) map[string]any {
+	out := make(map[string]any, len(t.Fixtures))
+	for res, objs := range t.Fixtures {
 		list := make([]any, len(objs))
 		for i, o := range objs {
-			list[i] = o
+			var m map[string]any
+			_ = json.Unmarshal(o.Raw, &m) // (Fixtures decoded it without an error)
+			list[i] = m
 		}
-		out[k] = list
+		out[res] = list
 	}
 	return out
 }
