@@ -46,9 +46,18 @@ type routeRunsMemo struct {
 // position would all shift after it and be made again.
 func (e *Engine) routeRuns(order [][]string, n int) []int {
 	m := &e.st.kept.routeRuns
-	if m.starts == nil || m.n != n || !slices.EqualFunc(m.order, order, slices.Equal[[]string]) {
+	if m.starts == nil || m.n != n || !slices.EqualFunc(m.order, order, sameKey) {
 		m.order, m.n = slices.Clone(order), n
 		m.starts = runStarts(len(order), n, func(i int) uint32 { return fnv32aJoined(order[i]) })
 	}
 	return m.starts
+}
+
+// sameKey reports whether two route keys are equal: at once when they are one slice
+// (an order that did not change holds the very keys it held).
+func sameKey(a, b []string) bool {
+	if len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) {
+		return true
+	}
+	return slices.Equal(a, b)
 }
