@@ -77,8 +77,11 @@ func lineErr(n int, format string, a ...any) error {
 // large content's second half is checked on another core meanwhile; the error
 // returned is still the first line's that fails.
 func eachLine(content string, check func(n int, line string) error) error {
-	half := strings.IndexByte(content[min(len(content)/2, len(content)):], '\n')
-	if len(content) < splitCheckMin || half < 0 || runtime.GOMAXPROCS(0) < 2 {
+	if len(content) < splitCheckMin || runtime.GOMAXPROCS(0) < 2 {
+		return eachLineFrom(0, content, check)
+	}
+	half := strings.IndexByte(content[len(content)/2:], '\n')
+	if half < 0 {
 		return eachLineFrom(0, content, check)
 	}
 	cut := len(content)/2 + half
