@@ -603,6 +603,8 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	last := st.prev.file(target)
 	lastLen := 0
 	switch {
+	case last != nil && last.out != nil:
+		lastLen = last.out.litLen() // (what it wrote besides reused units)
 	case last != nil:
 		lastLen = len(last.raw)
 	case st.next != nil: // a render from nothing: the size of an earlier one, if any
@@ -623,13 +625,20 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 		tracer.root.Duration = took
 		profile.add(&tracer.root)
 	}
-	raw := buf.take(m.file.Kind)
-	if last != nil && raw == last.raw {
-		// Written as last time (a change it read did not change what it writes, as
-		// haproxy.cfg after most route changes): the last file, normalized, checked
-		// and hashed, stands.
+	// Written as last time (a change it read did not change what it writes, as
+	// haproxy.cfg after most route changes): the last file, normalized, checked and
+	// hashed, stands. The same reused units in the same places say so without
+	// copying them into one string.
+	same := last != nil && buf.sameAs(last.out)
+	raw := ""
+	if same {
+		raw = last.raw
+	} else {
+		raw = buf.take(m.file.Kind)
+	}
+	if last != nil && (same || raw == last.raw) {
 		if st.rec != nil {
-			st.next.putFile(target, &fileMemo{file: last.file, raw: last.raw, deps: st.made(st.rec.root()), marks: last.marks})
+			st.next.putFile(target, &fileMemo{file: last.file, raw: last.raw, out: buf, deps: st.made(st.rec.root()), marks: last.marks})
 			st.reuse.FilesRendered++
 		}
 		return last.file, timing, nil
@@ -663,7 +672,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	// on from where it stops beginning like its last output.
 	f.Content, f.Hash = out, bundle.HashEdited(prev, out)
 	if st.rec != nil {
-		st.next.putFile(target, &fileMemo{file: f, raw: raw, deps: st.made(st.rec.root()), marks: marks})
+		st.next.putFile(target, &fileMemo{file: f, raw: raw, out: buf, deps: st.made(st.rec.root()), marks: marks})
 		st.reuse.FilesRendered++
 	}
 	return f, timing, nil

@@ -428,6 +428,7 @@ type memo struct {
 type fileMemo struct {
 	file bundle.File // passed checkOutput
 	raw  string      // what the template wrote, before normalize (often file.Content itself)
+	out  *output     // raw as it was written (output.sameAs)
 	deps *deps
 	// marks are haproxy.cfg's normalizeConfig marks (nil for other files, or when
 	// post-processing made the file something else than raw's normal form).
@@ -582,7 +583,7 @@ func (m *memo) sizeLike(last *memo) {
 	}
 	for target, f := range last.files {
 		n := m.sizes[target]
-		n.output = len(f.raw)
+		n.output = len(f.raw) // (a render from nothing writes it all directly)
 		m.sizes[target] = n
 	}
 }

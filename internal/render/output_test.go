@@ -2,6 +2,7 @@ package render
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,5 +68,77 @@ func TestOutputIsWhatWasWritten(t *testing.T) {
 	}
 	if held == 0 {
 		t.Fatal("a large map text amid white space was never taken alone")
+	}
+}
+
+// TestOutputHeldParts: written and held (a reused unit's output) in any order, an
+// output is what was written, from any offset on; two outputs written alike from the
+// same held strings are the same part by part, and one that differs by a byte is not.
+func TestOutputHeldParts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	units := make([]string, 8)
+	for i := range units {
+		units[i] = strings.Repeat(string(rune('a'+i)), heldUnit+rng.IntN(3*heldUnit)) + "\n"
+	}
+	type op struct {
+		held bool
+		s    string
+	}
+	write := func(ops []op) (*output, string) {
+		o := newOutput(0)
+		var want strings.Builder
+		for _, w := range ops {
+			if w.held {
+				o.writeHeld(w.s)
+			} else {
+				o.WriteString(w.s)
+			}
+			want.WriteString(w.s)
+		}
+		return o, want.String()
+	}
+	same := 0
+	for iter := range 2000 {
+		var ops []op
+		for range rng.IntN(12) {
+			switch rng.IntN(3) {
+			case 0:
+				ops = append(ops, op{true, units[rng.IntN(len(units))]})
+			case 1:
+				ops = append(ops, op{true, "short\n"}) // below heldUnit: copied
+			default:
+				ops = append(ops, op{false, []string{"", "\n", "backend x\n", "  y z "}[rng.IntN(4)]})
+			}
+		}
+		o, want := write(ops)
+		if o.Len() != len(want) || o.String() != want {
+			t.Fatalf("iteration %d: output is not what was written", iter)
+		}
+		if at := rng.IntN(len(want) + 1); o.from(at) != want[at:] {
+			t.Fatalf("iteration %d: from(%d) is not what was written from there", iter, at)
+		}
+		again, _ := write(ops)
+		if again.sameAs(o) {
+			same++
+		} else if o.held > 0 {
+			t.Fatalf("iteration %d: written alike, not the same", iter)
+		}
+		if len(ops) > 0 && o.held > 0 {
+			changed := slices.Clone(ops)
+			i := rng.IntN(len(changed))
+			if s := changed[i].s; s != "" { // one byte other, the length the same
+				c := byte('#')
+				if s[0] == c {
+					c = '$'
+				}
+				changed[i].s = string(c) + s[1:]
+				if other, _ := write(changed); other.sameAs(o) {
+					t.Fatalf("iteration %d: a byte other, still the same", iter)
+				}
+			}
+		}
+	}
+	if same == 0 {
+		t.Fatal("no two outputs were the same")
 	}
 }

@@ -3,7 +3,6 @@ package render
 import (
 	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/open2b/scriggo/native"
 )
@@ -178,7 +177,7 @@ func (e *Engine) unit(key string, inputs ...any) bool {
 	}
 	if u := st.prev.unit(rec.target, key); u != nil && sameInputs(u.inputs, inputs) && u.deps.current(st) &&
 		st.replay(u.deps, st.files) {
-		rec.out.WriteString(u.output)
+		rec.out.writeHeld(u.output)
 		rec.top().deps.add(u.deps)
 		rec.push(&scope{unit: key, hit: true})
 		st.next.putUnit(rec.target, key, u.with(inputs))
@@ -206,7 +205,7 @@ func (e *Engine) endUnit(key string) string {
 	}
 	s := rec.pop()
 	if !s.hit {
-		out := strings.Clone(rec.out.String()[s.start:]) // not a view: the memo must not keep the whole output
+		out := rec.out.from(s.start) // a copy: the memo must not keep the whole output
 		e.st.next.putUnit(rec.target, key, &unitMemo{inputs: s.inputs, output: out, deps: e.st.made(&s.deps)})
 		e.st.reuse.UnitsRendered++
 	}
