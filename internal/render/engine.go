@@ -603,10 +603,8 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	last := st.prev.file(target)
 	lastLen := 0
 	switch {
-	case last != nil && last.out != nil:
-		lastLen = last.out.litLen() // (what it wrote besides reused units)
 	case last != nil:
-		lastLen = len(last.raw)
+		lastLen = last.out.litLen() // (what it wrote besides reused units)
 	case st.next != nil: // a render from nothing: the size of an earlier one, if any
 		lastLen = st.next.sizes[target].output
 	}
@@ -630,10 +628,8 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	// hashed, stands. The same reused units in the same places say so without
 	// copying them into one string.
 	same := last != nil && buf.sameAs(last.out)
-	raw := ""
-	if same {
-		raw = last.raw
-	} else {
+	var raw string
+	if !same {
 		raw = buf.take(m.file.Kind)
 	}
 	if last != nil && (same || raw == last.raw) {
