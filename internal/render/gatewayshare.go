@@ -407,9 +407,5 @@ func (rd reader) gatewayRun(env native.Env, s *GatewayState, run [][]string) *ro
 // names, the runs of about n backends the section renders as one unit (a backend
 // added changes its own run; runs by position would all shift after it).
 func (e *Engine) gatewayBackendRuns(bs []*GatewayBackend, n int) []int {
-	names := make([]string, len(bs))
-	for i, b := range bs {
-		names[i] = b.Name
-	}
-	return e.keyRunsKept(names, n)
+	return namedRuns(e, bs, func(b *GatewayBackend) string { return b.Name }, n)
 }

@@ -252,11 +252,7 @@ func ingressBackendsOf(pairs []any) []*IngressBackend {
 // ingressBackendRuns is ingress_backend_runs(backends, n): key_runs of the backends'
 // names, the runs of about n backends the section renders as one unit.
 func (e *Engine) ingressBackendRuns(bs []*IngressBackend, n int) []int {
-	names := make([]string, len(bs))
-	for i, b := range bs {
-		names[i] = b.Name
-	}
-	return e.keyRunsKept(names, n)
+	return namedRuns(e, bs, func(b *IngressBackend) string { return b.Name }, n)
 }
 
 // ingressBackends names the backends of one Ingress, one per service port, and adds

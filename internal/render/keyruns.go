@@ -32,6 +32,16 @@ func (e *Engine) keyRunsKept(keys []string, n int) []int {
 	return starts
 }
 
+// namedRuns is key_runs of the names of items (a library's backends, which its
+// backends section renders in units of about n).
+func namedRuns[T any](e *Engine, items []T, name func(T) string, n int) []int {
+	names := make([]string, len(items))
+	for i, it := range items {
+		names[i] = name(it)
+	}
+	return e.keyRunsKept(names, n)
+}
+
 // routeRunsMemo keeps gateway_route_runs' last runs of the route order: an order
 // that did not change is mostly the same slices (routeOrder), compared at their
 // pointers.
