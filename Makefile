@@ -86,7 +86,7 @@ pgo-profile:
 
 ## bench-status: 1,000 HTTPRoutes on one Gateway in the local cluster: status writes per route, time until all are Accepted
 .PHONY: bench-status
-bench-status: cluster-binaries cluster-tool
+bench-status: haproxy cluster-binaries cluster-tool
 	$(GO) test -count=1 -timeout 10m -run '^(TestStatusCluster|TestStatusBench1000)$$' -v ./test/status/ 2>&1 \
 	  | grep -E '^(bench-status|=== RUN|--- |PASS|FAIL|ok|\s+cluster_test)'; exit $${PIPESTATUS[0]}
 
@@ -122,12 +122,12 @@ bench-gateway-api-smoke:
 # Each test in a process (and local cluster) of its own: in one, the second test's
 # controller, watching every namespace, found the first test's 10,000 objects still
 # being deleted with its namespace, about 70 MiB of its heap at 5,000 routes.
-test-scale: build cluster-binaries
+test-scale: haproxy build cluster-binaries
 	for t in TestScaleIngress TestScale; do \
 	  HAPTIC_SCALE_ROUTES=$${HAPTIC_SCALE_ROUTES:-5000} $(GO) test -count=1 -timeout 60m -run "^$$t\$$" -v ./test/e2e/ 2>&1 \
 	    | grep -vE '^\s*$$'; [ $${PIPESTATUS[0]} -eq 0 ] || exit 1; \
 	done
-test-churn: build cluster-binaries
+test-churn: haproxy build cluster-binaries
 	HAPTIC_CHURN_DURATION=$${HAPTIC_CHURN_DURATION:-10m} $(GO) test -count=1 -timeout 60m -run '^TestGatewayChurn$$' -v ./test/e2e/ 2>&1 \
 	  | grep -vE '^\s*$$'; exit $${PIPESTATUS[0]}
 
@@ -146,15 +146,15 @@ test-resilience: deps build cluster-binaries
 	HAPTIC_RESILIENCE=full $(GO) test -count=1 -p 1 -timeout 20m -v ./test/resilience/
 
 ## bench-reloadfree: new route → first 200 on 1,000- and 5,000-route configs (default libraries), with reload count
-bench-reloadfree: build cluster-binaries
+bench-reloadfree: haproxy build cluster-binaries
 	$(GO) test -run '^$$' -bench RouteAtScale -benchtime 10x -timeout 40m ./test/e2e/
 
 ## bench-webhook: admission round trip of an Ingress create with 1,000 and 5,000 Ingresses (one at a time, 8 at once)
-bench-webhook: build cluster-binaries
+bench-webhook: haproxy build cluster-binaries
 	$(GO) test -run '^$$' -bench Admission -benchtime 1x -timeout 30m ./test/e2e/
 
 ## bench-e2e: time from creating an Ingress to its first 200 through HAProxy (20 samples)
-bench-e2e: build cluster-binaries
+bench-e2e: haproxy build cluster-binaries
 	$(GO) test -run '^$$' -bench IngressApplyToFirst200 -benchtime 20x -timeout 20m ./test/e2e/
 
 ## conformance: the upstream Gateway API v1.6.3 conformance suite (GATEWAY-HTTP, GATEWAY-GRPC and GATEWAY-TLS profiles)
