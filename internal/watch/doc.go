@@ -7,7 +7,8 @@
 // status, unless the resource sets watchStatus — stripped before anything reaches
 // the store), a leading-edge debouncer, and for on-demand stores only metadata
 // resident, bodies fetched when a template reads them. An informer keeps each object
-// with the strings it repeats across objects interned (intern.go).
+// sharing what it repeats (intern.go): strings and small subtrees across objects, and
+// every unchanged subtree with the version it replaced.
 //
 // An update whose relevant content equals what the store holds (only status or
 // server-kept metadata changed, e.g. the controller's own status writes) is dropped

@@ -177,7 +177,11 @@ func (s *Informers) build(gvr schema.GroupVersionResource, consumers []*Consumer
 	case plan.Shared && !keepMF:
 		reduce = dropManagedFields
 	}
-	if err := sh.inf.SetTransform(func(obj any) (any, error) { return interned(reduce(obj)), nil }); err != nil {
+	in := newInterner(func(key string) any {
+		obj, _, _ := sh.inf.GetIndexer().GetByKey(key)
+		return obj
+	})
+	if err := sh.inf.SetTransform(func(obj any) (any, error) { return in.object(reduce(obj)), nil }); err != nil {
 		return nil, fmt.Errorf("%s: %w", gvr.Resource, err)
 	}
 	for _, c := range consumers {
