@@ -15,7 +15,10 @@ import (
 // planMemo shares one plan among the workers of pods that run the same set (a
 // fleet's pods normally do: plan.Plan is pure, so the second pod's delivery
 // starts without planning again), and plans made ahead (Deployer.Prepare) for the
-// deliveries that ask for them later. It keeps the latest memoSize keys.
+// deliveries that ask for them later. It keeps the latest memoSize keys, less the
+// plans the pods have carried out: once a plan starts from what one made to run,
+// that one holds a configuration (its placed haproxy.cfg, its edits) nobody asks
+// for again (a pod left behind plans again).
 type planMemo struct {
 	mu      sync.Mutex
 	entries []*memoEntry // oldest first
@@ -29,6 +32,9 @@ type memoEntry struct {
 	key   string
 	once  sync.Once
 	res   plan.Result
+	// runs is the hash of what the pod runs once res is applied ("" with a reload,
+	// or until res is made); under planMemo.mu.
+	runs  string
 	whole []bundle.File
 	edits []agentapi.FileEdit
 	// ahead: made by prepare, before a delivery asked for it.
@@ -49,24 +55,33 @@ func (m *planMemo) prepare(running plan.Running, desired *bundle.Bundle, caps pl
 }
 
 func (m *planMemo) compute(running plan.Running, desired *bundle.Bundle, caps plan.Capabilities, ahead bool) *memoEntry {
-	e := m.entry(memoKey(running, desired, caps), ahead)
+	e := m.entry(memoKey(running, desired, caps), ahead, running.Bundle)
 	e.once.Do(func() {
 		e.res = plan.Plan(running, desired, caps)
 		if !e.res.Reload && running.Bundle != nil {
 			e.whole, e.edits = asEdits(running.Bundle, e.res.Files)
 		}
+		if r := e.res.Running; r != nil && r.Bundle != nil {
+			m.mu.Lock()
+			e.runs = r.Bundle.Hash
+			m.mu.Unlock()
+		}
 	})
 	return e
 }
 
-// entry returns key's entry, new (marked ahead when ahead) if there is none.
-func (m *planMemo) entry(key string, ahead bool) *memoEntry {
+// entry returns key's entry, new (marked ahead when ahead) if there is none; a new
+// plan from running drops the plans that made running.
+func (m *planMemo) entry(key string, ahead bool, running *bundle.Bundle) *memoEntry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, e := range m.entries {
 		if e.key == key {
 			return e
 		}
+	}
+	if running != nil && running.Hash != "" {
+		m.entries = slices.DeleteFunc(m.entries, func(e *memoEntry) bool { return e.runs == running.Hash })
 	}
 	if len(m.entries) == memoSize {
 		m.entries = slices.Delete(m.entries, 0, 1)

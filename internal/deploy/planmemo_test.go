@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
@@ -66,4 +67,26 @@ func TestPlanMemoPrepared(t *testing.T) {
 func mapSet(content string) *bundle.Bundle {
 	return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: "frontend f\n    bind :80\n    use_backend %[req.hdr(host),map(/m/host.map)]\n"},
 		{Kind: bundle.KindMap, Name: "host.map", Content: content}})
+}
+
+// TestPlanMemoDropsCarriedOutPlans: a plan from what an earlier plan made to run
+// drops that plan (the pods carried it out); plans from elsewhere stay.
+func TestPlanMemoDropsCarriedOutPlans(t *testing.T) {
+	caps, err := plan.CapabilitiesFor("2.6.12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m planMemo
+	first, _ := m.get(plan.Running{Bundle: mapSet("a be\n")}, mapSet("a be\nb be\n"), caps)
+	other, _ := m.get(plan.Running{Bundle: mapSet("z be\n")}, mapSet("z be\ny be\n"), caps)
+	if first.res.Running == nil {
+		t.Fatal("the first plan made nothing to run")
+	}
+	next, _ := m.get(*first.res.Running, mapSet("a be\nb be\nc be\n"), caps)
+	if len(next.res.Ops) != 1 {
+		t.Fatalf("the next plan: %+v", next.res)
+	}
+	if slices.Contains(m.entries, first) || !slices.Contains(m.entries, other) || !slices.Contains(m.entries, next) {
+		t.Errorf("kept: first %v, other %v, next %v", slices.Contains(m.entries, first), slices.Contains(m.entries, other), slices.Contains(m.entries, next))
+	}
 }

@@ -145,17 +145,19 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	// nothing to place: parsing it (three times, per pod) was most of a route's plan.
 	sameCfg := hasRunCfg && hasWantCfg && len(running.Aliases) == 0 && sameWithoutCommentLines(runCfgFile.Content, wantCfgFile.Content)
 	if hasRunCfg && hasWantCfg && !sameCfg && (runCfgFile.Content != wantCfgFile.Content || len(running.Aliases) > 0) {
-		runCfg, runErr = parsedConfigs.parse(runCfgFile.Content)
+		runCfg, runErr = parsedConfigs.ran(runCfgFile.Content)
 		runParsed = true
 		wantCfg, wantErr = parsedConfigs.parse(wantCfgFile.Content)
 		if runErr == nil && wantErr == nil {
-			pl := place(runCfg, runCfgFile.Content, wantCfg, wantCfgFile.Content, running.Aliases)
+			desired := wantCfgFile.Content
+			pl := place(runCfg, runCfgFile.Content, wantCfg, desired, running.Aliases)
 			aliases = pl.aliases
-			if pl.text != wantCfgFile.Content {
+			if pl.text != desired {
 				wantCfgFile.Content, wantCfgFile.Hash = pl.text, bundle.HashContent(pl.text)
 				wantFiles["haproxy.cfg"] = wantCfgFile
 				wantCfg, wantErr = parsedConfigs.parse(pl.text)
 			}
+			parsedConfigs.planned(runCfgFile.Content, desired, pl.text)
 		}
 		wantParsed = true
 	}
@@ -191,7 +193,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	// paths and the files in HAProxy's store all read it.
 	runningConfig := func() (*config.Config, error) {
 		if !runParsed {
-			runCfg, runErr = parsedConfigs.parse(runFiles["haproxy.cfg"].Content)
+			runCfg, runErr = parsedConfigs.ran(runFiles["haproxy.cfg"].Content)
 			runParsed = true
 		}
 		return runCfg, runErr

@@ -32,9 +32,25 @@ type Need struct {
 	// alone on its resource has it applied before objects are cached; a shared
 	// informer caches whole objects and Reduce is applied to each read.
 	Reduce func(obj any) any
+	// Trim is a Reduce for memory alone: applied before objects are cached when the
+	// consumer is alone on its resource, skipped on a shared informer, whose whole
+	// object the consumer reads as it is (reducing every object on each read made
+	// a copy of each, for nothing).
+	Trim func(obj any) any
 	// KeepsManagedFields: the consumer reads metadata.managedFields, which a shared
 	// informer otherwise drops before caching.
 	KeepsManagedFields bool
+}
+
+// alone reduces an object as a consumer alone on its resource has it cached.
+func (n Need) alone(obj any) any {
+	if n.Trim != nil {
+		obj = n.Trim(obj)
+	}
+	if n.Reduce != nil {
+		obj = n.Reduce(obj)
+	}
+	return obj
 }
 
 // Informers is one set of informers that every consumer of one config reads —
@@ -172,8 +188,8 @@ func (s *Informers) build(gvr schema.GroupVersionResource, consumers []*Consumer
 	}
 	reduce := func(obj any) any { return obj }
 	switch {
-	case !plan.Shared && consumers[0].need.Reduce != nil:
-		reduce = consumers[0].need.Reduce
+	case !plan.Shared && (consumers[0].need.Reduce != nil || consumers[0].need.Trim != nil):
+		reduce = consumers[0].need.alone
 	case plan.Shared && !keepMF:
 		reduce = dropManagedFields
 	}

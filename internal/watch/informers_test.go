@@ -220,3 +220,50 @@ func testWatchErrorReported(t *testing.T, failure error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A consumer's Trim shapes what is cached when it is alone on its resource; on a
+// shared informer it reads the cached object itself, not a copy per read.
+func TestTrimOnlyWhenAlone(t *testing.T) {
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "ConfigMapList"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"namespace": "ns", "name": "cm"}, "data": map[string]any{"k": "v"}}}
+	if _, err := client.Resource(gvr).Namespace("ns").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	trimmed := 0
+	trim := func(obj any) any {
+		trimmed++
+		u := obj.(*unstructured.Unstructured)
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": u.Object["metadata"]}}
+	}
+	start := func(needs ...Need) []*Consumer {
+		set := NewInformers(client, nil)
+		var cs []*Consumer
+		for _, n := range needs {
+			cs = append(cs, set.Need(n))
+		}
+		if err := set.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			if !cache.WaitForCacheSync(ctx.Done(), c.HasSynced) {
+				t.Fatal("not synced")
+			}
+		}
+		return cs
+	}
+	alone := start(Need{GVR: gvr, Trim: trim})[0]
+	if o, ok := alone.GetByKey("ns/cm"); !ok || o.(*unstructured.Unstructured).Object["data"] != nil {
+		t.Fatalf("a lone consumer's cache was not trimmed: %v", o)
+	}
+	trimmed = 0
+	shared := start(Need{GVR: gvr, Trim: trim}, Need{GVR: gvr})
+	a, _ := shared[0].GetByKey("ns/cm")
+	b, _ := shared[1].GetByKey("ns/cm")
+	if a != b || a.(*unstructured.Unstructured).Object["data"] == nil || trimmed != 0 {
+		t.Fatalf("a shared informer's reader got a trimmed copy (%d trims): %v", trimmed, a)
+	}
+}

@@ -226,11 +226,11 @@ func (m *Manager) Register(set *watch.Informers) *Source {
 		DeleteFunc: func(any) { m.Trigger() },
 	}
 	for _, gvr := range gvrs {
-		reduce := withoutManagedFields
-		if gvr == Services {
-			reduce = keepServicePorts
+		need := watch.Need{GVR: gvr, Reduce: withoutManagedFields}
+		if gvr == Services { // only their ports are read
+			need = watch.Need{GVR: gvr, Trim: keepServicePorts}
 		}
-		c := set.Need(watch.Need{GVR: gvr, Reduce: reduce})
+		c := set.Need(need)
 		c.AddEventHandler(handler)
 		s.consumers[gvr] = c
 	}
