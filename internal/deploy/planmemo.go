@@ -29,9 +29,9 @@ type planMemo struct {
 const memoSize = 4
 
 type memoEntry struct {
-	key   string
-	once  sync.Once
-	res   plan.Result
+	key  string
+	once sync.Once
+	res  plan.Result
 	// runs is the hash of what the pod runs once res is applied ("" with a reload,
 	// or until res is made); under planMemo.mu.
 	runs  string
