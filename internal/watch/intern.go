@@ -76,9 +76,9 @@ func (in *interner) object(obj any) any {
 }
 
 // unrepeated are keys whose values differ from object to object: interning them
-// would only grow the tables of canonical values.
-var unrepeated = map[string]bool{"uid": true, "resourceVersion": true, "creationTimestamp": true,
-	"lastTransitionTime": true, "generateName": true}
+// would only grow the tables of canonical values. (A condition's lastTransitionTime
+// is not one: the conditions of the routes accepted in one second are alike.)
+var unrepeated = map[string]bool{"uid": true, "resourceVersion": true, "creationTimestamp": true}
 
 // value interns v, sharing it with prev (the same place in the replaced version)
 // where equal. It appends v's encoding to in.enc and reports whether v may be
