@@ -50,8 +50,10 @@ for kind in $kinds; do
 		-f deploy/local/30-haptic-overlay.yaml -f "$work/fixtures.yaml" \
 		"${tests[@]}" --iterations "$iterations" --rerender >"$work/out.txt"
 	echo "== $label (default libraries, median of $iterations; $(nproc) CPUs) =="
-	# One row per step: total, per route, haproxy.cfg, every map, and the re-render
-	# medians after one route and after one EndpointSlice changed.
+	# One row per step: total, per route, the shared index (the libraries' values
+	# computed once for all files), haproxy.cfg and every map (each its own work), the
+	# largest file's share of the total, and the re-render medians after one route
+	# and after one EndpointSlice changed.
 	awk -v label="$label" -v route="$route" '
 		function ms(s) {
 			if (s ~ /µs$/) { sub(/µs$/, "", s); return s / 1000 }
@@ -63,24 +65,25 @@ for kind in $kinds; do
 		function median(line) { return field(line, "median") }
 		/^test / { name = $2; sub(/.*-/, "", name); rows[++nrows] = name; next }
 		/^  total / { total[name] = median($0); next }
-		/^  haproxy.cfg / { cfg[name] = median($0); next }
-		/^  map:/ { m = $1; sub(/^map:/, "", m); if (!(m in seenmap)) { seenmap[m] = 1; maps[++nmaps] = m }; val[name, m] = median($0); next }
+		/^  haproxy.cfg / { cfg[name] = median($0); if (cfg[name] > big[name]) big[name] = cfg[name]; next }
+		/^  shared:/ { shared[name] += median($0); next }
+		/^  map:/ { if (median($0) > big[name]) big[name] = median($0); m = $1; sub(/^map:/, "", m); if (!(m in seenmap)) { seenmap[m] = 1; maps[++nmaps] = m }; val[name, m] = median($0); next }
 		/^  rerender / {
 			if ($2 == route) { rr[name] = median($0); rr1[name] = field($0, "first") }
 			if ($2 == "endpoints") { re[name] = median($0); re1[name] = field($0, "first") }
 			next
 		}
 		END {
-			printf "| %s | Total render | Per route | haproxy.cfg |", label
+			printf "| %s | Total render | Per route | Shared index | haproxy.cfg |", label
 			for (i = 1; i <= nmaps; i++) printf " %s |", maps[i]
-			printf " Re-render (1 route) | Re-render (1 EndpointSlice) | First re-render (route / EndpointSlice) |\n|---|---|---|---|"
+			printf " Largest file / total | Re-render (1 route) | Re-render (1 EndpointSlice) | First re-render (route / EndpointSlice) |\n|---|---|---|---|---|"
 			for (i = 1; i <= nmaps; i++) printf "---|"
-			printf "---|---|---|\n"
+			printf "---|---|---|---|\n"
 			for (r = 1; r <= nrows; r++) {
 				n = rows[r]
-				printf "| %d | %.1f ms | %.3f ms | %.1f ms |", n, total[n], total[n] / n, cfg[n]
+				printf "| %d | %.1f ms | %.3f ms | %.1f ms | %.1f ms |", n, total[n], total[n] / n, shared[n], cfg[n]
 				for (i = 1; i <= nmaps; i++) printf " %.2f ms |", val[n, maps[i]]
-				printf " %.1f ms | %.1f ms | %.1f / %.1f ms |\n", rr[n], re[n], rr1[n], re1[n]
+				printf " %.0f%% | %.1f ms | %.1f ms | %.1f / %.1f ms |\n", 100 * big[n] / total[n], rr[n], re[n], rr1[n], re1[n]
 			}
 		}' "$work/out.txt"
 	echo

@@ -39,7 +39,10 @@ func newBenchmarkCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Compiles the config once (timed), then for each validation test renders its
 fixtures once to warm up and --iterations more times, reporting per-file timings
 (haproxy.cfg and each map) with min/median/max and renders per second. Every timed
-pass is a full render (nothing reused from earlier renders).
+pass is a full render (nothing reused from earlier renders). A file's row is its own
+work: the values templates share (shared.ComputeIfAbsent, e.g. a library's index of
+every route) have rows of their own ("shared:<key>"), not counted in the file that
+happened to ask for them first.
 
 With --rerender it then times incremental re-renders: for each watched resource of
 the fixtures, the middle object is replaced by a new version (same content) and the
@@ -121,8 +124,11 @@ func runBenchmark(ctx context.Context, f benchmarkFlags, stdout, stderr io.Write
 				return &exitError{code: exitTestsFailed, err: fmt.Errorf("test %s: %w", name, err)}
 			}
 			totals = append(totals, time.Since(t0))
-			for _, t := range res.Timings {
-				perFile[t.Target] = append(perFile[t.Target], t.Duration)
+			for _, t := range res.Timings { // a file's own work; the shared values' apart
+				perFile[t.Target] = append(perFile[t.Target], t.Duration-t.Shared)
+			}
+			for _, t := range res.Shared {
+				perFile[sharedRow+t.Target] = append(perFile[sharedRow+t.Target], t.Duration)
 			}
 			if res.Profile != nil {
 				profile.Trees = append(profile.Trees, res.Profile.Trees...)
@@ -164,6 +170,10 @@ func benchmarkTests(tests map[string]v1alpha1.ValidationTest, filter []string) (
 	}
 	return filter, nil
 }
+
+// sharedRow names a shared value's row in the per-file table: the time its factory
+// took, which the file that first asked for it does not count as its own.
+const sharedRow = "shared:"
 
 func writeBenchmark(w io.Writer, name string, fx *pipeline.Fixture, totals []time.Duration, perFile map[string][]time.Duration) {
 	objects := 0

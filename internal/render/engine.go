@@ -338,6 +338,9 @@ const MaxLeftOut = 16
 type Result struct {
 	Bundle  *bundle.Bundle
 	Timings []Timing
+	// Shared times the shared values computed (by key, in order): the work the
+	// first target to ask for each did for all.
+	Shared  []Timing
 	Profile *Profile
 	// LeftOut are the objects the templates did not see: refused when they were
 	// stored, or left out because the render failed with them (Input.LeaveOut).
@@ -552,6 +555,7 @@ func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 		}
 	}
 	res.Bundle = bundle.Assemble(files)
+	res.Shared = e.g.shared.timings
 	res.Notes = e.st.notes.sorted()
 	res.Reuse = st.reuse
 	if st.next != nil {
@@ -588,7 +592,7 @@ func (e *Engine) begin(in Input) {
 func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile) (bundle.File, Timing, error) {
 	st := e.st
 	target := m.file.Target()
-	start := time.Now()
+	start, shared := time.Now(), e.g.shared.spent()
 	if fm := st.prev.file(target); fm != nil && fm.deps.current(st) && st.replay(fm.deps, st.files) {
 		st.next.putFile(target, fm)
 		st.next.carry(st.prev, target)
@@ -615,7 +619,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	}
 	err := runTemplate(ctx, m.tmpl, buf)
 	took := time.Since(start)
-	timing := Timing{Target: target, Duration: took}
+	timing := Timing{Target: target, Duration: took, Shared: e.g.shared.spent() - shared}
 	if err != nil {
 		return bundle.File{}, timing, e.describe(target, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -176,6 +177,46 @@ func TestSharedAcrossTemplatesOfOneRender(t *testing.T) {
 		}
 		if val != first {
 			t.Fatalf("%s saw %q, another template saw %q: factory ran twice", f.Target(), val, first)
+		}
+	}
+}
+
+// A shared value's factory is timed once, under its key, and counted in the timing of
+// the file that asked for it first as shared work, not in the others'; a factory
+// nested in another is the outer one's time.
+func TestSharedWorkIsTimedApart(t *testing.T) {
+	s := newShared(nil)
+	s.ComputeIfAbsent("outer", func() any {
+		time.Sleep(2 * time.Millisecond)
+		v, _ := s.ComputeIfAbsent("inner", func() any { time.Sleep(2 * time.Millisecond); return 1 })
+		return v
+	})
+	s.ComputeIfAbsent("outer", func() any { t.Fatal("computed twice"); return nil })
+	if len(s.timings) != 1 || s.timings[0].Target != "outer" || s.timings[0].Duration < 4*time.Millisecond || s.spent() != s.timings[0].Duration {
+		t.Fatalf("timings %+v, spent %v", s.timings, s.spent())
+	}
+
+	spec := testSpec(`global
+{% var v, _ = shared.ComputeIfAbsent("k", func() any { return "v" }) %}# {{ v }}`)
+	spec.Maps = map[string]v1alpha1.GeneratedFile{"a.map": {Template: `{% var v, _ = shared.ComputeIfAbsent("k", func() any { return "w" }) %}{{ v }} x`}}
+	e, err := Compile(spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Render(context.Background(), Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Shared) != 1 || res.Shared[0].Target != "k" {
+		t.Fatalf("shared timings %+v", res.Shared)
+	}
+	for _, tm := range res.Timings {
+		want := time.Duration(0)
+		if tm.Target == "haproxy.cfg" {
+			want = res.Shared[0].Duration
+		}
+		if tm.Shared != want || tm.Shared > tm.Duration {
+			t.Errorf("%s: shared %v of %v, want %v", tm.Target, tm.Shared, tm.Duration, want)
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package render
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
 
 // Shared is the per-render cache templates reach as `shared`. ComputeIfAbsent runs its
 // factory exactly once per key and render, even when templates render concurrently;
@@ -13,6 +17,12 @@ type Shared struct {
 	st      *renderState // nil outside a render
 	mu      sync.Mutex
 	entries map[string]*sharedEntry
+	// The time spent in factories (the outermost of nested ones): in all, and per
+	// key (under mu). A file's timing tells its own work from the shared work it
+	// happened to ask for first.
+	depth   atomic.Int32
+	took    atomic.Int64
+	timings []Timing
 }
 
 type sharedEntry struct {
@@ -81,6 +91,17 @@ func (s *Shared) compute(key string, e *sharedEntry, fn func() any) {
 			}
 		}()
 	}
+	outer, start := s.depth.Add(1) == 1, time.Now()
+	defer func() {
+		s.depth.Add(-1)
+		if outer {
+			took := time.Since(start)
+			s.took.Add(int64(took))
+			s.mu.Lock()
+			s.timings = append(s.timings, Timing{Target: key, Duration: took})
+			s.mu.Unlock()
+		}
+	}()
 	defer func() {
 		if r := recover(); r != nil {
 			e.err = r
@@ -88,6 +109,9 @@ func (s *Shared) compute(key string, e *sharedEntry, fn func() any) {
 	}()
 	e.value = fn()
 }
+
+// spent is the time spent in factories so far.
+func (s *Shared) spent() time.Duration { return time.Duration(s.took.Load()) }
 
 // used makes the running fragment depend on what e's factory read.
 func (s *Shared) used(e *sharedEntry) {

@@ -14,6 +14,9 @@ const traceVar = "_haptic_trace"
 type Timing struct {
 	Target   string        `json:"target"`
 	Duration time.Duration `json:"duration"`
+	// Shared is the part of Duration spent computing values the templates share
+	// (shared.ComputeIfAbsent factories this target was the first to ask for).
+	Shared time.Duration `json:"shared,omitempty"`
 }
 
 // Call is one include in the call tree of a render.
