@@ -17,8 +17,8 @@ import (
 // and the like, not certificates or annotations' JSON.
 const internMax = 64
 
-// sharedMax is the longest encoding of a subtree that objects share (sharedValue):
-// a port, a condition, a status that every object of a kind repeats.
+// sharedMax is the longest encoding of a subtree that objects share (share): a
+// port, a condition, a status that every object of a kind repeats.
 const sharedMax = 128
 
 // seenMax bounds the subtrees seen once: the table is emptied when it is full, and a
@@ -100,12 +100,12 @@ func (in *interner) value(v, prev any) (any, bool) {
 	case int64:
 		in.enc = strconv.AppendInt(append(in.enc, 'i'), t, 10)
 		return unique.Make[any](t).Value(), true
-	case float64:
-		if math.IsNaN(t) { // NaN is not equal to itself: never a table key
+	case float64: // rare in objects: not made canonical (-0 equals 0, but is not 0)
+		if math.IsNaN(t) { // not equal to itself: never in a table key
 			return v, false
 		}
 		in.enc = strconv.AppendFloat(append(in.enc, 'f'), t, 'g', -1, 64)
-		return unique.Make[any](t).Value(), true
+		return v, true
 	case bool:
 		in.enc = strconv.AppendBool(in.enc, t)
 		return v, true
