@@ -132,12 +132,34 @@ func (c *Consumer) wrap(h cache.ResourceEventHandler) cache.ResourceEventHandler
 	}
 }
 
-// dropManagedFields is a shared informer's transform: nothing reads managedFields.
-func dropManagedFields(obj any) any {
-	if m, ok := obj.(metav1.Object); ok {
-		m.SetManagedFields(nil)
+// dropServerKept is a shared informer's transform when none of its consumers reads
+// managedFields, or kubectl's last-applied annotation: a copy of the whole object on
+// every object kubectl applied, which every consumer would otherwise reduce away on
+// each read while the cache kept it. The object is freshly decoded: its own to change.
+func dropServerKept(managedFields, lastApplied bool) func(any) any {
+	return func(obj any) any {
+		m, ok := obj.(metav1.Object)
+		if !ok {
+			return obj
+		}
+		if managedFields {
+			m.SetManagedFields(nil)
+		}
+		if !lastApplied {
+			return obj
+		}
+		switch o := obj.(type) {
+		case *unstructured.Unstructured:
+			if md, ok := o.Object["metadata"].(map[string]any); ok {
+				if a, ok := md["annotations"].(map[string]any); ok {
+					delete(a, lastAppliedAnnotation)
+				}
+			}
+		case *metav1.PartialObjectMetadata:
+			delete(o.Annotations, lastAppliedAnnotation)
+		}
+		return obj
 	}
-	return obj
 }
 
 // metadataOnly reduces a whole object to apiVersion, kind and metadata (as a

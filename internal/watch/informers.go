@@ -40,6 +40,10 @@ type Need struct {
 	// KeepsManagedFields: the consumer reads metadata.managedFields, which a shared
 	// informer otherwise drops before caching.
 	KeepsManagedFields bool
+	// KeepsLastApplied: the consumer reads kubectl's last-applied-configuration
+	// annotation (a copy of the whole object), which a shared informer otherwise
+	// drops before caching.
+	KeepsLastApplied bool
 }
 
 // alone reduces an object as a consumer alone on its resource has it cached.
@@ -162,10 +166,11 @@ func PlanFor(needs []Need) Plan {
 
 func (s *Informers) build(gvr schema.GroupVersionResource, consumers []*Consumer) (*shared, error) {
 	needs := make([]Need, len(consumers))
-	keepMF := false
+	keepMF, keepLA := false, false
 	for i, c := range consumers {
 		needs[i] = c.need
 		keepMF = keepMF || c.need.KeepsManagedFields
+		keepLA = keepLA || c.need.KeepsLastApplied
 	}
 	plan := PlanFor(needs)
 	tweak := func(o *metav1.ListOptions) {
@@ -190,8 +195,8 @@ func (s *Informers) build(gvr schema.GroupVersionResource, consumers []*Consumer
 	switch {
 	case !plan.Shared && (consumers[0].need.Reduce != nil || consumers[0].need.Trim != nil):
 		reduce = consumers[0].need.alone
-	case plan.Shared && !keepMF:
-		reduce = dropManagedFields
+	case plan.Shared && (!keepMF || !keepLA):
+		reduce = dropServerKept(!keepMF, !keepLA)
 	}
 	in := newInterner(func(key string) any {
 		obj, _, _ := sh.inf.GetIndexer().GetByKey(key)

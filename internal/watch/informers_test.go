@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -19,6 +20,9 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/haproxy-haptic/haptic/api/v1alpha1"
+	"github.com/haproxy-haptic/haptic/internal/fieldpath"
 )
 
 func TestPlanForIsAsNarrowAsAllConsumersAllow(t *testing.T) {
@@ -265,5 +269,44 @@ func TestTrimOnlyWhenAlone(t *testing.T) {
 	b, _ := shared[1].GetByKey("ns/cm")
 	if a != b || a.(*unstructured.Unstructured).Object["data"] == nil || trimmed != 0 {
 		t.Fatalf("a shared informer's reader got a trimmed copy (%d trims): %v", trimmed, a)
+	}
+}
+
+// A shared informer caches no last-applied annotation unless a consumer keeps it (a
+// Watcher does when its ignored fields leave it, which the default ones do not), and
+// keeps the other annotations either way.
+func TestSharedInformerDropsLastApplied(t *testing.T) {
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "ServiceList"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	svc := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"namespace": "ns", "name": "web", "annotations": map[string]any{
+			lastAppliedAnnotation: `{"apiVersion":"v1","kind":"Service"}`, "team": "web"}}}}
+	if _, err := client.Resource(gvr).Namespace("ns").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cached := func(keeps bool) map[string]string {
+		set := NewInformers(client, nil)
+		c := set.Need(Need{GVR: gvr, KeepsLastApplied: keeps})
+		set.Need(Need{GVR: gvr})
+		if err := set.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !cache.WaitForCacheSync(ctx.Done(), c.HasSynced) {
+			t.Fatal("not synced")
+		}
+		o, _ := c.GetByKey("ns/web")
+		return o.(*unstructured.Unstructured).GetAnnotations()
+	}
+	if a := cached(false); a[lastAppliedAnnotation] != "" || a["team"] != "web" {
+		t.Errorf("no consumer keeps it: cached annotations %v", a)
+	}
+	if a := cached(true); a[lastAppliedAnnotation] == "" || a["team"] != "web" {
+		t.Errorf("a consumer keeps it: cached annotations %v", a)
+	}
+	def, err := fieldpath.Parse(v1alpha1.DefaultIgnoreFields[1])
+	if err != nil || !slices.Equal(def.Steps, lastAppliedPath.Steps) {
+		t.Errorf("the default ignored field %q is not the last-applied annotation (%v)", v1alpha1.DefaultIgnoreFields[1], err)
 	}
 }

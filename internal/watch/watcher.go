@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
@@ -87,10 +88,13 @@ func (w *Watcher) Register(set *Informers) error {
 	w.forget = map[string]func(string){}
 	w.consumers = nil
 	w.unserved = map[string]schema.GroupVersionResource{}
-	keepMF := true
+	keepMF, keepLA := true, true
 	for _, p := range w.Ignore {
 		if p.Source == "metadata.managedFields" {
 			keepMF = false
+		}
+		if slices.Equal(p.Steps, lastAppliedPath.Steps) {
+			keepLA = false
 		}
 	}
 	for _, name := range b.Names() {
@@ -125,7 +129,7 @@ func (w *Watcher) Register(set *Informers) error {
 			w.forget[name] = od.Forget
 		}
 		c := set.Need(Need{GVR: gvr, Metadata: onDemand, LabelSelector: labels.SelectorFromSet(sel).String(),
-			Reduce: w.reducer(w.Live.KeepsStatus(name)), KeepsManagedFields: keepMF})
+			Reduce: w.reducer(w.Live.KeepsStatus(name)), KeepsManagedFields: keepMF, KeepsLastApplied: keepLA})
 		c.AddEventHandler(w.handler(name))
 		w.consumers = append(w.consumers, c)
 	}
@@ -214,7 +218,10 @@ func (w *Watcher) reducer(keepStatus bool) func(any) any {
 
 const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
-var statusPath = fieldpath.MustParse("status")
+var (
+	statusPath      = fieldpath.MustParse("status")
+	lastAppliedPath = fieldpath.MustParse(`metadata.annotations["` + lastAppliedAnnotation + `"]`)
+)
 
 // sameMap reports whether a and b are the same map (Without returns its argument
 // when there is nothing to remove).
