@@ -133,9 +133,10 @@ func (c *Consumer) wrap(h cache.ResourceEventHandler) cache.ResourceEventHandler
 }
 
 // dropServerKept is a shared informer's transform when none of its consumers reads
-// managedFields, or kubectl's last-applied annotation: a copy of the whole object on
-// every object kubectl applied, which every consumer would otherwise reduce away on
-// each read while the cache kept it. The object is freshly decoded: its own to change.
+// managedFields (it drops them when managedFields), or kubectl's last-applied
+// annotation (when lastApplied): a copy of the whole object on every object kubectl
+// applied, which every consumer would otherwise reduce away on each read while the
+// cache kept it. The object is freshly decoded: its own to change.
 func dropServerKept(managedFields, lastApplied bool) func(any) any {
 	return func(obj any) any {
 		m, ok := obj.(metav1.Object)

@@ -243,28 +243,12 @@ func TestTrimOnlyWhenAlone(t *testing.T) {
 		u := obj.(*unstructured.Unstructured)
 		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": u.Object["metadata"]}}
 	}
-	start := func(needs ...Need) []*Consumer {
-		set := NewInformers(client, nil)
-		var cs []*Consumer
-		for _, n := range needs {
-			cs = append(cs, set.Need(n))
-		}
-		if err := set.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range cs {
-			if !cache.WaitForCacheSync(ctx.Done(), c.HasSynced) {
-				t.Fatal("not synced")
-			}
-		}
-		return cs
-	}
-	alone := start(Need{GVR: gvr, Trim: trim})[0]
+	alone := startNeeds(ctx, t, client, Need{GVR: gvr, Trim: trim})[0]
 	if o, ok := alone.GetByKey("ns/cm"); !ok || o.(*unstructured.Unstructured).Object["data"] != nil {
 		t.Fatalf("a lone consumer's cache was not trimmed: %v", o)
 	}
 	trimmed = 0
-	shared := start(Need{GVR: gvr, Trim: trim}, Need{GVR: gvr})
+	shared := startNeeds(ctx, t, client, Need{GVR: gvr, Trim: trim}, Need{GVR: gvr})
 	a, _ := shared[0].GetByKey("ns/cm")
 	b, _ := shared[1].GetByKey("ns/cm")
 	if a != b || a.(*unstructured.Unstructured).Object["data"] == nil || trimmed != 0 {
@@ -287,15 +271,7 @@ func TestSharedInformerDropsLastApplied(t *testing.T) {
 		t.Fatal(err)
 	}
 	cached := func(keeps bool) map[string]string {
-		set := NewInformers(client, nil)
-		c := set.Need(Need{GVR: gvr, KeepsLastApplied: keeps})
-		set.Need(Need{GVR: gvr})
-		if err := set.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if !cache.WaitForCacheSync(ctx.Done(), c.HasSynced) {
-			t.Fatal("not synced")
-		}
+		c := startNeeds(ctx, t, client, Need{GVR: gvr, KeepsLastApplied: keeps}, Need{GVR: gvr})[0]
 		o, _ := c.GetByKey("ns/web")
 		return o.(*unstructured.Unstructured).GetAnnotations()
 	}
@@ -309,4 +285,23 @@ func TestSharedInformerDropsLastApplied(t *testing.T) {
 	if err != nil || !slices.Equal(def.Steps, lastAppliedPath.Steps) {
 		t.Errorf("the default ignored field %q is not the last-applied annotation (%v)", v1alpha1.DefaultIgnoreFields[1], err)
 	}
+}
+
+// startNeeds starts a set of informers for needs and returns their consumers, synced.
+func startNeeds(ctx context.Context, t *testing.T, client *dynamicfake.FakeDynamicClient, needs ...Need) []*Consumer {
+	t.Helper()
+	set := NewInformers(client, nil)
+	var cs []*Consumer
+	for _, n := range needs {
+		cs = append(cs, set.Need(n))
+	}
+	if err := set.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		if !cache.WaitForCacheSync(ctx.Done(), c.HasSynced) {
+			t.Fatal("not synced")
+		}
+	}
+	return cs
 }
