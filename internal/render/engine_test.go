@@ -62,6 +62,12 @@ func testSnapshot(objs ...snapshot.Object) *snapshot.Snapshot {
 
 func mustRender(t *testing.T, spec *v1alpha1.HAProxyTemplateConfigSpec, opts Options, snap *snapshot.Snapshot) string {
 	t.Helper()
+	return mustRenderResult(t, spec, opts, snap).Bundle.Config().Content
+}
+
+// mustRenderResult compiles spec and renders snap once.
+func mustRenderResult(t *testing.T, spec *v1alpha1.HAProxyTemplateConfigSpec, opts Options, snap *snapshot.Snapshot) *Result {
+	t.Helper()
 	e, err := Compile(spec, opts)
 	if err != nil {
 		t.Fatalf("compile: %v", err)
@@ -70,7 +76,7 @@ func mustRender(t *testing.T, spec *v1alpha1.HAProxyTemplateConfigSpec, opts Opt
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
-	return res.Bundle.Config().Content
+	return res
 }
 
 func TestTypedAccess(t *testing.T) {
@@ -161,14 +167,7 @@ func TestSharedAcrossTemplatesOfOneRender(t *testing.T) {
 	for _, n := range []string{"a.map", "b.map", "c.map"} {
 		spec.Maps[n] = v1alpha1.GeneratedFile{Template: `{% var v, _ = shared.ComputeIfAbsent("k", func() any { return "from-map" }) %}{{ v }} x`}
 	}
-	e, err := Compile(spec, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Render(context.Background(), Input{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := mustRenderResult(t, spec, Options{}, nil)
 	first := ""
 	for _, f := range res.Bundle.Files {
 		val := strings.Fields(strings.TrimPrefix(strings.TrimPrefix(f.Content, "global\n"), "    # "))[0]
@@ -199,14 +198,7 @@ func TestSharedWorkIsTimedApart(t *testing.T) {
 	spec := testSpec(`global
 {% var v, _ = shared.ComputeIfAbsent("k", func() any { return "v" }) %}# {{ v }}`)
 	spec.Maps = map[string]v1alpha1.GeneratedFile{"a.map": {Template: `{% var v, _ = shared.ComputeIfAbsent("k", func() any { return "w" }) %}{{ v }} x`}}
-	e, err := Compile(spec, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Render(context.Background(), Input{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := mustRenderResult(t, spec, Options{}, nil)
 	if len(res.Shared) != 1 || res.Shared[0].Target != "k" {
 		t.Fatalf("shared timings %+v", res.Shared)
 	}

@@ -86,7 +86,6 @@ func (r *recorder) seen() []string {
 // a selector is a delete for that consumer.
 func TestSharedInformerViews(t *testing.T) {
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
-	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "SecretList"})
 	secret := func(name, typ string, labels map[string]any, rv string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret", "type": typ,
 			"metadata": map[string]any{"namespace": "ns", "name": name, "labels": labels, "resourceVersion": rv,
@@ -95,15 +94,10 @@ func TestSharedInformerViews(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for _, s := range []*unstructured.Unstructured{
+	client := clientWith(ctx, t, gvr, "SecretList",
 		secret("cert", "kubernetes.io/tls", nil, "1"),
 		secret("auth", "Opaque", map[string]any{"auth": "yes"}, "1"),
-		secret("other", "Opaque", nil, "1"),
-	} {
-		if _, err := client.Resource(gvr).Namespace("ns").Create(ctx, s, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+		secret("other", "Opaque", nil, "1"))
 	set := NewInformers(client, nil)
 	var tls, auth recorder
 	tlsC := set.Need(Need{GVR: gvr, FieldSelector: "type=kubernetes.io/tls"})
@@ -229,14 +223,10 @@ func testWatchErrorReported(t *testing.T, failure error) {
 // shared informer it reads the cached object itself, not a copy per read.
 func TestTrimOnlyWhenAlone(t *testing.T) {
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "ConfigMapList"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"namespace": "ns", "name": "cm"}, "data": map[string]any{"k": "v"}}}
-	if _, err := client.Resource(gvr).Namespace("ns").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	client := clientWith(ctx, t, gvr, "ConfigMapList", &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"namespace": "ns", "name": "cm"}, "data": map[string]any{"k": "v"}}})
 	trimmed := 0
 	trim := func(obj any) any {
 		trimmed++
@@ -261,15 +251,11 @@ func TestTrimOnlyWhenAlone(t *testing.T) {
 // keeps the other annotations either way.
 func TestSharedInformerDropsLastApplied(t *testing.T) {
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "services"}
-	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "ServiceList"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	svc := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
+	client := clientWith(ctx, t, gvr, "ServiceList", &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
 		"metadata": map[string]any{"namespace": "ns", "name": "web", "annotations": map[string]any{
-			lastAppliedAnnotation: `{"apiVersion":"v1","kind":"Service"}`, "team": "web"}}}}
-	if _, err := client.Resource(gvr).Namespace("ns").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+			lastAppliedAnnotation: `{"apiVersion":"v1","kind":"Service"}`, "team": "web"}}}})
 	cached := func(keeps bool) map[string]string {
 		c := startNeeds(ctx, t, client, Need{GVR: gvr, KeepsLastApplied: keeps}, Need{GVR: gvr})[0]
 		o, _ := c.GetByKey("ns/web")
@@ -304,4 +290,16 @@ func startNeeds(ctx context.Context, t *testing.T, client *dynamicfake.FakeDynam
 		}
 	}
 	return cs
+}
+
+// clientWith is a fake dynamic client serving gvr (listed as listKind) with objs in it.
+func clientWith(ctx context.Context, t *testing.T, gvr schema.GroupVersionResource, listKind string, objs ...*unstructured.Unstructured) *dynamicfake.FakeDynamicClient {
+	t.Helper()
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: listKind})
+	for _, o := range objs {
+		if _, err := client.Resource(gvr).Namespace(o.GetNamespace()).Create(ctx, o, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return client
 }
