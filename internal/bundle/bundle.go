@@ -82,7 +82,8 @@ func assemble(out []File) *Bundle {
 	return &Bundle{Files: out, Hash: hex.EncodeToString(h.Sum(nil))}
 }
 
-// HashContent is the content hash used for every file. A large content's hash is
+// HashContent is the content hash used for every file: the SHA-256 of a small
+// content, the chunked hash of a large one (chunks.go). A large content's hash is
 // remembered (hashcache.go): a rendered map is hashed again by plan and deploy.
 func HashContent(s string) string {
 	if len(s) < hashCacheMin {
@@ -92,14 +93,11 @@ func HashContent(s string) string {
 	if e, ok := hashes.get(idOf(s)); ok {
 		return e.hash
 	}
-	h, marks := hashOn(s, nil)
-	hashes.put(idOf(s), &hashEntry{h, marks})
-	return h
+	return remember(s, chunkOn(s, 0, nil))
 }
 
-// HashEdited is HashContent(s) for s made from base (an edited map): when base's
-// hash is remembered, the blocks the two begin with are not hashed again, only s
-// from the last of them on.
+// HashEdited is HashContent(s) for s made from base (an edited file): when base's
+// hash is remembered, only the chunks around the lines that differ are hashed.
 func HashEdited(base, s string) string {
 	if len(s) < hashCacheMin {
 		return HashContent(s)
@@ -107,22 +105,16 @@ func HashEdited(base, s string) string {
 	if e, ok := hashes.get(idOf(s)); ok {
 		return e.hash
 	}
-	var marks [][]byte
-	if b, ok := hashes.get(idOf(base)); ok {
-		// The whole blocks both begin with: known up to the common lines when the
-		// two were compared (the render's check), then compared on.
-		same := 0
-		if p, _, ok := commonsGet(base, s); ok {
-			same = min(len(b.marks), p/hashMarkEvery)
-		}
-		for same < len(b.marks) && (same+1)*hashMarkEvery <= len(s) &&
-			base[same*hashMarkEvery:(same+1)*hashMarkEvery] == s[same*hashMarkEvery:(same+1)*hashMarkEvery] {
-			same++
-		}
-		marks = b.marks[:same]
+	b, ok := hashes.get(idOf(base)) // (only large contents are remembered)
+	if !ok {
+		return HashContent(s)
 	}
-	h, all := hashOn(s, marks)
-	hashes.put(idOf(s), &hashEntry{h, all})
+	return remember(s, chunkEdited(base, s, b.chunks))
+}
+
+func remember(s string, chunks []chunkSum) string {
+	h := chunkedHash(chunks)
+	hashes.put(idOf(s), &hashEntry{h, chunks})
 	return h
 }
 

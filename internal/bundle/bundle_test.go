@@ -348,22 +348,82 @@ func TestWriteToError(t *testing.T) {
 	}
 }
 
-// TestHashContentRemembersOnlyTheSameBytes: large contents built one after another
-// (the collector frees each, so addresses are reused) and substrings of a hashed
-// content each hash to their own sha256, whatever HashContent remembered.
-func TestHashContentRemembersOnlyTheSameBytes(t *testing.T) {
-	direct := func(s string) string {
+// referenceHash is HashContent as the agent protocol states it (chunks.go), written
+// plainly: a small content's SHA-256; a large one's chunks cut byte by byte.
+func referenceHash(s string) string {
+	if len(s) < hashCacheMin {
 		sum := sha256.Sum256([]byte(s))
 		return hex.EncodeToString(sum[:])
 	}
+	mix := func(w string) bool {
+		var a, b uint64
+		for i := 7; i >= 0; i-- {
+			a = a<<8 | uint64(w[i])
+			b = b<<8 | uint64(w[8+i])
+		}
+		h := a*0x9e3779b97f4a7c15 ^ b*0xc2b2ae3d27d4eb4f
+		h ^= h >> 32
+		h *= 0xd6e8feb86659fd93
+		return h>>(64-chunkBits) == 0
+	}
+	list := []byte(chunkedPrefix)
+	for start := 0; start < len(s); {
+		end := start
+		for end < len(s) && end-start < chunkMax {
+			end++
+			if end-start >= chunkMin && s[end-1] == '\n' && mix(s[end-16:end]) {
+				break
+			}
+		}
+		sum := sha256.Sum256([]byte(s[start:end]))
+		list = append(list, sum[:]...)
+		start = end
+	}
+	sum := sha256.Sum256(list)
+	return hex.EncodeToString(sum[:])
+}
+
+// TestHashContentOfLargeContents: a large content's hash is its chunked hash (with
+// a fixed value: both sides of the agent protocol, of any version that speaks it,
+// must agree), whether its chunks end at line ends or at chunkMax.
+func TestHashContentOfLargeContents(t *testing.T) {
+	var b strings.Builder
+	for i := range 40000 {
+		fmt.Fprintf(&b, "    server srv_10_1_%d_%d 10.1.%d.%d:8080 check\n", i/250, i%250, i/250, i%250)
+	}
+	cfg := b.String()
+	noLines := strings.Repeat("x", 3*chunkMax+5)
+	for _, s := range []string{cfg, noLines, cfg[:hashCacheMin], cfg[:hashCacheMin-1]} {
+		if got, want := HashContent(s), referenceHash(s); got != want {
+			t.Fatalf("HashContent of %d bytes = %s, want %s", len(s), got, want)
+		}
+	}
+	if got := HashContent(cfg); got != "548af8e594908c8d639989113a3f4c61db146665966f68a2e0b45ad12700b192" {
+		t.Errorf("HashContent(cfg) = %s: the agent protocol's hash changed", got)
+	}
+	chunks, atLines := chunkOn(cfg, 0, nil), 0
+	for i, c := range chunks[:len(chunks)-1] {
+		if start := c.end - chunkMax; i == 0 && start < 0 || i > 0 && chunks[i-1].end > start {
+			atLines++
+		}
+	}
+	if atLines < len(chunks)/2 || len(chunks) > len(cfg)/chunkMin {
+		t.Errorf("%d chunks for %d bytes, %d of them cut at a line end", len(chunks), len(cfg), atLines)
+	}
+}
+
+// TestHashContentRemembersOnlyTheSameBytes: large contents built one after another
+// (the collector frees each, so addresses are reused) and substrings of a hashed
+// content each hash to their own hash, whatever HashContent remembered.
+func TestHashContentRemembersOnlyTheSameBytes(t *testing.T) {
 	base := strings.Repeat("host.example.com backend\n", hashCacheMin/8)
 	for i := range 300 {
 		b := []byte(base)
 		b[i%len(b)] = byte('a' + i%26)
 		s := string(b)
 		for _, c := range []string{s, s, s[:len(s)-1], s[1:]} {
-			if got := HashContent(c); got != direct(c) {
-				t.Fatalf("step %d: remembered hash %s, want %s", i, got, direct(c))
+			if got := HashContent(c); got != referenceHash(c) {
+				t.Fatalf("step %d: remembered hash %s, want %s", i, got, referenceHash(c))
 			}
 		}
 		if i%50 == 0 {
@@ -373,27 +433,25 @@ func TestHashContentRemembersOnlyTheSameBytes(t *testing.T) {
 }
 
 // TestHashEditedIsTheHash: HashEdited of random edits of a large content (lines
-// inserted, deleted or changed anywhere, in the first block too; the base hashed
-// or not, remembered or collected) is SHA-256 of the result.
+// inserted, deleted or changed anywhere, in the first chunk too; the base hashed
+// or not, remembered or collected) is the content's hash, and an edit in one
+// place hashes only the chunks around it again.
 func TestHashEditedIsTheHash(t *testing.T) {
-	direct := func(s string) string {
-		sum := sha256.Sum256([]byte(s))
-		return hex.EncodeToString(sum[:])
-	}
 	rng := rand.New(rand.NewPCG(9, 10))
 	var lines []string
-	for i := range 12000 {
+	for i := range 40000 {
 		lines = append(lines, fmt.Sprintf("@gw/h%d.example.com/p%d be%d\n", i, i, rng.IntN(50)))
 	}
 	base := strings.Join(lines, "")
 	HashContent(base)
-	resumed := 0
+	local := 0
 	for i := range 400 {
 		next := slices.Clone(lines)
-		for range 1 + rng.IntN(3) {
+		edits := 1 + rng.IntN(3)
+		for range edits {
 			at := rng.IntN(len(next))
 			if i%10 == 0 {
-				at = rng.IntN(20) // in the first block
+				at = rng.IntN(20) // in the first chunk
 			}
 			switch rng.IntN(3) {
 			case 0:
@@ -408,14 +466,14 @@ func TestHashEditedIsTheHash(t *testing.T) {
 		if i%7 == 0 {
 			s = s[:rng.IntN(len(s))] // shorter, maybe below the size that is remembered
 		}
-		if got := HashEdited(base, s); got != direct(s) {
-			t.Fatalf("step %d: %s, want %s", i, got, direct(s))
+		if got := HashEdited(base, s); got != referenceHash(s) {
+			t.Fatalf("step %d: %s, want %s", i, got, referenceHash(s))
 		}
-		if e, ok := hashes.get(idOf(s)); ok && len(e.marks) != len(s)/hashMarkEvery {
-			t.Fatalf("step %d: %d marks for %d bytes", i, len(e.marks), len(s))
-		}
-		if strings.HasPrefix(s, base[:hashMarkEvery]) {
-			resumed++
+		if e, ok := hashes.get(idOf(s)); ok && edits == 1 && i%7 != 0 {
+			b, _ := hashes.get(idOf(base))
+			if b != nil && len(e.chunks)-sharedSums(b.chunks, e.chunks) <= 3 {
+				local++
+			}
 		}
 		if i%3 == 0 && len(s) >= hashCacheMin {
 			base, lines = s, next // edit the edit
@@ -424,7 +482,22 @@ func TestHashEditedIsTheHash(t *testing.T) {
 			runtime.GC()
 		}
 	}
-	if resumed < 100 {
-		t.Fatalf("only %d edits began like their base: the marks were hardly used", resumed)
+	if local < 100 {
+		t.Fatalf("only %d single edits kept all but three chunks of their base", local)
 	}
+}
+
+// sharedSums counts the chunks of b that a has too.
+func sharedSums(a, b []chunkSum) int {
+	have := map[[32]byte]bool{}
+	for _, c := range a {
+		have[c.sum] = true
+	}
+	n := 0
+	for _, c := range b {
+		if have[c.sum] {
+			n++
+		}
+	}
+	return n
 }

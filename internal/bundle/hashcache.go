@@ -1,9 +1,6 @@
 package bundle
 
 import (
-	"crypto/sha256"
-	"encoding"
-	"encoding/hex"
 	"slices"
 	"sync"
 	"unsafe"
@@ -24,14 +21,9 @@ const hashCacheSize = 64
 // after its object was freed, so a reused address cannot match an old entry.
 var hashes = newBoundedCache[contentID, *hashEntry](hashCacheSize)
 
-// hashMarkEvery is how often the hash of a large content keeps the hash's state (a
-// mark): a content that begins like one hashed before (an edited map) is hashed on
-// from the last mark the two share.
-const hashMarkEvery = 64 << 10
-
 type hashEntry struct {
-	hash  string
-	marks [][]byte // marks[i]: the SHA-256 state after (i+1)·hashMarkEvery bytes
+	hash   string
+	chunks []chunkSum // (chunks.go)
 }
 
 type contentID struct {
@@ -81,29 +73,4 @@ func (c *boundedCache[K, V]) put(k K, v V) {
 	}
 	c.byKey[k] = v
 	c.order = append(c.order, k)
-}
-
-// hashOn hashes s on from marks (the states after its first len(marks) blocks) and
-// returns the hash and the marks of all of s.
-func hashOn(s string, marks [][]byte) (string, [][]byte) {
-	d := sha256.New()
-	at := 0
-	if n := len(marks); n > 0 {
-		if d.(encoding.BinaryUnmarshaler).UnmarshalBinary(marks[n-1]) == nil {
-			at = n * hashMarkEvery
-		} else {
-			d.Reset()
-			marks = nil
-		}
-	}
-	out := make([][]byte, len(marks), len(s)/hashMarkEvery)
-	copy(out, marks)
-	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only: no copy of a large map
-	for ; at+hashMarkEvery <= len(b); at += hashMarkEvery {
-		d.Write(b[at : at+hashMarkEvery])
-		st, _ := d.(encoding.BinaryMarshaler).MarshalBinary() // (cannot fail for SHA-256)
-		out = append(out, st)
-	}
-	d.Write(b[at:])
-	return hex.EncodeToString(d.Sum(nil)), out
 }

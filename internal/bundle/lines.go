@@ -57,6 +57,12 @@ func commonLinesFrom(a, b string, head, tail int) (prefix, suffix int) {
 	return prefix, suffix
 }
 
+// CommonPrefixLen is the length of the longest common prefix of a and b.
+func CommonPrefixLen(a, b string) int { return commonPrefix(a, b, min(len(a), len(b))) }
+
+// CommonSuffixLen is the length of the longest common suffix of a and b.
+func CommonSuffixLen(a, b string) int { return commonSuffix(a, b, min(len(a), len(b))) }
+
 // chunk is how many bytes are compared at once (a string compare is vectorised;
 // a byte loop is not).
 const chunk = 256
