@@ -632,25 +632,31 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	// hashed, stands. The same reused units in the same places say so without
 	// copying them into one string.
 	same := last != nil && buf.sameAs(last.out)
-	var raw string
-	if !same {
+	// haproxy.cfg rendered again: normalized from the last one's normal form, its
+	// raw text never copied into one string (nor kept: its output is).
+	configEdit := m.file.Kind == bundle.KindConfig && len(m.post) == 0 && last != nil && last.marks != nil
+	var raw, out string
+	var marks []configMark
+	switch {
+	case same:
+	case configEdit:
+		out, marks, same = normalizeConfigEdited(buf, last.out, last.file.Content, last.marks)
+	default:
 		raw = buf.take(m.file.Kind)
+		same = last != nil && raw == last.raw
 	}
-	if last != nil && (same || raw == last.raw) {
+	if same {
 		if st.rec != nil {
 			st.next.putFile(target, &fileMemo{file: last.file, raw: last.raw, out: buf, deps: st.made(st.rec.root()), marks: last.marks})
 			st.reuse.FilesRendered++
 		}
 		return last.file, timing, nil
 	}
-	var out string
-	var marks []configMark
 	switch {
+	case configEdit:
 	case m.file.Kind == bundle.KindConfig && len(m.post) == 0:
-		if last != nil && last.marks != nil {
-			out, marks = normalizeConfigEdited(raw, last.raw, last.file.Content, last.marks)
-		} else {
-			out, marks = normalizeConfig(raw)
+		if out, marks = normalizeConfig(raw); marks != nil {
+			raw = "" // (its output is kept: configEdit)
 		}
 	case last != nil && len(m.post) == 0 && bundle.SameString(last.raw, last.file.Content):
 		out = normalizeEdited(m.file.Kind, raw, last.raw)

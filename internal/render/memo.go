@@ -427,7 +427,7 @@ type memo struct {
 
 type fileMemo struct {
 	file bundle.File // passed checkOutput
-	raw  string      // what the template wrote, before normalize (often file.Content itself)
+	raw  string      // what the template wrote, before normalize (often file.Content itself; "" for haproxy.cfg, see out)
 	out  *output     // raw as it was written (output.sameAs)
 	deps *deps
 	// marks are haproxy.cfg's normalizeConfig marks (nil for other files, or when
@@ -583,7 +583,7 @@ func (m *memo) sizeLike(last *memo) {
 	}
 	for target, f := range last.files {
 		n := m.sizes[target]
-		n.output = len(f.raw) // (a render from nothing writes it all directly)
+		n.output = f.out.Len() // (a render from nothing writes it all directly)
 		m.sizes[target] = n
 	}
 }

@@ -67,34 +67,42 @@ func normalizeConfig(s string) (string, []configMark) {
 	return n.b.String(), n.marks
 }
 
-// normalizeConfigEdited is normalizeConfig(s) for a haproxy.cfg rendered again
-// after last (its raw text, normal form and marks): the lines s shares with
-// last.raw at its start and end have the normal form they had, found from the
-// marks next to the edit; only the lines between are normalized. (Every
-// endpoint or route change rewrites a server or comment line of a configuration
-// of thousands of backends; normalizing all of it was a sixth of such a render.)
-func normalizeConfigEdited(s, lastRaw, lastOut string, marks []configMark) (string, []configMark) {
-	pre, suf := bundle.CommonLines(s, lastRaw)
-	from := len(lastRaw) - suf // where the common end starts in lastRaw
+// normalizeConfigEdited is normalizeConfig of a haproxy.cfg rendered again (raw,
+// as the template wrote it) after last (its output as written, normal form and
+// marks), without copying either raw text whole: the lines raw shares with last
+// at its start and end have the normal form they had, found from the marks next
+// to the edit; only the lines between are normalized. (Every endpoint or route
+// change rewrites a server or comment line of a configuration of thousands of
+// backends: normalizing all of it was a sixth of such a render, and copying the
+// raw text into one string another.) same reports that raw is last's text.
+func normalizeConfigEdited(raw, last *output, lastOut string, marks []configMark) (out string, outMarks []configMark, same bool) {
+	segs, lastSegs := raw.segments(), last.segments()
+	pre, suf := commonLines(segs, lastSegs, raw.Len(), last.Len())
+	if pre == raw.Len() && pre == last.Len() {
+		return lastOut, marks, true
+	}
+	from := last.Len() - suf // where the common end starts in last
 	i := sort.Search(len(marks), func(k int) bool { return marks[k].raw > pre }) - 1
 	j := sort.Search(len(marks), func(k int) bool { return marks[k].raw > from }) - 1
 	if i < 0 { // the edit is in the first lines: there is no mark before it
-		return normalizeConfig(s)
+		out, outMarks = normalizeConfig(raw.String())
+		return out, outMarks, false
 	}
-	head := marks[i].out + normalLen(lastRaw[marks[i].raw:pre])
-	tail := marks[j].out + normalLen(lastRaw[marks[j].raw:from]) // where lastOut's common end starts
+	head := marks[i].out + normalLen(slice(lastSegs, marks[i].raw, pre))
+	tail := marks[j].out + normalLen(slice(lastSegs, marks[j].raw, from)) // where lastOut's common end starts
+	mid := slice(segs, pre, raw.Len()-suf)
 	n := configNormalizer{started: true, marks: slices.Clone(marks[:i+1]), nextMark: marks[i].raw + configMarkEvery}
-	n.b.Grow(head + 2*(len(s)-pre-suf) + len(lastOut) - tail)
+	n.b.Grow(head + 2*len(mid) + len(lastOut) - tail)
 	n.b.WriteString(lastOut[:head])
-	n.write(s[pre:len(s)-suf], pre)
-	shiftRaw, shiftOut := len(s)-suf-from, n.b.Len()-tail
+	n.write(mid, pre)
+	shiftRaw, shiftOut := raw.Len()-suf-from, n.b.Len()-tail
 	n.b.WriteString(lastOut[tail:])
 	for _, m := range marks[j+1:] {
 		n.marks = append(n.marks, configMark{raw: m.raw + shiftRaw, out: m.out + shiftOut})
 	}
-	out := n.b.String()
+	out = n.b.String()
 	bundle.Edited(lastOut, out, head, len(lastOut)-tail)
-	return out, n.marks
+	return out, n.marks, false
 }
 
 // normalLen is the length of the normal form of s, whole lines after the first

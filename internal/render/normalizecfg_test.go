@@ -62,6 +62,7 @@ func TestNormalizeConfigEditedIsNormalize(t *testing.T) {
 			lines = append(lines, randomConfigLine(rng, i))
 		}
 		raw := strings.Join(lines, "")
+		written := writtenAs(rng, lines, nil)
 		out, marks := normalizeConfig(raw)
 		if want := normalizeConfigSlowly(raw); out != want {
 			t.Fatalf("chain %d: normalizeConfig differs from the line-by-line normal form", chain)
@@ -78,14 +79,51 @@ func TestNormalizeConfigEditedIsNormalize(t *testing.T) {
 			}
 			lines = append(lines[:at:at], append(add, lines[cut:]...)...)
 			next := strings.Join(lines, "")
-			got, gotMarks := normalizeConfigEdited(next, raw, out, marks)
+			nextWritten := writtenAs(rng, lines, written)
+			got, gotMarks, same := normalizeConfigEdited(nextWritten, written, out, marks)
+			if same != (next == raw) {
+				t.Fatalf("chain %d step %d: same = %v for texts that are equal: %v", chain, step, same, next == raw)
+			}
 			if want := normalizeConfigSlowly(next); got != want {
 				t.Fatalf("chain %d step %d: edit at line %d (%d lines out, %d in): normal form differs", chain, step, at, cut-at, len(add))
 			}
 			checkMarks(t, next, got, gotMarks)
-			raw, out, marks = next, got, gotMarks
+			raw, written, out, marks = next, nextWritten, got, gotMarks
 		}
 	}
+}
+
+// writtenAs is lines as a template writes them: runs of lines written directly,
+// and runs held (a reused unit's output), the same strings last held where last
+// holds a run that is in lines again (held runs compare at their pointers). A
+// run ends after a line whose text says so, so that lines an edit did not touch
+// make the same runs again.
+func writtenAs(rng *rand.Rand, lines []string, last *output) *output {
+	held := map[string]string{}
+	if last != nil {
+		for _, p := range last.parts {
+			if p.held != "" {
+				held[p.held] = p.held
+			}
+		}
+	}
+	o := newOutput(0)
+	for i := 0; i < len(lines); {
+		n := 1
+		for i+n < len(lines) && len(lines[i+n-1])%5 != 0 {
+			n++
+		}
+		run := strings.Join(lines[i:i+n], "")
+		if s, ok := held[run]; ok {
+			o.writeHeld(s)
+		} else if rng.IntN(2) == 0 {
+			o.writeHeld(strings.Clone(run))
+		} else {
+			o.WriteString(run)
+		}
+		i += n
+	}
+	return o
 }
 
 // checkMarks fails t unless every mark is a line start of raw, in order, past the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
@@ -178,4 +179,145 @@ func (o *output) sameAs(p *output) bool {
 		}
 	}
 	return ol[o.litFrom:] == pl[p.litFrom:]
+}
+
+// segment is a piece of everything an output holds, at where it starts.
+type segment struct {
+	at int
+	s  string
+}
+
+// segments are everything o holds, in order, without copies: held strings and
+// the runs of text written directly around them.
+func (o *output) segments() []segment {
+	lit := o.lit.String()
+	out := make([]segment, 0, len(o.parts)+1)
+	for _, p := range o.parts {
+		text := p.held
+		if text == "" {
+			text = lit[p.from:p.to]
+		}
+		out = append(out, segment{p.at, text})
+	}
+	if rest := lit[o.litFrom:]; rest != "" {
+		out = append(out, segment{o.n - len(rest), rest})
+	}
+	return out
+}
+
+// segmentAt is the index of the segment that holds byte at (len(segs) past the end).
+func segmentAt(segs []segment, at int) int {
+	return sort.Search(len(segs), func(i int) bool { return segs[i].at+len(segs[i].s) > at })
+}
+
+// slice is everything written in [from, to): a copy only when it spans segments.
+func slice(segs []segment, from, to int) string {
+	if from >= to {
+		return ""
+	}
+	i := segmentAt(segs, from)
+	if s := segs[i]; to <= s.at+len(s.s) {
+		return s.s[from-s.at : to-s.at]
+	}
+	var b strings.Builder
+	b.Grow(to - from)
+	for ; i < len(segs) && segs[i].at < to; i++ {
+		s := segs[i]
+		b.WriteString(s.s[max(0, from-s.at):min(len(s.s), to-s.at)])
+	}
+	return b.String()
+}
+
+// commonLines is bundle.CommonLines of two outputs' texts without copying them:
+// a segment both hold (a reused unit's output at the same place) compares at its
+// pointer, the rest byte by byte.
+func commonLines(a, b []segment, lenA, lenB int) (prefix, suffix int) {
+	n := min(lenA, lenB)
+	prefix = commonSegmentPrefix(a, b, n)
+	if prefix == lenA && prefix == lenB {
+		return prefix, 0
+	}
+	prefix = lineStart(a, prefix)
+	suffix = commonSegmentSuffix(a, b, lenA, lenB, n-prefix)
+	// the suffix starts a line on both sides, or after a line's end they share
+	if from := lenA - suffix; lineStart(a, from) != from || lineStart(b, lenB-suffix) != lenB-suffix {
+		if i := indexNewline(a, from); i >= 0 {
+			suffix = lenA - (i + 1)
+		} else {
+			suffix = 0
+		}
+	}
+	return prefix, suffix
+}
+
+// commonSegmentPrefix is the length of the common prefix of two texts in
+// segments, at most limit.
+func commonSegmentPrefix(a, b []segment, limit int) int {
+	n, i, j := 0, 0, 0
+	for n < limit && i < len(a) && j < len(b) {
+		sa, sb := a[i].s[n-a[i].at:], b[j].s[n-b[j].at:]
+		k := min(len(sa), len(sb), limit-n)
+		c := k
+		if unsafe.StringData(sa) != unsafe.StringData(sb) {
+			c = bundle.CommonPrefixLen(sa[:k], sb[:k])
+		}
+		if n += c; c < k {
+			return n
+		}
+		if n == a[i].at+len(a[i].s) {
+			i++
+		}
+		if n == b[j].at+len(b[j].s) {
+			j++
+		}
+	}
+	return n
+}
+
+// commonSegmentSuffix is the length of the common suffix of two texts in
+// segments (of lengths lenA and lenB), at most limit.
+func commonSegmentSuffix(a, b []segment, lenA, lenB, limit int) int {
+	n, i, j := 0, len(a)-1, len(b)-1
+	for n < limit && i >= 0 && j >= 0 {
+		sa := a[i].s[:lenA-n-a[i].at]
+		sb := b[j].s[:lenB-n-b[j].at]
+		k := min(len(sa), len(sb), limit-n)
+		sa, sb = sa[len(sa)-k:], sb[len(sb)-k:]
+		c := k
+		if unsafe.StringData(sa) != unsafe.StringData(sb) {
+			c = bundle.CommonSuffixLen(sa, sb)
+		}
+		if n += c; c < k {
+			return n
+		}
+		if lenA-n == a[i].at {
+			i--
+		}
+		if lenB-n == b[j].at {
+			j--
+		}
+	}
+	return n
+}
+
+// lineStart is where the line that holds byte at (or ends before it) starts.
+func lineStart(segs []segment, at int) int {
+	for i := min(segmentAt(segs, at), len(segs)-1); i >= 0; i-- {
+		s := segs[i]
+		if k := strings.LastIndexByte(s.s[:max(0, min(len(s.s), at-s.at))], '\n'); k >= 0 {
+			return s.at + k + 1
+		}
+	}
+	return 0
+}
+
+// indexNewline is where the first '\n' at or after from is, or -1.
+func indexNewline(segs []segment, from int) int {
+	for i := segmentAt(segs, from); i < len(segs); i++ {
+		s := segs[i]
+		if k := strings.IndexByte(s.s[max(0, from-s.at):], '\n'); k >= 0 {
+			return s.at + max(0, from-s.at) + k
+		}
+	}
+	return -1
 }
