@@ -74,7 +74,9 @@ const (
 // PublishedFile is one rendered file.
 type PublishedFile struct {
 	Name string `json:"name"`
-	// Checksum is the SHA-256 (hex) of the rendered content.
+	// Checksum is the content hash (hex) of the rendered content: the SHA-256 of a
+	// content under 32 KiB, else the SHA-256 of the SHA-256s of its content-defined
+	// chunks (docs/design/agent-protocol.md, "Content hashes").
 	Checksum string `json:"checksum"`
 	// Content is the file, encoded as Encoding says.
 	// +optional
