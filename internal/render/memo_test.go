@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -222,5 +223,33 @@ func TestReuseRemembersTheLatestInputs(t *testing.T) {
 	unit2, value2 := inputs()
 	if unit2 == unit1 || value2 == value1 {
 		t.Errorf("the memo kept the first render's inputs (unit %v, value %v)", unit2 == unit1, value2 == value1)
+	}
+}
+
+// TestKeyListHasItsKeys: a key list built from keys with repeats, and from other
+// lists, has each key once and no other.
+func TestKeyListHasItsKeys(t *testing.T) {
+	var a, b keyBuilder
+	for i := range 300 {
+		a.add(fmt.Sprintf("4:ns%02d5:key%02d", i%50%7, i%50))
+	}
+	b.addList(a.list())
+	b.add("")
+	l := b.list()
+	if len(l.keys) != 51 { // 50 distinct keys, and ""
+		t.Fatalf("%d keys, want 51", len(l.keys))
+	}
+	for i := range 50 {
+		if k := fmt.Sprintf("4:ns%02d5:key%02d", i%7, i); !l.has(k) {
+			t.Errorf("%q missing", k)
+		}
+	}
+	for _, k := range []string{"4:ns015:key07", "x", "4:ns015:key00"} {
+		if l.has(k) {
+			t.Errorf("%q found", k)
+		}
+	}
+	if !l.has("") || !slices.IsSorted(l.sums) {
+		t.Errorf("list %v not ordered by hash, or without \"\"", l.sums)
 	}
 }
