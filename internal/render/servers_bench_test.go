@@ -9,12 +9,15 @@ import (
 
 // BenchmarkServiceServers is service_servers for every backend of a store of 5,000
 // Services with two EndpointSlices each, as a full render calls it (each call in a
-// unit of its own, its reads recorded).
+// unit of its own, its reads recorded; the objects keep their forms, as the
+// watched objects do from render to render).
 func BenchmarkServiceServers(b *testing.B) {
 	const n = 5000
 	var svcs, slices []snapshot.Object
+	names := make([]string, n)
 	for i := range n {
 		name := fmt.Sprintf("svc-%d", i)
+		names[i] = name
 		svcs = append(svcs, endpointObject("bench", name, map[string]any{"spec": map[string]any{"ports": []any{
 			map[string]any{"name": "http", "port": int64(80), "targetPort": int64(8080)}}}}))
 		for s := range 2 {
@@ -24,6 +27,11 @@ func BenchmarkServiceServers(b *testing.B) {
 					"conditions": map[string]any{"ready": true}}}})
 			sl.Raw["metadata"].(map[string]any)["labels"] = map[string]any{"kubernetes.io/service-name": name}
 			slices = append(slices, sl)
+		}
+	}
+	for _, objs := range [][]snapshot.Object{svcs, slices} {
+		for i := range objs {
+			objs[i].Forms = &snapshot.Forms{}
 		}
 	}
 	snap := &snapshot.Snapshot{Stores: map[string]*snapshot.Store{
@@ -36,7 +44,7 @@ func BenchmarkServiceServers(b *testing.B) {
 	for b.Loop() {
 		for i := range n {
 			e.st.rec.push(&scope{unit: "backend"})
-			if e.serviceServers("services", "endpoints", "bench", fmt.Sprintf("svc-%d", i), "80", " check") == "" {
+			if e.serviceServers("services", "endpoints", "bench", names[i], "80", " check") == "" {
 				b.Fatal("no servers")
 			}
 			e.st.rec.pop()
