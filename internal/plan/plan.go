@@ -153,7 +153,8 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 			pl := place(runCfg, runCfgFile.Content, wantCfg, desired, running.Aliases)
 			aliases = pl.aliases
 			if pl.text != desired {
-				wantCfgFile.Content, wantCfgFile.Hash = pl.text, bundle.HashContent(pl.text)
+				// (hashed around what placing changed: the rest has the desired file's chunks)
+				wantCfgFile.Content, wantCfgFile.Hash = pl.text, bundle.HashEdited(desired, pl.text)
 				wantFiles["haproxy.cfg"] = wantCfgFile
 				wantCfg, wantErr = parsedConfigs.parse(pl.text)
 			}
