@@ -153,7 +153,9 @@ func benchFullRenders(b *testing.B, newObjects bool) {
 	}
 }
 
-// BenchmarkPlan plans the deployment of a render against the previous one.
+// BenchmarkPlan plans the deployment of a render against the previous one, after
+// one route changed (a new version with the same content) and after one
+// EndpointSlice moved (a server's address: haproxy.cfg differs in one line).
 func BenchmarkPlan(b *testing.B) {
 	caps, err := plan.CapabilitiesFor("2.6.12")
 	if err != nil {
@@ -167,17 +169,21 @@ func BenchmarkPlan(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			next := changeOne(b, p, snap, kind, n/2)
-			after, err := p.Engine.Render(context.Background(), render.Input{Snapshot: next, ExtraContext: benchExtra(kind)})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Run(fmt.Sprintf("%s/n=%d", kind, n), func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					plan.Plan(plan.Running{Bundle: before.Bundle}, after.Bundle, caps)
+			for _, c := range []struct {
+				name string
+				next *snapshot.Snapshot
+			}{{"route", changeOne(b, p, snap, kind, n/2)}, {"endpoints", moveEndpoint(b, p, snap, n/2)}} {
+				after, err := p.Engine.Render(context.Background(), render.Input{Snapshot: c.next, ExtraContext: benchExtra(kind)})
+				if err != nil {
+					b.Fatal(err)
 				}
-			})
+				b.Run(fmt.Sprintf("%s/n=%d/%s", kind, n, c.name), func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						plan.Plan(plan.Running{Bundle: before.Bundle}, after.Bundle, caps)
+					}
+				})
+			}
 		}
 	}
 }
