@@ -332,11 +332,12 @@ func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]str
 		made   int        // its index in made; -1: none
 	}
 	starts := e.routeRuns(order, runSize)
+	names := e.routeRunNames("gw routes from ")
 	runs := make([]run, 0, len(starts))
 	var toMake []int
 	for b := 0; b+1 < len(starts); b++ {
 		keys := order[starts[b]:starts[b+1]]
-		r := run{key: "gw routes from " + strings.Join(keys[0], " "), inputs: []any{keys, listeners}, made: -1}
+		r := run{key: names[b], inputs: []any{keys, listeners}, made: -1}
 		if r.memo = e.standing(r.key, r.inputs); r.memo == nil {
 			r.made = len(toMake)
 			toMake = append(toMake, len(runs))

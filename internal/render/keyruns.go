@@ -1,6 +1,9 @@
 package render
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // keyRunsMemo keeps key_runs' last answers between the renders of one extraContext:
 // a render after a change asks again for the runs of every Ingress and of every
@@ -33,13 +36,31 @@ func (e *Engine) keyRunsKept(keys []string, n int) []int {
 }
 
 // namedRuns is key_runs of the names of items (a library's backends, which its
-// backends section renders in units of about n).
+// backends section renders in units of about n). Items named as in a remembered
+// answer get it without a list of their names being made (50,000 at 50,000 routes,
+// for every render).
 func namedRuns[T any](e *Engine, items []T, name func(T) string, n int) []int {
+	m := &e.st.kept.keyRuns
+	for _, en := range m.entries {
+		if en.starts != nil && en.n == n && len(en.keys) == len(items) && namedAs(items, name, en.keys) {
+			return slices.Clone(en.starts)
+		}
+	}
 	names := make([]string, len(items))
 	for i, it := range items {
 		names[i] = name(it)
 	}
 	return e.keyRunsKept(names, n)
+}
+
+// namedAs reports whether items are named keys, in order.
+func namedAs[T any](items []T, name func(T) string, keys []string) bool {
+	for i, it := range items {
+		if name(it) != keys[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // routeRunsMemo keeps gateway_route_runs' last runs of the route order: an order
@@ -49,6 +70,7 @@ type routeRunsMemo struct {
 	order  [][]string
 	n      int
 	starts []int
+	names  []string // each run's name: its first route's key (routeRunNames)
 }
 
 // routeRuns is keyRuns of the route order (each route's key its parts joined by
@@ -59,8 +81,23 @@ func (e *Engine) routeRuns(order [][]string, n int) []int {
 	if m.starts == nil || m.n != n || !slices.EqualFunc(m.order, order, sameKey) {
 		m.order, m.n = slices.Clone(order), n
 		m.starts = runStarts(len(order), n, func(i int) uint32 { return fnv32aJoined(order[i]) })
+		m.names = nil
 	}
 	return m.starts
+}
+
+// routeRunNames are the names of the runs routeRuns gave last, "<prefix><first
+// route's key, its parts joined by spaces>": made when the runs change, not for
+// every render (780 strings at 50,000 routes).
+func (e *Engine) routeRunNames(prefix string) []string {
+	m := &e.st.kept.routeRuns
+	if m.names == nil {
+		m.names = make([]string, 0, len(m.starts))
+		for b := 0; b+1 < len(m.starts); b++ {
+			m.names = append(m.names, prefix+strings.Join(m.order[m.starts[b]], " "))
+		}
+	}
+	return m.names
 }
 
 // sameKey reports whether two route keys are equal: at once when they are one slice
