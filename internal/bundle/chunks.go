@@ -93,10 +93,11 @@ func chunkedHash(chunks []chunkSum) string {
 	return hex.EncodeToString(d.Sum(nil))
 }
 
-// chunkEdited is chunkOn(s, 0, nil) for s made from base, whose chunks are known:
-// base's chunks before the lines the two begin with end stay; s is chunked from
-// there until a chunk ends, within the lines the two end with, where one of base's
-// ends, from which on base's chunks stay, moved.
+// chunkEdited is chunkOn(s, 0, nil) for s made from base, whose chunks are known.
+// The chunks of base that end within the lines the two begin with are s's too. From
+// the last of them s is cut anew, until a cut falls within the lines the two end
+// with, at a place where one of base's chunks ended: from there on s's chunks are
+// base's, moved.
 func chunkEdited(base, s string, baseChunks []chunkSum) []chunkSum {
 	prefix, suffix := CommonLines(base, s)
 	// A chunk that ended before prefix ended there in s too; base's last chunk ended
