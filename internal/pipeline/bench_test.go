@@ -153,9 +153,10 @@ func benchFullRenders(b *testing.B, newObjects bool) {
 	}
 }
 
-// BenchmarkPlan plans the deployment of a render against the previous one, after
-// one route changed (a new version with the same content) and after one
-// EndpointSlice moved (a server's address: haproxy.cfg differs in one line).
+// BenchmarkPlan plans the deployment of a render against the previous one: after
+// one route changed (a new version with the same content), and after each of a
+// chain of EndpointSlice moves (a server's address: haproxy.cfg differs in one line
+// from what the pods run, which the plan before planned), as a fleet's changes come.
 func BenchmarkPlan(b *testing.B) {
 	caps, err := plan.CapabilitiesFor("2.6.12")
 	if err != nil {
@@ -163,27 +164,41 @@ func BenchmarkPlan(b *testing.B) {
 	}
 	for _, kind := range benchKinds {
 		p := benchPipeline(b, kind)
+		extra := benchExtra(kind)
 		for _, n := range benchSizes(b) {
 			snap := benchSnapshot(b, p, kind, n)
-			before, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snap, ExtraContext: benchExtra(kind)})
+			before, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snap, ExtraContext: extra})
 			if err != nil {
 				b.Fatal(err)
 			}
-			for _, c := range []struct {
-				name string
-				next *snapshot.Snapshot
-			}{{"route", changeOne(b, p, snap, kind, n/2)}, {"endpoints", moveEndpoint(b, p, snap, n/2)}} {
-				after, err := p.Engine.Render(context.Background(), render.Input{Snapshot: c.next, ExtraContext: benchExtra(kind)})
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Run(fmt.Sprintf("%s/n=%d/%s", kind, n, c.name), func(b *testing.B) {
-					b.ReportAllocs()
-					for b.Loop() {
-						plan.Plan(plan.Running{Bundle: before.Bundle}, after.Bundle, caps)
-					}
-				})
+			after, err := p.Engine.Render(context.Background(), render.Input{Snapshot: changeOne(b, p, snap, kind, n/2), ExtraContext: extra})
+			if err != nil {
+				b.Fatal(err)
 			}
+			b.Run(fmt.Sprintf("%s/n=%d/route", kind, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					plan.Plan(plan.Running{Bundle: before.Bundle}, after.Bundle, caps)
+				}
+			})
+			b.Run(fmt.Sprintf("%s/n=%d/endpoints", kind, n), func(b *testing.B) {
+				running, s, i := plan.Running{Bundle: before.Bundle}, snap, 0
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					s = moveEndpointTo(b, p, s, i%n, fmt.Sprintf("10.99.%d.%d", i/250%250, i%250))
+					next, err := p.Engine.Render(context.Background(), render.Input{Snapshot: s, ExtraContext: extra})
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					res := plan.Plan(running, next.Bundle, caps)
+					if res.Running == nil {
+						b.Fatalf("move %d needs a reload: %v", i, res.Reasons)
+					}
+					running, i = *res.Running, i+1
+				}
+			})
 		}
 	}
 }
@@ -228,8 +243,13 @@ func addOne(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, kind benchmix.K
 
 // moveEndpoint returns snap with EndpointSlice (i, 0)'s address changed.
 func moveEndpoint(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, i int) *snapshot.Snapshot {
+	return moveEndpointTo(tb, p, snap, i, "10.99.0.1")
+}
+
+// moveEndpointTo returns snap with EndpointSlice (i, 0)'s address addr.
+func moveEndpointTo(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, i int, addr string) *snapshot.Snapshot {
 	s := benchmix.EndpointSlice(i, 0)
-	s["endpoints"].([]any)[0].(map[string]any)["addresses"] = []any{"10.99.0.1"}
+	s["endpoints"].([]any)[0].(map[string]any)["addresses"] = []any{addr}
 	return replace(tb, p, snap, "endpoints", s)
 }
 

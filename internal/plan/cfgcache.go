@@ -23,10 +23,11 @@ var parsedConfigs = &configParses{}
 const configParsesKept = 8
 
 type configParse struct {
-	text string
-	cfg  *config.Config
-	err  error
-	from string // the running configuration this one was planned from
+	text   string
+	cfg    *config.Config
+	err    error
+	from   string  // the running configuration this one was planned from
+	layout *layout // (layoutOf)
 }
 
 type configParses struct {

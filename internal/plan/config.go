@@ -90,10 +90,9 @@ func fromName(s *config.Section) string {
 // diffConfig compares two parsed configs section by section. Server-only changes
 // in a backend become runtime operations; every other difference is a reason.
 func (p *planner) diffConfig(run, want *config.Config) {
-	runKeys, runByKey := sectionKeys(run)
-	wantKeys, wantByKey := sectionKeys(want)
-	runInherit, wantInherit := inheritedDefaults(run, runKeys), inheritedDefaults(want, wantKeys)
-	wantNamed := namedDefaults(want)
+	rl, wl := layoutOf(run), layoutOf(want)
+	runKeys, runByKey, runInherit := rl.keys, rl.byKey, rl.inherit
+	wantKeys, wantByKey, wantInherit, wantNamed := wl.keys, wl.byKey, wl.inherit, wl.named
 	for _, k := range runKeys {
 		if _, ok := wantByKey[k]; !ok {
 			p.sectionAddedOrRemoved(runByKey[k], "removed")

@@ -41,8 +41,9 @@ type placement struct {
 // running without their servers: 2.6 cannot delete a backend, and an unreferenced
 // empty backend is harmless until the next reload drops it.
 func place(run *config.Config, runText string, want *config.Config, wantText string, previous map[string]string) placement {
-	runB, wantB := backendsByName(run), backendsByName(want)
-	runInherit, wantInherit := inheritedDefaults(run, keysOf(run)), inheritedDefaults(want, keysOf(want))
+	rl, wl := layoutOf(run), layoutOf(want)
+	runB, wantB := rl.backends, wl.backends
+	runInherit, wantInherit := rl.inherit, wl.inherit
 
 	aliases := map[string]string{}
 	taken := map[string]bool{} // running names that serve a desired backend
@@ -71,7 +72,7 @@ func place(run *config.Config, runText string, want *config.Config, wantText str
 		}
 		return spares[i] < spares[j]
 	})
-	for _, d := range sortedKeys(wantB) {
+	for _, d := range wl.names {
 		if isPool(d) || runB[d] != nil {
 			continue
 		}
@@ -268,11 +269,6 @@ func backendsByName(c *config.Config) map[string]*config.Section {
 		}
 	}
 	return m
-}
-
-func keysOf(c *config.Config) []string {
-	keys, _ := sectionKeys(c)
-	return keys
 }
 
 func sortedKeys[V any](m map[string]V) []string {
