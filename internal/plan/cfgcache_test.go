@@ -2,7 +2,10 @@ package plan
 
 import (
 	"slices"
+	"strconv"
 	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 )
 
 // The parse cache keeps what the next plan asks for — each fleet's running and
@@ -44,5 +47,35 @@ func TestParsedConfigsKeepWhatPlansAskFor(t *testing.T) {
 	c.planned(running, desired, desired)
 	if got := texts(); !slices.Contains(got, desired) {
 		t.Fatalf("the desired config needing no placing was forgotten: %q", got)
+	}
+}
+
+// A parse's layout is made once and shared, and only the latest layoutsKept are
+// kept; a configuration the cache does not hold gets a layout of its own.
+func TestLayoutsMadeOnceAndBounded(t *testing.T) {
+	c := &configParses{}
+	var cfgs []*config.Config
+	for i := range 4 {
+		cfg, err := c.parse("global\ndefaults\nbackend be_" + strconv.Itoa(i) + "\n    server s 10.0.0.1:80\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfgs = append(cfgs, cfg)
+		if l := c.layoutOf(cfg); l != c.layoutOf(cfg) || l.backends["be_"+strconv.Itoa(i)] == nil {
+			t.Fatalf("config %d: layout made twice, or without its backend", i)
+		}
+	}
+	kept := 0
+	for _, p := range c.list {
+		if p.layout != nil {
+			kept++
+		}
+	}
+	if kept != layoutsKept || c.list[len(c.list)-1].layout == nil {
+		t.Errorf("%d layouts kept, the latest kept: %v; want %d", kept, c.list[len(c.list)-1].layout != nil, layoutsKept)
+	}
+	other, _ := config.Parse("global\n")
+	if c.layoutOf(other) == c.layoutOf(other) {
+		t.Error("a configuration the cache does not hold shares a remembered layout")
 	}
 }

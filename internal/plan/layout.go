@@ -27,8 +27,10 @@ func newLayout(c *config.Config) *layout {
 	return l
 }
 
-// layoutOf is c's layout, remembered with c's parse while parsedConfigs holds it. The
-// planner only reads it.
+// layoutOf is c's layout, remembered with c's parse while parsedConfigs holds it
+// (the latest layoutsKept of them: a plan reads the running configuration's and the
+// desired one's, and each takes about 1 MB at 5,000 backends). The planner only
+// reads it.
 func layoutOf(c *config.Config) *layout {
 	return parsedConfigs.layoutOf(c)
 }
@@ -49,9 +51,27 @@ func (c *configParses) layoutOf(cfg *config.Config) *layout {
 		if c.list[i].cfg == cfg {
 			if c.list[i].layout == nil {
 				c.list[i].layout = l
+				c.keepLayouts(i)
 			}
 			return c.list[i].layout
 		}
 	}
 	return l
+}
+
+// layoutsKept bounds the layouts remembered.
+const layoutsKept = 2
+
+// keepLayouts forgets the layouts of the oldest parses but the one at i beyond
+// layoutsKept.
+func (c *configParses) keepLayouts(i int) {
+	n := 0
+	for j := len(c.list) - 1; j >= 0; j-- {
+		if c.list[j].layout == nil {
+			continue
+		}
+		if n++; n > layoutsKept && j != i {
+			c.list[j].layout = nil
+		}
+	}
 }
