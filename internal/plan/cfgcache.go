@@ -55,6 +55,23 @@ func (c *configParses) parse(text string) (*config.Config, error) {
 	return cfg, err
 }
 
+// keep remembers cfg as the parse of text (made otherwise: serverEdit), and returns
+// the one remembered.
+func (c *configParses) keep(text string, cfg *config.Config) *config.Config {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.list {
+		if p.text == text {
+			return p.cfg
+		}
+	}
+	if len(c.list) == configParsesKept {
+		c.list = slices.Delete(c.list, 0, 1)
+	}
+	c.list = append(c.list, configParse{text: text, cfg: cfg})
+	return cfg
+}
+
 // ran is parse for a running configuration: a pod runs text, so the configuration
 // text was planned from no longer runs where the planner plans (a pod left behind
 // parses it again).

@@ -90,6 +90,13 @@ func fromName(s *config.Section) string {
 // diffConfig compares two parsed configs section by section. Server-only changes
 // in a backend become runtime operations; every other difference is a reason.
 func (p *planner) diffConfig(run, want *config.Config) {
+	if e := p.edit; e != nil && e.run == run && e.want == want { // (every other section is the same)
+		oldSec, newSec := run.Sections[e.at], want.Sections[e.at]
+		if !sameDirectives(oldSec.Directives, newSec.Directives) {
+			p.diffSection(oldSec, newSec, false, func() []*config.Section { return defaultsOf(want, e.at) })
+		}
+		return
+	}
 	rl, wl := layoutOf(run), layoutOf(want)
 	runKeys, runByKey, runInherit := rl.keys, rl.byKey, rl.inherit
 	wantKeys, wantByKey, wantInherit, wantNamed := wl.keys, wl.byKey, wl.inherit, wl.named
@@ -109,28 +116,37 @@ func (p *planner) diffConfig(run, want *config.Config) {
 			runInherit[oldSec] == wantInherit[newSec] {
 			continue // the common case on large configs
 		}
-		title := newSec.Title()
-		before := len(p.reasons)
-		if config.JoinWords(oldSec.Args) != config.JoinWords(newSec.Args) {
-			p.reload(title, config.JoinWords(append([]string{newSec.Keyword}, newSec.Args...)), "section header changed")
-		}
-		if _, isProxy := wantInherit[newSec]; isProxy && runInherit[oldSec] != wantInherit[newSec] {
-			p.reload(title, "", "inherits from a different defaults section")
-		}
-		if !newSec.IsProxy() {
-			p.diffDirectives(title, oldSec.Directives, newSec.Directives)
-			continue
-		}
-		oldOther, oldServers := splitServers(oldSec.Directives)
-		newOther, newServers := splitServers(newSec.Directives)
-		p.diffDirectives(title, oldOther, newOther)
-		if len(p.reasons) > before {
-			continue // the section reloads anyway; server reasons would be noise
-		}
-		// Same directives and same defaults on both sides: the desired side decides.
-		p.diffServers(backendContext{section: newSec, defaults: defaultsChain(wantNamed, wantByKey, wantInherit[newSec])},
-			oldServers, newServers)
+		_, isProxy := wantInherit[newSec]
+		p.diffSection(oldSec, newSec, isProxy && runInherit[oldSec] != wantInherit[newSec], func() []*config.Section {
+			return defaultsChain(wantNamed, wantByKey, wantInherit[newSec])
+		})
 	}
+}
+
+// diffSection compares a section on both sides (the same key); otherDefaults says
+// that a proxy inherits from a different defaults section, defaults gives the ones
+// the desired side inherits, nearest first.
+func (p *planner) diffSection(oldSec, newSec *config.Section, otherDefaults bool, defaults func() []*config.Section) {
+	title := newSec.Title()
+	before := len(p.reasons)
+	if config.JoinWords(oldSec.Args) != config.JoinWords(newSec.Args) {
+		p.reload(title, config.JoinWords(append([]string{newSec.Keyword}, newSec.Args...)), "section header changed")
+	}
+	if otherDefaults {
+		p.reload(title, "", "inherits from a different defaults section")
+	}
+	if !newSec.IsProxy() {
+		p.diffDirectives(title, oldSec.Directives, newSec.Directives)
+		return
+	}
+	oldOther, oldServers := splitServers(oldSec.Directives)
+	newOther, newServers := splitServers(newSec.Directives)
+	p.diffDirectives(title, oldOther, newOther)
+	if len(p.reasons) > before {
+		return // the section reloads anyway; server reasons would be noise
+	}
+	// Same directives and same defaults on both sides: the desired side decides.
+	p.diffServers(backendContext{section: newSec, defaults: defaults()}, oldServers, newServers)
 }
 
 // sectionAddedOrRemoved names a whole section that appears or disappears.

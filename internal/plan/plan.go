@@ -106,6 +106,7 @@ type planner struct {
 	files   []bundle.File
 	ssl     func() sslPaths          // certificate and crt-list paths, collected on first use
 	stored  func() map[string]string // files in HAProxy's store and their keyword (storedFiles), on first use
+	edit    *serverEdit              // the desired haproxy.cfg is the running one with a backend's servers edited
 }
 
 func (p *planner) reload(section, directive, detail string) {
@@ -147,8 +148,13 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	if hasRunCfg && hasWantCfg && !sameCfg && (runCfgFile.Content != wantCfgFile.Content || len(running.Aliases) > 0) {
 		runCfg, runErr = parsedConfigs.ran(runCfgFile.Content)
 		runParsed = true
-		wantCfg, wantErr = parsedConfigs.parse(wantCfgFile.Content)
-		if runErr == nil && wantErr == nil {
+		if e, ok := serverEditOf(runCfg, runErr, runCfgFile.Content, wantCfgFile.Content, running.Aliases); ok {
+			p.edit, wantCfg = &e, parsedConfigs.keep(wantCfgFile.Content, e.want)
+			parsedConfigs.planned(runCfgFile.Content, wantCfgFile.Content, wantCfgFile.Content)
+		} else {
+			wantCfg, wantErr = parsedConfigs.parse(wantCfgFile.Content)
+		}
+		if p.edit == nil && runErr == nil && wantErr == nil {
 			desired := wantCfgFile.Content
 			pl := place(runCfg, runCfgFile.Content, wantCfg, desired, running.Aliases)
 			aliases = pl.aliases

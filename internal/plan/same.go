@@ -3,6 +3,7 @@ package plan
 import (
 	"strings"
 
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 )
 
@@ -40,11 +41,15 @@ func withoutCommentLines(text string) string {
 }
 
 // sameWithoutCommentLines reports whether a and b are equal once whole comment
-// lines are left out, without building either text.
+// lines are left out, without building either text: only the lines between those
+// the two begin and end with (bundle.CommonLines, mostly remembered from the render)
+// are read.
 func sameWithoutCommentLines(a, b string) bool {
 	if a == b {
 		return true
 	}
+	pre, suf := bundle.CommonLines(a, b)
+	a, b = a[pre:len(a)-suf], b[pre:len(b)-suf]
 	next := func(s string) (line, rest string, ok bool) {
 		for s != "" {
 			line, rest, _ = strings.Cut(s, "\n")
