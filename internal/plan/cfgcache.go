@@ -46,30 +46,25 @@ func (c *configParses) parse(text string) (*config.Config, error) {
 	}
 	c.mu.Unlock()
 	cfg, err := config.Parse(text)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.list) == configParsesKept {
-		c.list = slices.Delete(c.list, 0, 1)
-	}
-	c.list = append(c.list, configParse{text: text, cfg: cfg, err: err})
-	return cfg, err
+	p := c.keep(configParse{text: text, cfg: cfg, err: err})
+	return p.cfg, p.err
 }
 
-// keep remembers cfg as the parse of text (made otherwise: serverEdit), and returns
-// the one remembered.
-func (c *configParses) keep(text string, cfg *config.Config) *config.Config {
+// keep remembers a parse (made by parse, or otherwise: serverEdit) unless one of its
+// text is remembered, and returns the one remembered.
+func (c *configParses) keep(p configParse) configParse {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, p := range c.list {
-		if p.text == text {
-			return p.cfg
+	for _, q := range c.list {
+		if q.text == p.text {
+			return q
 		}
 	}
 	if len(c.list) == configParsesKept {
 		c.list = slices.Delete(c.list, 0, 1)
 	}
-	c.list = append(c.list, configParse{text: text, cfg: cfg})
-	return cfg
+	c.list = append(c.list, p)
+	return p
 }
 
 // ran is parse for a running configuration: a pod runs text, so the configuration

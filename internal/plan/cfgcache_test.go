@@ -54,13 +54,11 @@ func TestParsedConfigsKeepWhatPlansAskFor(t *testing.T) {
 // kept; a configuration the cache does not hold gets a layout of its own.
 func TestLayoutsMadeOnceAndBounded(t *testing.T) {
 	c := &configParses{}
-	var cfgs []*config.Config
 	for i := range 4 {
 		cfg, err := c.parse("global\ndefaults\nbackend be_" + strconv.Itoa(i) + "\n    server s 10.0.0.1:80\n")
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfgs = append(cfgs, cfg)
 		if l := c.layoutOf(cfg); l != c.layoutOf(cfg) || l.backends["be_"+strconv.Itoa(i)] == nil {
 			t.Fatalf("config %d: layout made twice, or without its backend", i)
 		}

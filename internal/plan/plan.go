@@ -148,8 +148,15 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	if hasRunCfg && hasWantCfg && !sameCfg && (runCfgFile.Content != wantCfgFile.Content || len(running.Aliases) > 0) {
 		runCfg, runErr = parsedConfigs.ran(runCfgFile.Content)
 		runParsed = true
-		if e, ok := serverEditOf(runCfg, runErr, runCfgFile.Content, wantCfgFile.Content, running.Aliases); ok {
-			p.edit, wantCfg = &e, parsedConfigs.keep(wantCfgFile.Content, e.want)
+		// One backend's servers edited, no backend renamed (placement then keeps
+		// the edit as it is): the desired parse is the running one's, but a section.
+		var e serverEdit
+		edited := false
+		if runErr == nil && len(running.Aliases) == 0 {
+			e, edited = editOfServers(runCfg, runCfgFile.Content, wantCfgFile.Content)
+		}
+		if edited {
+			p.edit, wantCfg = &e, parsedConfigs.keep(configParse{text: wantCfgFile.Content, cfg: e.want}).cfg
 			parsedConfigs.planned(runCfgFile.Content, wantCfgFile.Content, wantCfgFile.Content)
 		} else {
 			wantCfg, wantErr = parsedConfigs.parse(wantCfgFile.Content)

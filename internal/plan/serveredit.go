@@ -24,15 +24,6 @@ type serverEdit struct {
 // serverEdits turns the shortcut on (tests compare plans with and without it).
 var serverEdits = true
 
-// serverEditOf is editOfServers for a plan without renamed backends (placement
-// then changes nothing the edit keeps) whose running configuration parsed.
-func serverEditOf(run *config.Config, runErr error, runText, wantText string, aliases map[string]string) (serverEdit, bool) {
-	if runErr != nil || len(aliases) > 0 {
-		return serverEdit{}, false
-	}
-	return editOfServers(run, runText, wantText)
-}
-
 // editOfServers finds the serverEdit that makes wantText of runText (run is its
 // parse); false when the two differ otherwise.
 func editOfServers(run *config.Config, runText, wantText string) (serverEdit, bool) {
