@@ -51,7 +51,11 @@ func inheritedDefaults(c *config.Config, keys []string) map[*config.Section]stri
 // defaultsChain returns the defaults sections a proxy inherits from, nearest first:
 // the one its key names, then those each names with "from" (bounded against loops).
 func defaultsChain(named, byKey map[string]*config.Section, key string) []*config.Section {
-	d := byKey[strings.TrimSuffix(key, "\x00from")]
+	return defaultsFrom(named, byKey[strings.TrimSuffix(key, "\x00from")])
+}
+
+// defaultsFrom is defaults section d, then those each names with "from".
+func defaultsFrom(named map[string]*config.Section, d *config.Section) []*config.Section {
 	if d == nil {
 		return nil
 	}

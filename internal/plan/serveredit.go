@@ -121,17 +121,5 @@ func defaultsOf(c *config.Config, at int) []*config.Section {
 	if from := fromName(c.Sections[at]); from != "" {
 		d = before[from]
 	}
-	if d == nil {
-		return nil
-	}
-	named := namedDefaults(c)
-	chain := []*config.Section{d}
-	for len(chain) < 10 {
-		parent := fromName(chain[len(chain)-1])
-		if named[parent] == nil {
-			break
-		}
-		chain = append(chain, named[parent])
-	}
-	return chain
+	return defaultsFrom(namedDefaults(c), d)
 }
