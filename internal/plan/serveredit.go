@@ -10,12 +10,13 @@ import (
 )
 
 // serverEdit is a desired haproxy.cfg that differs from the running one only in
-// server lines of one backend, every line kept where it was (an endpoint moved,
-// a server's option changed). Its parse is the running one with that section
-// parsed again, the others shared; placement leaves it as it is (the same
-// backends), and the plan compares that section alone. A parse of the whole
-// desired configuration, its layout, placement and the comparison of every section
-// cost 140 ms at 50,000 backends for one server line.
+// server lines of one backend (an endpoint moved, added or removed, a server's
+// option changed). Its parse is the running one with that section parsed again,
+// the sections before it shared and those after it moved by the lines it gained or
+// lost; placement leaves it as it is (the same backends), and the plan compares
+// that section alone. A parse of the whole desired configuration, its layout,
+// placement and the comparison of every section cost 140 ms at 50,000 backends for
+// one server line.
 type serverEdit struct {
 	run, want *config.Config
 	at        int // the section's index on both sides
@@ -32,13 +33,18 @@ func editOfServers(run *config.Config, runText, wantText string) (serverEdit, bo
 	}
 	pre, suf := bundle.CommonLines(runText, wantText)
 	runMid, wantMid := runText[pre:len(runText)-suf], wantText[pre:len(wantText)-suf]
-	lines := strings.Count(runMid, "\n")
-	if lines == 0 || strings.Count(wantMid, "\n") != lines || !strings.HasSuffix(runMid, "\n") || !strings.HasSuffix(wantMid, "\n") ||
-		!serverLinesOnly(runMid) || !serverLinesOnly(wantMid) {
+	runLines, wantLines := strings.Count(runMid, "\n"), strings.Count(wantMid, "\n")
+	if runLines+wantLines == 0 || !wholeLines(runMid) || !wholeLines(wantMid) || !serverLinesOnly(runMid) || !serverLinesOnly(wantMid) {
 		return serverEdit{}, false
 	}
-	first := strings.Count(runText[:pre], "\n") + 1 // the first differing line
-	at := sort.Search(len(run.Sections), func(i int) bool { return run.Sections[i].Line > first }) - 1
+	first := strings.Count(runText[:pre], "\n") + 1 // the first line after those the two begin with
+	// The section of the lines: the one the first of run's is in, or, when lines
+	// were only added, the one of the line before them.
+	in := first
+	if runLines == 0 {
+		in--
+	}
+	at := sort.Search(len(run.Sections), func(i int) bool { return run.Sections[i].Line > in }) - 1
 	if at < 0 {
 		return serverEdit{}, false
 	}
@@ -46,12 +52,12 @@ func editOfServers(run *config.Config, runText, wantText string) (serverEdit, bo
 	if sec.Keyword != "backend" && sec.Keyword != "listen" {
 		return serverEdit{}, false
 	}
-	// The section's text: from its header to the next section, at the same lines on
-	// both sides.
+	// The section's text: from its header (the same line on both sides) to the next
+	// section (moved by the lines it gained or lost).
 	from := linesBack(runText, pre, first-sec.Line)
 	to := len(runText)
 	if at+1 < len(run.Sections) {
-		to = linesOn(runText, len(runText)-suf, run.Sections[at+1].Line-(first+lines))
+		to = linesOn(runText, len(runText)-suf, run.Sections[at+1].Line-(first+runLines))
 	}
 	parsed, err := config.Parse(wantText[from : to+len(wantText)-len(runText)])
 	if err != nil || len(parsed.Sections) != 1 {
@@ -61,15 +67,32 @@ func editOfServers(run *config.Config, runText, wantText string) (serverEdit, bo
 	if cur.Keyword != sec.Keyword || !slices.Equal(cur.Args, sec.Args) {
 		return serverEdit{}, false
 	}
-	shift := sec.Line - 1
-	cur.Line += shift
-	for i := range cur.Directives {
-		cur.Directives[i].Line += shift
+	want := &config.Config{Sections: make([]*config.Section, len(run.Sections))}
+	copy(want.Sections, run.Sections[:at])
+	want.Sections[at] = moved(cur, sec.Line-1)
+	for i, s := range run.Sections[at+1:] {
+		want.Sections[at+1+i] = moved(s, wantLines-runLines)
 	}
-	want := &config.Config{Sections: slices.Clone(run.Sections)}
-	want.Sections[at] = cur
 	return serverEdit{run: run, want: want, at: at}, true
 }
+
+// moved is s with its lines n further on: s itself when n is 0, else a copy (a
+// parse is shared).
+func moved(s *config.Section, n int) *config.Section {
+	if n == 0 {
+		return s
+	}
+	c := *s
+	c.Line += n
+	c.Directives = slices.Clone(s.Directives)
+	for i := range c.Directives {
+		c.Directives[i].Line += n
+	}
+	return &c
+}
+
+// wholeLines reports whether text is empty or ends a line.
+func wholeLines(text string) bool { return text == "" || strings.HasSuffix(text, "\n") }
 
 // serverLinesOnly reports whether every line of text is blank, a comment or a
 // server line.

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 )
 
 // editConfigLines is a configuration with defaults (one named, one inheriting from
@@ -83,8 +85,10 @@ func TestServerEditsPlanAsAWholeParse(t *testing.T) {
 				next[at] = "    # haptic: gone"
 			case kind == 7: // a directive
 				next[at-1] = "    balance leastconn"
-			case kind == 8: // a server added: lines move
+			case kind == 8 && step%2 == 0: // a server added: the lines after it move
 				next = append(next[:at+1], append([]string{serverLine(rng, at, 99)}, next[at+1:]...)...)
+			case kind == 8: // a server removed
+				next = append(next[:at], next[at+1:]...)
 			default: // two servers, in two backends
 				next[at] = serverLine(rng, at, step)
 				other := servers[rng.IntN(len(servers))]
@@ -101,12 +105,20 @@ func TestServerEditsPlanAsAWholeParse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, ok := editOfServers(runCfg, runText, desired.Config().Content)
-			if kind < 7 && !ok || (kind == 7 || kind == 8) && ok { // (two servers may be in one backend)
+			e, ok := editOfServers(runCfg, runText, desired.Config().Content)
+			if (kind < 7 || kind == 8) && !ok || kind == 7 && ok { // (two servers may be in one backend)
 				t.Fatalf("chain %d step %d: edit %d taken as a server edit: %v", chain, step, kind, ok)
 			}
 			if ok {
 				fast++
+				// the derived parse is the desired text's parse, line numbers and all
+				whole, err := config.Parse(desired.Config().Content)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(e.want, whole) {
+					t.Fatalf("chain %d step %d: edit %d: the derived parse differs from the desired text's", chain, step, kind)
+				}
 			}
 			if slow.Running != nil {
 				running, lines = *slow.Running, next
@@ -122,8 +134,9 @@ func TestServerEditsPlanAsAWholeParse(t *testing.T) {
 }
 
 // TestEditOfServersTakesOnlyServerLines: the shortcut takes an edit of server lines
-// in one backend and gives the desired configuration's sections; it declines a
-// changed directive, a moved line and a server line in a frontend.
+// in one backend and gives the desired configuration's sections (those after a
+// removed line moved up); it declines a changed directive, a server line in a
+// frontend and a new section.
 func TestEditOfServersTakesOnlyServerLines(t *testing.T) {
 	run := "global\ndefaults\nfrontend fe\n    bind :80\nbackend a\n    server s1 10.0.0.1:80\nbackend b\n    balance roundrobin\n    server s1 10.0.0.2:80 check\n    server s2 10.0.0.3:80\n"
 	runCfg, err := parsedConfigs.parse(run)
@@ -136,10 +149,16 @@ func TestEditOfServersTakesOnlyServerLines(t *testing.T) {
 		e.want.Sections[3] != runCfg.Sections[3] {
 		t.Fatalf("server edit of backend b: %v %+v", ok, e)
 	}
+	gone := strings.Replace(run, "    server s1 10.0.0.1:80\n", "", 1) // backend a's server removed
+	e, ok = editOfServers(runCfg, run, gone)
+	if b := e.want.Sections[4]; !ok || e.at != 3 || len(e.want.Sections[3].Directives) != 0 || b.Line != 6 || b.Directives[2].Line != 9 ||
+		b.Directives[2].Args[1] != "10.0.0.3:80" || runCfg.Sections[4].Line != 7 {
+		t.Fatalf("server removed from backend a: %v %+v", ok, e)
+	}
 	for name, want := range map[string]string{
 		"directive": strings.Replace(run, "roundrobin", "leastconn", 1),
-		"moved":     strings.Replace(run, "    server s2 10.0.0.3:80\n", "", 1),
 		"frontend":  strings.Replace(run, "    bind :80\n", "    server x 10.0.0.4:80\n", 1),
+		"section":   strings.Replace(run, "backend b\n", "backend a2\n    server y 10.0.0.5:80\nbackend b\n", 1),
 	} {
 		if _, ok := editOfServers(runCfg, run, want); ok {
 			t.Errorf("%s: taken as a server edit", name)
