@@ -155,8 +155,9 @@ func benchFullRenders(b *testing.B, newObjects bool) {
 
 // BenchmarkPlan plans the deployment of a render against the previous one: after
 // one route changed (a new version with the same content), and after each of a
-// chain of EndpointSlice moves (a server's address: haproxy.cfg differs in one line
-// from what the pods run, which the plan before planned), as a fleet's changes come.
+// chain of EndpointSlice changes, as a fleet's changes come (each planned against
+// what the plan before made to run): an address moved (haproxy.cfg differs in one
+// server line), and an address added (a server line added: the lines after it move).
 func BenchmarkPlan(b *testing.B) {
 	caps, err := plan.CapabilitiesFor("2.6.12")
 	if err != nil {
@@ -181,23 +182,33 @@ func BenchmarkPlan(b *testing.B) {
 					plan.Plan(plan.Running{Bundle: before.Bundle}, after.Bundle, caps)
 				}
 			})
-			b.Run(fmt.Sprintf("%s/n=%d/endpoints", kind, n), func(b *testing.B) {
-				running, s, i := plan.Running{Bundle: before.Bundle}, snap, 0
-				b.ReportAllocs()
-				for b.Loop() {
-					b.StopTimer()
-					s = moveEndpointTo(b, p, s, i%n, fmt.Sprintf("10.99.%d.%d", i/250%250, i%250))
-					next, err := p.Engine.Render(context.Background(), render.Input{Snapshot: s, ExtraContext: extra})
-					if err != nil {
-						b.Fatal(err)
+			// chain plans the renders of step's snapshots, one after another.
+			chain := func(name string, step func(s *snapshot.Snapshot, i int) *snapshot.Snapshot) {
+				b.Run(fmt.Sprintf("%s/n=%d/%s", kind, n, name), func(b *testing.B) {
+					running, s, i := plan.Running{Bundle: before.Bundle}, snap, 0
+					b.ReportAllocs()
+					for b.Loop() {
+						b.StopTimer()
+						s = step(s, i)
+						next, err := p.Engine.Render(context.Background(), render.Input{Snapshot: s, ExtraContext: extra})
+						if err != nil {
+							b.Fatal(err)
+						}
+						b.StartTimer()
+						res := plan.Plan(running, next.Bundle, caps)
+						if res.Running == nil {
+							b.Fatalf("change %d needs a reload: %v", i, res.Reasons)
+						}
+						running, i = *res.Running, i+1
 					}
-					b.StartTimer()
-					res := plan.Plan(running, next.Bundle, caps)
-					if res.Running == nil {
-						b.Fatalf("move %d needs a reload: %v", i, res.Reasons)
-					}
-					running, i = *res.Running, i+1
-				}
+				})
+			}
+			addr := func(i int) string { return fmt.Sprintf("10.99.%d.%d", i/250%250, i%250) }
+			chain("endpoints", func(s *snapshot.Snapshot, i int) *snapshot.Snapshot {
+				return moveEndpointTo(b, p, s, i%n, addr(i)) // a server line changed
+			})
+			chain("endpoints-added", func(s *snapshot.Snapshot, i int) *snapshot.Snapshot {
+				return moveEndpointTo(b, p, s, i%n, endpointAddress(i%n), addr(i)) // a server line added
 			})
 		}
 	}
@@ -246,11 +257,24 @@ func moveEndpoint(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, i int) *s
 	return moveEndpointTo(tb, p, snap, i, "10.99.0.1")
 }
 
-// moveEndpointTo returns snap with EndpointSlice (i, 0)'s address addr.
-func moveEndpointTo(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, i int, addr string) *snapshot.Snapshot {
+// moveEndpointTo returns snap with EndpointSlice (i, 0)'s addresses addrs.
+func moveEndpointTo(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, i int, addrs ...string) *snapshot.Snapshot {
 	s := benchmix.EndpointSlice(i, 0)
-	s["endpoints"].([]any)[0].(map[string]any)["addresses"] = []any{addr}
+	s["endpoints"].([]any)[0].(map[string]any)["addresses"] = anySlice(addrs)
 	return replace(tb, p, snap, "endpoints", s)
+}
+
+// endpointAddress is EndpointSlice (i, 0)'s address in the mix.
+func endpointAddress(i int) string {
+	return benchmix.EndpointSlice(i, 0)["endpoints"].([]any)[0].(map[string]any)["addresses"].([]any)[0].(string)
+}
+
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 func replace(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, res string, raw map[string]any) *snapshot.Snapshot {
