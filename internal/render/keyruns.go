@@ -24,15 +24,10 @@ type keyRunsEntry struct {
 // keyRunsKept is key_runs(keys, n), from the memo when it holds the same keys.
 func (e *Engine) keyRunsKept(keys []string, n int) []int {
 	m := &e.st.kept.keyRuns
-	for _, en := range m.entries {
-		if en.starts != nil && en.n == n && slices.Equal(en.keys, keys) {
-			return slices.Clone(en.starts) // (a template may change what it is given)
-		}
+	if starts, ok := m.remembered(n, func(kept []string) bool { return slices.Equal(kept, keys) }); ok {
+		return starts
 	}
-	starts := keyRuns(keys, n)
-	m.entries[m.next] = keyRunsEntry{keys: slices.Clone(keys), n: n, starts: slices.Clone(starts)}
-	m.next = (m.next + 1) % len(m.entries)
-	return starts
+	return m.remember(slices.Clone(keys), n)
 }
 
 // namedRuns is key_runs of the names of items (a library's backends, which its
@@ -41,16 +36,33 @@ func (e *Engine) keyRunsKept(keys []string, n int) []int {
 // for every render).
 func namedRuns[T any](e *Engine, items []T, name func(T) string, n int) []int {
 	m := &e.st.kept.keyRuns
-	for _, en := range m.entries {
-		if en.starts != nil && en.n == n && len(en.keys) == len(items) && namedAs(items, name, en.keys) {
-			return slices.Clone(en.starts)
-		}
+	if starts, ok := m.remembered(n, func(kept []string) bool { return len(kept) == len(items) && namedAs(items, name, kept) }); ok {
+		return starts
 	}
 	names := make([]string, len(items))
 	for i, it := range items {
 		names[i] = name(it)
 	}
-	return e.keyRunsKept(names, n)
+	return m.remember(names, n)
+}
+
+// remembered is a copy of the runs of a remembered answer for n whose keys match (a
+// template may change what it is given).
+func (m *keyRunsMemo) remembered(n int, match func(keys []string) bool) ([]int, bool) {
+	for _, en := range m.entries {
+		if en.starts != nil && en.n == n && match(en.keys) {
+			return slices.Clone(en.starts), true
+		}
+	}
+	return nil, false
+}
+
+// remember is key_runs(keys, n), kept with keys (the memo's from now on).
+func (m *keyRunsMemo) remember(keys []string, n int) []int {
+	starts := keyRuns(keys, n)
+	m.entries[m.next] = keyRunsEntry{keys: keys, n: n, starts: slices.Clone(starts)}
+	m.next = (m.next + 1) % len(m.entries)
+	return starts
 }
 
 // namedAs reports whether items are named keys, in order.
