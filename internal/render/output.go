@@ -126,14 +126,19 @@ func (o *output) from(at int) string {
 	i := sort.Search(len(o.parts), func(i int) bool { return o.parts[i].at+o.parts[i].len() > at })
 	for ; i < len(o.parts); i++ {
 		p := o.parts[i]
-		text := p.held
-		if text == "" {
-			text = lit[p.from:p.to]
-		}
-		b.WriteString(text[max(0, at-p.at):])
+		b.WriteString(p.text(lit)[max(0, at-p.at):])
 	}
 	b.WriteString(lit[o.litFrom:])
 	return b.String()
+}
+
+// text is the part's text: the held string, or its run of lit (the text written
+// directly).
+func (p outPart) text(lit string) string {
+	if p.held != "" {
+		return p.held
+	}
+	return lit[p.from:p.to]
 }
 
 func (p outPart) len() int {
@@ -193,11 +198,7 @@ func (o *output) segments() []segment {
 	lit := o.lit.String()
 	out := make([]segment, 0, len(o.parts)+1)
 	for _, p := range o.parts {
-		text := p.held
-		if text == "" {
-			text = lit[p.from:p.to]
-		}
-		out = append(out, segment{p.at, text})
+		out = append(out, segment{p.at, p.text(lit)})
 	}
 	if rest := lit[o.litFrom:]; rest != "" {
 		out = append(out, segment{o.n - len(rest), rest})
