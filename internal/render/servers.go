@@ -53,8 +53,14 @@ func (rd reader) serverLines(services, endpoints, ns, service, port string) serv
 	if !found {
 		return nil
 	}
+	return endpointLines(rd.fetch(endpoints, []string{ns, service}), ns, spName)
+}
+
+// endpointLines are the server lines of EndpointSlices eps of namespace ns on the
+// port named spName.
+func endpointLines(eps []snapshot.Object, ns, spName string) serverLines {
 	out := make(serverLines, 0, 2) // (most backends have one or two servers)
-	endpointServers(rd.fetch(endpoints, []string{ns, service}), spName, func(line string) {
+	endpointServers(eps, spName, func(line string) {
 		out = append(out, serverLine{text: line})
 	}, func(slice snapshot.Object, addr string) {
 		out = append(out, serverLine{text: "# haptic: " + comment("EndpointSlice "+ns+"/"+slice.Name+": address "+toJSON(addr)+" is not an IP address; skipped"), comment: true})
@@ -165,25 +171,83 @@ func serverName(addr, port string) string {
 	return b.String()
 }
 
-// gatewayServers are the gateway library's servers of backend target,
-// "srv_<addr>_<port> <addr>:<port>" per ready IP address of Service ns/service on the
-// target port of its port spName (EndpointSlices read like Fetch). An address that is
-// not an IP address becomes a note about target in s, once.
-func (rd reader) gatewayServers(s *GatewayState, target, ns, service, spName string) []string {
-	var out []string
-	var noted map[string]bool
-	endpointServers(rd.fetch(gatewayEndpointsStore, []string{ns, service}), spName, func(line string) {
-		out = append(out, line)
-	}, func(slice snapshot.Object, addr string) {
-		if !noted[addr] {
-			if noted == nil {
-				noted = map[string]bool{}
+// gateway_servers writes the server lines of a backend of the gateway library, as
+// service_servers does (a server per ready IP address of its Service port, sorted;
+// a comment for an address that is not one):
+//
+//	{{ gateway_servers(b, " check" + proto) }}
+//
+// The route's share that brought the backend read them (readServers) on its worker,
+// apart from the share's own reads: the share, and the gateway index merged from the
+// shares, do not depend on EndpointSlices, so a changed EndpointSlice renders the
+// run of backends that writes its servers, not the index. Here the reads go to the
+// fragment being rendered; where they no longer answer for this render's stores
+// (that fragment renders again after an EndpointSlice changed) the lines are read
+// again.
+func (e *Engine) gatewayServers(b *GatewayBackend, suffix string) string {
+	if b.Service == "" {
+		return ""
+	}
+	st := e.st
+	if s := b.servers; s != nil && s.current(st) {
+		if st.rec != nil {
+			d := &st.rec.top().deps
+			for _, r := range s.reads {
+				d.addRead(r)
 			}
-			noted[addr] = true
-			s.Notes = append(s.Notes, "\x00"+target+"\x00EndpointSlice "+ns+"/"+slice.Name+": address "+toJSON(addr)+" is not an IP address; skipped")
 		}
+		return s.lines.text(suffix)
+	}
+	return gatewayServerLines(st.here(), b.Namespace, b.Service, b.Port).text(suffix)
+}
+
+// readServers are a backend's server lines and the reads that found them.
+type readServers struct {
+	lines serverLines
+	reads []*read
+}
+
+// readServers reads the gateway servers of Service port spName of ns/service with
+// reads recorded apart, for gateway_servers.
+func (rd reader) readServers(ns, service, spName string) *readServers {
+	var d deps
+	var recent recentReads
+	lines := gatewayServerLines(reader{st: rd.st, deps: &d, recent: &recent}, ns, service, spName)
+	return &readServers{lines: lines, reads: d.reads}
+}
+
+// current reports whether every read answers the same in the render's snapshot.
+func (s *readServers) current(st *renderState) bool {
+	for _, r := range s.reads {
+		if !st.same(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// gatewayServerLines are the server lines of Service port spName of ns/service,
+// the servers sorted, then the comments.
+func gatewayServerLines(rd reader, ns, service, spName string) serverLines {
+	lines := endpointLines(rd.fetch(gatewayEndpointsStore, []string{ns, service}), ns, spName)
+	slices.SortStableFunc(lines, func(a, b serverLine) int {
+		if a.comment || b.comment { // (comments after the servers, in their order)
+			return compareBool(a.comment, b.comment)
+		}
+		return strings.Compare(a.text, b.text)
 	})
-	return out
+	return lines
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // servicePortName finds the Service port named port, or numbered so: its name.

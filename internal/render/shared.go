@@ -67,6 +67,7 @@ func (s *Shared) compute(key string, e *sharedEntry, fn func() any) {
 		if m := st.prev.sharedValue(key); m != nil && m.deps.current(st) && st.replay(m.deps, st.files) {
 			e.value, e.deps = m.value, m.deps
 			st.next.putShared(key, m)
+			st.next.carry(st.prev, sharedTarget(key))
 			st.reuse.Shared++
 			return
 		}
@@ -78,7 +79,12 @@ func (s *Shared) compute(key string, e *sharedEntry, fn func() any) {
 	if rec != nil {
 		rec.push(&scope{})
 		depth := len(rec.stack)
+		// The factory's units and values are memoized as its own, not the file's
+		// that asked first: kept while the value is reused, whichever files render.
+		target := rec.target
+		rec.target = sharedTarget(key)
 		defer func() {
+			rec.target = target
 			for len(rec.stack) > depth {
 				rec.pop() // units the factory left open
 			}
@@ -109,6 +115,10 @@ func (s *Shared) compute(key string, e *sharedEntry, fn func() any) {
 	}()
 	e.value = fn()
 }
+
+// sharedTarget is where the units and values the factory of shared value key made
+// are memoized.
+func sharedTarget(key string) string { return "shared:" + key }
 
 // spent is the time spent in factories so far.
 func (s *Shared) spent() time.Duration { return time.Duration(s.took.Load()) }

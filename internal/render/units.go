@@ -238,6 +238,7 @@ func sameInputs(a, b []any) bool {
 // sameInput is reflect.DeepEqual with a short cut for what templates pass most: maps
 // and backend entries (and lists of them) that are often the very same values as in
 // the last render, when they come from a reused fragment. DeepEqual walks those too.
+// Gateway backends compare without the servers they carry (sameGatewayBackend).
 func sameInput(a, b any) bool {
 	switch x := a.(type) {
 	case map[string]any:
@@ -262,11 +263,11 @@ func sameInput(a, b any) bool {
 	case []*IngressBackend:
 		return sameEntries(x, b)
 	case *GatewayBackend:
-		if y, ok := b.(*GatewayBackend); ok && x == y {
-			return true
-		}
+		y, ok := b.(*GatewayBackend)
+		return ok && sameGatewayBackend(x, y)
 	case []*GatewayBackend:
-		return sameEntries(x, b)
+		y, ok := b.([]*GatewayBackend)
+		return ok && slices.EqualFunc(x, y, sameGatewayBackend)
 	case []string: // a run's keys: mostly the very same strings
 		y, ok := b.([]string)
 		return ok && (x == nil) == (y == nil) && slices.Equal(x, y) // (as DeepEqual: nil is not empty)
@@ -288,6 +289,18 @@ func sameInput(a, b any) bool {
 // sameMap reports whether a and b are the same map (not merely equal ones).
 func sameMap(a, b map[string]any) bool {
 	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// sameGatewayBackend compares two backends but for the servers their routes' shares
+// read (readServers): the fragment that writes them depends on those reads, and
+// renders again when they answer otherwise.
+func sameGatewayBackend(x, y *GatewayBackend) bool {
+	if x == y || x == nil || y == nil {
+		return x == y
+	}
+	a, b := *x, *y
+	a.servers, b.servers = nil, nil
+	return reflect.DeepEqual(a, b)
 }
 
 // sameEntries reports whether b is a list of the same entries as x, or equal ones.
