@@ -75,6 +75,12 @@ type deps struct {
 	keys     storeKeys
 	large    bool
 	verified weak.Pointer[snapshot.Snapshot]
+	// untouchedIn, untouchedFrom and untouchedThen are the last untouchedSince
+	// answer (the render and the snapshot it was asked from): the fragments a
+	// shared value used are walked once per render, not once per file using it.
+	untouchedIn   uint64
+	untouchedFrom weak.Pointer[snapshot.Snapshot]
+	untouchedThen bool
 }
 
 // maxUnion bounds the keys a fragment gathers from the fragments it used (union):
@@ -211,12 +217,21 @@ func (d *deps) unchangedSince(st *renderState) bool {
 	if v == nil { // never found current, or that snapshot is gone
 		return false
 	}
-	return d.untouchedSince(st, v)
+	return d.untouchedSince(st, d.verified, v)
 }
 
-// untouchedSince is unchangedSince from snapshot v: by d's union, or, for a large
-// fragment, by its own reads and then each fragment it used.
-func (d *deps) untouchedSince(st *renderState, v *snapshot.Snapshot) bool {
+// untouchedSince is unchangedSince from snapshot v (vw its weak pointer): by d's
+// union, or, for a large fragment, by its own reads and then each fragment it used.
+func (d *deps) untouchedSince(st *renderState, vw weak.Pointer[snapshot.Snapshot], v *snapshot.Snapshot) bool {
+	if d.untouchedIn == st.gen && d.untouchedFrom == vw {
+		return d.untouchedThen
+	}
+	ok := d.keysUntouchedSince(st, vw, v)
+	d.untouchedIn, d.untouchedFrom, d.untouchedThen = st.gen, vw, ok
+	return ok
+}
+
+func (d *deps) keysUntouchedSince(st *renderState, vw weak.Pointer[snapshot.Snapshot], v *snapshot.Snapshot) bool {
 	if u := d.union(); u != nil {
 		return keysUntouched(st, v, u)
 	}
@@ -224,7 +239,7 @@ func (d *deps) untouchedSince(st *renderState, v *snapshot.Snapshot) bool {
 		return false
 	}
 	for _, c := range d.children {
-		if !c.untouchedSince(st, v) {
+		if !c.untouchedSince(st, vw, v) {
 			return false
 		}
 	}
