@@ -28,25 +28,31 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if err := buildAgent(); err != nil {
-		fmt.Fprintln(os.Stderr, "build haptic-agent:", err)
+	if err := buildBinaries(); err != nil {
+		fmt.Fprintln(os.Stderr, "build:", err)
 		os.Exit(1)
 	}
 	os.Exit(clustertest.Main(m))
 }
 
-// buildAgent builds bin/haptic-agent from the working tree: the process node runs it
-// for the haproxy image.
-func buildAgent() error {
+// repoBin is the repository's bin directory, where buildBinaries builds.
+var repoBin string
+
+// buildBinaries builds bin/haptic-agent and bin/haptic from the working tree: the
+// process node runs the agent for the haproxy image, and the scale tests' cold
+// start runs the controller as users do.
+func buildBinaries() error {
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("go", "build", "-o", filepath.Join(root, "bin", "haptic-agent"), "./cmd/haptic-agent")
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%v\n%s", err, out)
+	repoBin = filepath.Join(root, "bin")
+	for _, name := range []string{"haptic-agent", "haptic"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(repoBin, name), "./cmd/"+name)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %v\n%s", name, err, out)
+		}
 	}
 	return nil
 }

@@ -3,10 +3,12 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,11 +26,12 @@ type scaleSize struct {
 	changeMax     time.Duration
 	controllerMiB float64       // Go heap in use after GC (the controller runs in the test process)
 	coldStart     time.Duration // a new controller's start → the N routes deployed to the Gateway's pod
+	processMiB    float64       // bin/haptic run's resident set once it deployed them (the render-speed target at 5,000)
 }
 
 func scaleSizeFromEnv(t *testing.T) scaleSize {
 	size := scaleSize{routes: 200, convergence: 90 * time.Second, changeP50: 2 * time.Second,
-		changeMax: 5 * time.Second, controllerMiB: 256, coldStart: 30 * time.Second}
+		changeMax: 5 * time.Second, controllerMiB: 256, coldStart: 30 * time.Second, processMiB: 200}
 	if v := os.Getenv("HAPTIC_SCALE_ROUTES"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 10 {
@@ -122,14 +125,16 @@ func TestScale(t *testing.T) {
 	}
 	after := g.reloadCounts(addr)
 	heap, rss := memoryNow(t)
-	coldStart := g.coldStart("pod=haproxy-gw-")
+	coldStart, processRSS, processPeak := g.coldStart("pod=haproxy-gw-")
 	checkBudgets(t, fmt.Sprintf("TestScale at %d HTTPRoutes (one Gateway, default libraries)", size.routes), []budgetRow{
 		{"full convergence (create → all Accepted + 200)", convergence.Seconds(), size.convergence.Seconds(), "s"},
 		{"single change → first 200, median of 10", ms64(median(changes)), ms64(size.changeP50), "ms"},
 		{"single change → first 200, max of 10", ms64(maxDuration(changes)), ms64(size.changeMax), "ms"},
 		{"controller heap in use after GC", heap, size.controllerMiB, "MiB"},
 		{"test process RSS (the controller and the test's clients)", rss, size.controllerMiB + 64, "MiB"},
-		{"cold start: new controller → routes deployed", coldStart.Seconds(), size.coldStart.Seconds(), "s"},
+		{"cold start: bin/haptic run → routes deployed", coldStart.Seconds(), size.coldStart.Seconds(), "s"},
+		{"bin/haptic run's RSS then (its own process)", processRSS, size.processMiB, "MiB"},
+		{"bin/haptic run's peak RSS (VmHWM)", processPeak, size.processMiB, "MiB"},
 		{"haproxy_reloads_total delta over the 10 changes", after.controller - before.controller, 0, ""},
 		{"agent reloads over the 10 changes", float64(after.agent - before.agent), 0, ""},
 	})
@@ -137,26 +142,82 @@ func TestScale(t *testing.T) {
 
 func ms64(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// coldStart stops the controller and starts a new one (fresh informers, templates
-// compiled, nothing memoized) and returns how long it takes to log a deploy to a pod
-// whose log attribute holds pod: what a controller restart at this size costs
-// before it serves changes. The pod already runs the set, so the deploy is the
-// controller's own work.
-func (e *env) coldStart(pod string) time.Duration {
+// coldStart stops the controller and starts `bin/haptic run`, the binary users run,
+// as a process of its own inside the cluster's namespace (fresh informers, templates
+// compiled, nothing memoized): what a controller restart at this size costs before
+// it serves changes. It returns how long the new process takes to log a deploy to a
+// pod whose log attribute holds pod, and its resident set in MiB then (VmRSS) and at
+// its peak (VmHWM). The pod already runs the set, so the deploy is the controller's
+// own work. The process is stopped before coldStart returns.
+func (e *env) coldStart(pod string) (took time.Duration, rssMiB, peakMiB float64) {
 	e.t.Helper()
 	e.stopController()
-	from := len(e.logs.String())
+	logs := &clustertest.LogBuffer{}
+	cmd := e.c.Command(e.ctx, filepath.Join(repoBin, "haptic"), "run", "--kubeconfig", e.c.Config.Kubeconfig(),
+		"--namespace", e.ns, "--config-name", "haptic-config", "--metrics-addr", "", "--debug-port", "0",
+		"--leader-elect=false", "--webhook-addr", "")
+	cmd.Stdout, cmd.Stderr = logs, logs
 	start := time.Now()
-	e.metrics, e.stopController = e.runController(nil)
-	e.eventually("the new controller's first deploy to "+strings.TrimSpace(pod), 5*time.Minute, func() (bool, string) {
-		for _, l := range strings.Split(e.logs.String()[from:], "\n") {
+	if err := cmd.Start(); err != nil {
+		e.t.Fatalf("start bin/haptic run: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}()
+	e.eventually("bin/haptic run's first deploy to "+strings.TrimSpace(pod), 5*time.Minute, func() (bool, string) {
+		select {
+		case err := <-exited:
+			e.t.Fatalf("bin/haptic run exited: %v\n%s", err, logs.String())
+		default:
+		}
+		for _, l := range strings.Split(logs.String(), "\n") {
 			if strings.Contains(l, "msg=deployed") && strings.Contains(l, pod) {
 				return true, ""
 			}
 		}
 		return false, "no deploy logged yet"
 	})
-	return time.Since(start)
+	took = time.Since(start)
+	rssMiB, peakMiB = processMemory(e.t, cmd.Process.Pid)
+	return took, rssMiB, peakMiB
+}
+
+// processMemory is process pid's resident set now and at its peak, in MiB; pid must
+// be the controller (`ip netns exec` runs it in its own process).
+func processMemory(t testing.TB, pid int) (rssMiB, peakMiB float64) {
+	t.Helper()
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil || strings.TrimSpace(string(comm)) != "haptic" {
+		t.Fatalf("process %d is %q, not the controller (%v)", pid, comm, err)
+	}
+	return statusMiB(t, fmt.Sprintf("/proc/%d/status", pid), "VmRSS:"), statusMiB(t, fmt.Sprintf("/proc/%d/status", pid), "VmHWM:")
+}
+
+// statusMiB is the field (in kB) of a /proc status file, in MiB.
+func statusMiB(t testing.TB, path, field string) float64 {
+	t.Helper()
+	status, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(l, field); ok {
+			var kb float64
+			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), &kb); err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	t.Fatalf("no %s in %s", field, path)
+	return 0
 }
 
 // createAll runs create(i) for i in [0, n) in parallel (clustertest.Parallel) and
@@ -193,18 +254,5 @@ func memoryNow(t *testing.T) (heapMiB, rssMiB float64) {
 	if path := os.Getenv("HAPTIC_SCALE_HEAP_PROFILE"); path != "" {
 		writeHeapProfile(t, path)
 	}
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			var kb float64
-			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), &kb); err == nil {
-				return float64(ms.HeapInuse) / (1 << 20), kb / 1024
-			}
-		}
-	}
-	t.Fatal("no VmRSS in /proc/self/status")
-	return 0, 0
+	return float64(ms.HeapInuse) / (1 << 20), statusMiB(t, "/proc/self/status", "VmRSS:")
 }
