@@ -125,7 +125,7 @@ func TestScale(t *testing.T) {
 	}
 	after := g.reloadCounts(addr)
 	heap, rss := memoryNow(t)
-	coldStart, processRSS, processPeak := g.coldStart("pod=haproxy-gw-")
+	coldStart, processRSS, processSettled, processPeak := g.coldStart("pod=haproxy-gw-")
 	checkBudgets(t, fmt.Sprintf("TestScale at %d HTTPRoutes (one Gateway, default libraries)", size.routes), []budgetRow{
 		{"full convergence (create → all Accepted + 200)", convergence.Seconds(), size.convergence.Seconds(), "s"},
 		{"single change → first 200, median of 10", ms64(median(changes)), ms64(size.changeP50), "ms"},
@@ -134,6 +134,7 @@ func TestScale(t *testing.T) {
 		{"test process RSS (the controller and the test's clients)", rss, size.controllerMiB + 64, "MiB"},
 		{"cold start: bin/haptic run → routes deployed", coldStart.Seconds(), size.coldStart.Seconds(), "s"},
 		{"bin/haptic run's RSS then (its own process)", processRSS, size.processMiB, "MiB"},
+		{"bin/haptic run's RSS 10 s later", processSettled, size.processMiB, "MiB"},
 		{"bin/haptic run's peak RSS (VmHWM)", processPeak, size.processMiB, "MiB"},
 		{"haproxy_reloads_total delta over the 10 changes", after.controller - before.controller, 0, ""},
 		{"agent reloads over the 10 changes", float64(after.agent - before.agent), 0, ""},
@@ -148,8 +149,9 @@ func ms64(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // it serves changes. It returns how long the new process takes to log a deploy to a
 // pod whose log attribute holds pod, and its resident set in MiB then (VmRSS) and at
 // its peak (VmHWM). The pod already runs the set, so the deploy is the controller's
-// own work. The process is stopped before coldStart returns.
-func (e *env) coldStart(pod string) (took time.Duration, rssMiB, peakMiB float64) {
+// own work. The resident set is read again 10 s later (settledMiB), with the
+// controller idle. The process is stopped before coldStart returns.
+func (e *env) coldStart(pod string) (took time.Duration, rssMiB, settledMiB, peakMiB float64) {
 	e.t.Helper()
 	e.stopController()
 	logs := &clustertest.LogBuffer{}
@@ -186,8 +188,10 @@ func (e *env) coldStart(pod string) (took time.Duration, rssMiB, peakMiB float64
 		return false, "no deploy logged yet"
 	})
 	took = time.Since(start)
-	rssMiB, peakMiB = processMemory(e.t, cmd.Process.Pid)
-	return took, rssMiB, peakMiB
+	rssMiB, _ = processMemory(e.t, cmd.Process.Pid)
+	time.Sleep(10 * time.Second)
+	settledMiB, peakMiB = processMemory(e.t, cmd.Process.Pid)
+	return took, rssMiB, settledMiB, peakMiB
 }
 
 // processMemory is process pid's resident set now and at its peak, in MiB; pid must
