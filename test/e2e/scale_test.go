@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -156,7 +158,7 @@ func (e *env) coldStart(pod string) (took time.Duration, rssMiB, settledMiB, pea
 	e.stopController()
 	logs := &clustertest.LogBuffer{}
 	cmd := e.c.Command(e.ctx, filepath.Join(repoBin, "haptic"), "run", "--kubeconfig", e.c.Config.Kubeconfig(),
-		"--namespace", e.ns, "--config-name", "haptic-config", "--metrics-addr", "", "--debug-port", "0",
+		"--namespace", e.ns, "--config-name", "haptic-config", "--metrics-addr", "", "--debug-port", strconv.Itoa(processDebugPort),
 		"--leader-elect=false", "--webhook-addr", "")
 	cmd.Stdout, cmd.Stderr = logs, logs
 	start := time.Now()
@@ -191,7 +193,32 @@ func (e *env) coldStart(pod string) (took time.Duration, rssMiB, settledMiB, pea
 	rssMiB, _ = processMemory(e.t, cmd.Process.Pid)
 	time.Sleep(10 * time.Second)
 	settledMiB, peakMiB = processMemory(e.t, cmd.Process.Pid)
+	if path := os.Getenv("HAPTIC_SCALE_HEAP_PROFILE"); path != "" {
+		e.saveProcessHeapProfile(strings.TrimSuffix(path, ".pb.gz") + "-process.pb.gz")
+	}
 	return took, rssMiB, settledMiB, peakMiB
+}
+
+// processDebugPort is bin/haptic run's pprof port, on the loopback of the cluster's
+// namespace.
+const processDebugPort = 6061
+
+// saveProcessHeapProfile writes bin/haptic run's heap profile (after a GC) to path.
+func (e *env) saveProcessHeapProfile(path string) {
+	e.t.Helper()
+	resp, err := e.c.HTTPClient(30 * time.Second).Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?gc=1", processDebugPort))
+	if err != nil {
+		e.t.Fatalf("heap profile: %v", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		e.t.Fatalf("heap profile: %d %v", resp.StatusCode, err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Logf("bin/haptic run's heap profile: %s", path)
 }
 
 // processMemory is process pid's resident set now and at its peak, in MiB; pid must
