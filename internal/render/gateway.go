@@ -36,11 +36,9 @@ type GatewayBackend struct {
 	// TLS is the BackendTLSPolicy it follows ({policy, ca, host, verify, cert,
 	// certPem}), nil for plain servers.
 	TLS map[string]any
-	// Namespace, Service and Port (a port's name) are the Service port whose ready
-	// endpoints are its servers (gateway_servers); Service "" has none.
-	Namespace, Service, Port string
-	// servers are those as the route's share read them, with the reads, which
-	// gateway_servers records in the fragment that writes them (nil: read there).
+	// servers are its Service port's servers as the route's share read them, with
+	// the reads, which gateway_servers records in the fragment that writes them
+	// (nil: it has none).
 	servers *readServers
 }
 

@@ -91,3 +91,31 @@ func TestGatewayHostIntersection(t *testing.T) {
 		}
 	}
 }
+
+// Units compare gateway backends by their Service port, not by the servers read of
+// it: those are the unit's reads, checked on their own.
+func TestSameGatewayBackendComparesTheServicePort(t *testing.T) {
+	backend := func(port string, lines ...string) *GatewayBackend {
+		s := &readServers{ref: serviceRef{"ns", "web", port}}
+		for _, l := range lines {
+			s.lines = append(s.lines, serverLine{text: l})
+		}
+		return &GatewayBackend{Name: "gw_ns_web_80", Directives: []string{"timeout server 5s"}, servers: s}
+	}
+	for _, c := range []struct {
+		a, b *GatewayBackend
+		same bool
+	}{
+		{backend("http", "srv_a a:80"), backend("http", "srv_b b:80"), true},
+		{backend("http"), backend("web"), false},
+		{backend("http"), &GatewayBackend{Name: "gw_ns_web_80", Directives: []string{"timeout server 5s"}}, false},
+		{backend("http"), &GatewayBackend{Name: "gw_ns_web_80", servers: &readServers{ref: serviceRef{"ns", "web", "http"}}}, false},
+	} {
+		if got := sameInput(c.a, c.b); got != c.same {
+			t.Errorf("sameInput(%+v, %+v) = %v, want %v", c.a, c.b, got, c.same)
+		}
+		if got := sameInput([]*GatewayBackend{c.a}, []*GatewayBackend{c.b}); got != c.same {
+			t.Errorf("as lists: %v, want %v", got, c.same)
+		}
+	}
+}

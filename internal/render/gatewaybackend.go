@@ -115,7 +115,7 @@ func (rd reader) gatewayBackendRef(env native.Env, s *GatewayState, route *gwRou
 		}
 	}
 	s.Backends = append(s.Backends, &GatewayBackend{Name: target, Directives: dirs, H2: h2, Hdr: hdr, TLS: btls,
-		Namespace: bns, Service: bname, Port: spName, servers: rd.readServers(bns, bname, spName)})
+		servers: rd.readServers(serviceRef{bns, bname, spName})})
 	return target
 }
 

@@ -185,35 +185,41 @@ func serverName(addr, port string) string {
 // (that fragment renders again after an EndpointSlice changed) the lines are read
 // again.
 func (e *Engine) gatewayServers(b *GatewayBackend, suffix string) string {
-	if b.Service == "" {
+	s := b.servers
+	if s == nil {
 		return ""
 	}
 	st := e.st
-	if s := b.servers; s != nil && s.current(st) {
-		if st.rec != nil {
-			d := &st.rec.top().deps
-			for _, r := range s.reads {
-				d.addRead(r)
-			}
-		}
-		return s.lines.text(suffix)
+	if !s.current(st) {
+		return gatewayServerLines(st.here(), s.ref).text(suffix)
 	}
-	return gatewayServerLines(st.here(), b.Namespace, b.Service, b.Port).text(suffix)
+	if st.rec != nil {
+		d := &st.rec.top().deps
+		for _, r := range s.reads {
+			d.addRead(r)
+		}
+	}
+	return s.lines.text(suffix)
 }
 
-// readServers are a backend's server lines and the reads that found them.
+// serviceRef is a Service port: its namespace, name and port name.
+type serviceRef struct{ namespace, service, port string }
+
+// readServers are a backend's Service port, its server lines and the reads that
+// found them.
 type readServers struct {
+	ref   serviceRef
 	lines serverLines
 	reads []*read
 }
 
-// readServers reads the gateway servers of Service port spName of ns/service with
-// reads recorded apart, for gateway_servers.
-func (rd reader) readServers(ns, service, spName string) *readServers {
+// readServers reads the gateway servers of ref with reads recorded apart, for
+// gateway_servers.
+func (rd reader) readServers(ref serviceRef) *readServers {
 	var d deps
 	var recent recentReads
-	lines := gatewayServerLines(reader{st: rd.st, deps: &d, recent: &recent}, ns, service, spName)
-	return &readServers{lines: lines, reads: d.reads}
+	lines := gatewayServerLines(reader{st: rd.st, deps: &d, recent: &recent}, ref)
+	return &readServers{ref: ref, lines: lines, reads: d.reads}
 }
 
 // current reports whether every read answers the same in the render's snapshot.
@@ -226,10 +232,10 @@ func (s *readServers) current(st *renderState) bool {
 	return true
 }
 
-// gatewayServerLines are the server lines of Service port spName of ns/service,
-// the servers sorted, then the comments.
-func gatewayServerLines(rd reader, ns, service, spName string) serverLines {
-	lines := endpointLines(rd.fetch(gatewayEndpointsStore, []string{ns, service}), ns, spName)
+// gatewayServerLines are the server lines of Service port ref, the servers sorted,
+// then the comments.
+func gatewayServerLines(rd reader, ref serviceRef) serverLines {
+	lines := endpointLines(rd.fetch(gatewayEndpointsStore, []string{ref.namespace, ref.service}), ref.namespace, ref.port)
 	slices.SortStableFunc(lines, func(a, b serverLine) int {
 		if a.comment || b.comment { // (comments after the servers, in their order)
 			return compareBool(a.comment, b.comment)

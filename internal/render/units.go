@@ -291,14 +291,17 @@ func sameMap(a, b map[string]any) bool {
 	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
-// sameGatewayBackend compares two backends but for the servers their routes' shares
-// read (readServers): the fragment that writes them depends on those reads, and
-// renders again when they answer otherwise.
+// sameGatewayBackend compares two backends by their Service port, not by the
+// servers their routes' shares read of it (readServers): the fragment that writes
+// them depends on those reads, and renders again when they answer otherwise.
 func sameGatewayBackend(x, y *GatewayBackend) bool {
 	if x == y || x == nil || y == nil {
 		return x == y
 	}
 	a, b := *x, *y
+	if (a.servers == nil) != (b.servers == nil) || a.servers != nil && a.servers.ref != b.servers.ref {
+		return false
+	}
 	a.servers, b.servers = nil, nil
 	return reflect.DeepEqual(a, b)
 }
