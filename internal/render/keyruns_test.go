@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -65,5 +66,42 @@ func TestRouteRuns(t *testing.T) {
 	}
 	if changed > 1 {
 		t.Errorf("a route added amid 2,000 moved %d run starts", changed)
+	}
+}
+
+// Route runs stay key_runs of the order over random edits (routes added, taken out,
+// replaced by an equal key of another slice, the order rebuilt), while the keys'
+// hashes are taken from the last order where it held the very key.
+func TestRouteRunsOverEdits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var order [][]string
+	for i := range 500 {
+		order = append(order, []string{"HTTPRoute", "ns", fmt.Sprintf("route-%d", i)})
+	}
+	e := &Engine{st: &renderState{kept: &libraryCaches{}}}
+	next := 500
+	for step := range 400 {
+		order = slices.Clone(order)
+		for range 1 + rng.IntN(3) {
+			switch i := rng.IntN(len(order)); rng.IntN(4) {
+			case 0:
+				order = slices.Insert(order, i, []string{"HTTPRoute", "ns", fmt.Sprintf("route-%d", next)})
+				next++
+			case 1:
+				order = slices.Delete(order, i, i+1)
+			case 2:
+				order[i] = slices.Clone(order[i]) // equal, not the same slice
+			default:
+				order[i] = []string{"GRPCRoute", "ns", fmt.Sprintf("route-%d", next)}
+				next++
+			}
+		}
+		joined := make([]string, len(order))
+		for i, k := range order {
+			joined[i] = strings.Join(k, " ")
+		}
+		if got, want := e.routeRuns(order, 16), keyRuns(joined, 16); !slices.Equal(got, want) {
+			t.Fatalf("step %d: routeRuns = %v, want key_runs %v", step, got, want)
+		}
 	}
 }
