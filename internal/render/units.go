@@ -261,13 +261,12 @@ func sameInput(a, b any) bool {
 			return true
 		}
 	case []*IngressBackend:
-		return sameEntries(x, b)
+		return sameEntries(x, b, func(p, q *IngressBackend) bool { return reflect.DeepEqual(p, q) })
 	case *GatewayBackend:
 		y, ok := b.(*GatewayBackend)
 		return ok && sameGatewayBackend(x, y)
 	case []*GatewayBackend:
-		y, ok := b.([]*GatewayBackend)
-		return ok && slices.EqualFunc(x, y, sameGatewayBackend)
+		return sameEntries(x, b, sameGatewayBackend)
 	case []string: // a run's keys: mostly the very same strings
 		y, ok := b.([]string)
 		return ok && (x == nil) == (y == nil) && slices.Equal(x, y) // (as DeepEqual: nil is not empty)
@@ -307,13 +306,13 @@ func sameGatewayBackend(x, y *GatewayBackend) bool {
 }
 
 // sameEntries reports whether b is a list of the same entries as x, or equal ones.
-func sameEntries[T any](x []*T, b any) bool {
+func sameEntries[T any](x []*T, b any, equal func(p, q *T) bool) bool {
 	y, ok := b.([]*T)
 	if !ok || len(x) != len(y) {
 		return false
 	}
 	for i := range x {
-		if x[i] != y[i] && !reflect.DeepEqual(x[i], y[i]) {
+		if x[i] != y[i] && !equal(x[i], y[i]) {
 			return false
 		}
 	}
