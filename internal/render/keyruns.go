@@ -102,8 +102,8 @@ func (e *Engine) routeRuns(order [][]string, n int) []int {
 
 // keyHashes are the hashes of order's keys, taken from hashes (those of last) for
 // the keys last held too, in the same place or one past it, as the very slice: a
-// route added or taken out hashes no other key (50,000 keys hashed were a third of
-// a render after a route was added).
+// route added or taken out hashes no other key (hashing 50,000 keys again was 3 ms
+// of a render after a route was added).
 func keyHashes(last [][]string, hashes []uint32, order [][]string) []uint32 {
 	out := make([]uint32, len(order))
 	j := 0
