@@ -28,7 +28,7 @@ type scaleSize struct {
 	changeMax     time.Duration
 	controllerMiB float64       // Go heap in use after GC (the controller runs in the test process)
 	coldStart     time.Duration // a new controller's start → the N routes deployed to the Gateway's pod
-	processMiB    float64       // bin/haptic run's resident set once it deployed them (the render-speed target at 5,000)
+	processMiB    float64       // bin/haptic run's resident set once it deployed them (#12's target at 5,000 of the mix)
 }
 
 func scaleSizeFromEnv(t *testing.T) scaleSize {
@@ -157,8 +157,12 @@ func (e *env) coldStart(pod string) (took time.Duration, rssMiB, settledMiB, pea
 	e.t.Helper()
 	e.stopController()
 	logs := &clustertest.LogBuffer{}
+	profile, debugPort := os.Getenv("HAPTIC_SCALE_HEAP_PROFILE"), 0
+	if profile != "" {
+		debugPort = processDebugPort
+	}
 	cmd := e.c.Command(e.ctx, filepath.Join(repoBin, "haptic"), "run", "--kubeconfig", e.c.Config.Kubeconfig(),
-		"--namespace", e.ns, "--config-name", "haptic-config", "--metrics-addr", "", "--debug-port", strconv.Itoa(processDebugPort),
+		"--namespace", e.ns, "--config-name", "haptic-config", "--metrics-addr", "", "--debug-port", strconv.Itoa(debugPort),
 		"--leader-elect=false", "--webhook-addr", "")
 	cmd.Stdout, cmd.Stderr = logs, logs
 	start := time.Now()
@@ -193,14 +197,14 @@ func (e *env) coldStart(pod string) (took time.Duration, rssMiB, settledMiB, pea
 	rssMiB, _ = processMemory(e.t, cmd.Process.Pid)
 	time.Sleep(10 * time.Second)
 	settledMiB, peakMiB = processMemory(e.t, cmd.Process.Pid)
-	if path := os.Getenv("HAPTIC_SCALE_HEAP_PROFILE"); path != "" {
-		e.saveProcessHeapProfile(strings.TrimSuffix(path, ".pb.gz") + "-process.pb.gz")
+	if profile != "" {
+		e.saveProcessHeapProfile(strings.TrimSuffix(profile, ".pb.gz") + "-process.pb.gz")
 	}
 	return took, rssMiB, settledMiB, peakMiB
 }
 
 // processDebugPort is bin/haptic run's pprof port, on the loopback of the cluster's
-// namespace.
+// namespace, when a heap profile is asked for (HAPTIC_SCALE_HEAP_PROFILE).
 const processDebugPort = 6061
 
 // saveProcessHeapProfile writes bin/haptic run's heap profile (after a GC) to path.
