@@ -560,7 +560,6 @@ func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 	res.Notes = e.st.notes.sorted()
 	res.Reuse = st.reuse
 	if st.next != nil {
-		st.next.keepUnasked(st.prev)
 		res.StoresRead = st.next.storesRead()
 		e.keepMemo(st.next)
 		e.indexing.Go(func() { indexMemo(st.madeDeps, in.Snapshot) })
@@ -598,6 +597,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	if fm := st.prev.file(target); fm != nil && fm.deps.current(st) && st.replay(fm.deps, st.files) {
 		st.next.putFile(target, fm)
 		st.next.carry(st.prev, target)
+		st.next.keepShared(st.prev, fm.shared)
 		st.reuse.Files++
 		return fm.file, Timing{Target: target, Duration: time.Since(start)}, nil
 	}
@@ -649,7 +649,8 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	}
 	if same {
 		if st.rec != nil {
-			st.next.putFile(target, &fileMemo{file: last.file, raw: last.raw, out: buf, deps: st.made(st.rec.root()), marks: last.marks})
+			st.next.putFile(target, &fileMemo{file: last.file, raw: last.raw, out: buf, deps: st.made(st.rec.root()), marks: last.marks,
+				shared: st.rec.shared})
 			st.reuse.FilesRendered++
 		}
 		return last.file, timing, nil
@@ -680,7 +681,8 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	// on from where it stops beginning like its last output.
 	f.Content, f.Hash = out, bundle.HashEdited(prev, out)
 	if st.rec != nil {
-		st.next.putFile(target, &fileMemo{file: f, raw: raw, out: buf, deps: st.made(st.rec.root()), marks: marks})
+		st.next.putFile(target, &fileMemo{file: f, raw: raw, out: buf, deps: st.made(st.rec.root()), marks: marks,
+			shared: st.rec.shared})
 		st.reuse.FilesRendered++
 	}
 	return f, timing, nil

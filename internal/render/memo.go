@@ -3,7 +3,6 @@ package render
 import (
 	"cmp"
 	"hash/maphash"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -460,6 +459,14 @@ type recorder struct {
 	target string
 	out    *output
 	stack  []*scope
+	shared []string // the shared values it asked for, each once
+}
+
+// asked notes that the template asked for shared value key.
+func (r *recorder) asked(key string) {
+	if !slices.Contains(r.shared, key) {
+		r.shared = append(r.shared, key)
+	}
 }
 
 func newRecorder(target string, out *output) *recorder {
@@ -515,6 +522,9 @@ type fileMemo struct {
 	// marks are haproxy.cfg's normalizeConfig marks (nil for other files, or when
 	// post-processing made the file something else than raw's normal form).
 	marks []configMark
+	// shared are the shared values the file asked for: kept, with what their
+	// factories memoized, while the file is reused (nobody asks for them then).
+	shared []string
 }
 
 type unitMemo struct {
@@ -632,18 +642,12 @@ func (m *memo) putShared(key string, s *sharedMemo) {
 	m.mu.Unlock()
 }
 
-// keepUnasked keeps the shared values of from that no template asked for in this
-// render (every file that uses one was reused whole), with their units and values,
-// for the next render that does.
-func (m *memo) keepUnasked(from *memo) {
-	if from == nil {
-		return
-	}
-	from.mu.Lock()
-	shared := maps.Clone(from.shared)
-	from.mu.Unlock()
-	for key, s := range shared {
-		if m.sharedValue(key) == nil {
+// keepShared keeps from's shared values of keys, with what their factories
+// memoized, unless this render has them already: a reused file's, whose template
+// did not run to ask for them.
+func (m *memo) keepShared(from *memo, keys []string) {
+	for _, key := range keys {
+		if s := from.sharedValue(key); s != nil && m.sharedValue(key) == nil {
 			m.putShared(key, s)
 			m.carry(from, sharedTarget(key))
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/snapshot"
 )
 
@@ -251,5 +252,51 @@ func TestKeyListHasItsKeys(t *testing.T) {
 	}
 	if !l.has("") || !slices.IsSorted(l.sums) {
 		t.Errorf("list %v not ordered by hash, or without \"\"", l.sums)
+	}
+}
+
+// A shared value is kept, with what its factory memoized, while a file that asked
+// for it is reused (its template does not run to ask again), and dropped once no
+// file asks for it: a key made from an object's name does not outlive the object.
+func TestSharedValuesKeptWhileAFileUsesThem(t *testing.T) {
+	spec := testSpec("global\n# {{ len(resources.Ingresses.List()) }}")
+	spec.Maps = map[string]v1alpha1.GeneratedFile{"a.map": {Template: `{% for _, i := range resources.Ingresses.Fetch("web") %}` +
+		`{% var v, _ = shared.ComputeIfAbsent("k-" + i.Metadata.Name, func() any { return i.Metadata.Name }) %}{{ v }} x{% end %}`}}
+	e, err := Compile(spec, Options{Types: map[string]reflect.Type{"ingresses": ingressType}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := func(key string) bool {
+		t.Helper()
+		if len(e.memos) != 1 {
+			t.Fatalf("%d memos, want 1", len(e.memos))
+		}
+		return e.memos[0].sharedValue(key) != nil
+	}
+	one, two, three := ingress("web", "one", "x"), ingress("other", "two", "x"), ingress("web", "three", "x")
+	for i, c := range []struct {
+		snap       *snapshot.Snapshot
+		mapReused  bool
+		kept, gone string
+	}{
+		{testSnapshot(one), false, "k-one", ""},
+		// another namespace's Ingress: haproxy.cfg renders, a.map is reused
+		{testSnapshot(two, one), true, "k-one", ""},
+		// web's Ingress renamed: a.map renders and asks for another key
+		{testSnapshot(two, three), false, "k-three", "k-one"},
+	} {
+		res, err := e.Render(context.Background(), Input{Snapshot: c.snap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reused := res.Reuse.Files == 1; reused != c.mapReused {
+			t.Fatalf("render %d: %d files reused, want a.map reused: %v", i, res.Reuse.Files, c.mapReused)
+		}
+		if !kept(c.kept) {
+			t.Errorf("render %d: %s not kept", i, c.kept)
+		}
+		if c.gone != "" && kept(c.gone) {
+			t.Errorf("render %d: %s kept, though no file asks for it", i, c.gone)
+		}
 	}
 }

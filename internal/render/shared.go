@@ -45,6 +45,7 @@ func (s *Shared) ComputeIfAbsent(key string, fn func() any) (any, bool) {
 		s.entries[key] = e
 	}
 	s.mu.Unlock()
+	s.asked(key)
 	computed := false
 	e.once.Do(func() {
 		computed = true
@@ -138,6 +139,14 @@ func (s *Shared) Get(key string) any {
 	if !ok {
 		return nil
 	}
+	s.asked(key)
 	s.used(e)
 	return e.value
+}
+
+// asked notes that the template being rendered asked for key.
+func (s *Shared) asked(key string) {
+	if s.st != nil && s.st.rec != nil {
+		s.st.rec.asked(key)
+	}
 }
