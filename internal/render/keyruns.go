@@ -101,28 +101,23 @@ func (e *Engine) routeRuns(order [][]string, n int) []int {
 }
 
 // keyHashes are the hashes of order's keys, taken from hashes (those of last) for
-// the keys last held too, in the same place or one past it, as the very slice: a
-// route added or taken out hashes no other key (hashing 50,000 keys again was 3 ms
-// of a render after a route was added).
+// the keys last held too, in the same place or one past it: a route added or taken
+// out hashes no other key (hashing 50,000 keys again was 3 ms of a render after a
+// route was added).
 func keyHashes(last [][]string, hashes []uint32, order [][]string) []uint32 {
 	out := make([]uint32, len(order))
 	j := 0
 	for i, k := range order {
 		switch {
-		case j < len(last) && sameSlice(last[j], k):
+		case j < len(last) && sameKey(last[j], k):
 			out[i], j = hashes[j], j+1
-		case j+1 < len(last) && sameSlice(last[j+1], k): // last[j] was taken out
+		case j+1 < len(last) && sameKey(last[j+1], k): // last[j] was taken out
 			out[i], j = hashes[j+1], j+2
 		default:
 			out[i] = fnv32aJoined(k)
 		}
 	}
 	return out
-}
-
-// sameSlice reports whether a and b are one slice (a key the order held before).
-func sameSlice(a, b []string) bool {
-	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }
 
 // routeRunNames are the names of the runs routeRuns gave last, "<prefix><first

@@ -237,23 +237,17 @@ func (s *readServers) current(st *renderState) bool {
 func gatewayServerLines(rd reader, ref serviceRef) serverLines {
 	lines := endpointLines(rd.fetch(gatewayEndpointsStore, []string{ref.namespace, ref.service}), ref.namespace, ref.port)
 	slices.SortStableFunc(lines, func(a, b serverLine) int {
-		if a.comment || b.comment { // (comments after the servers, in their order)
-			return compareBool(a.comment, b.comment)
+		switch { // (comments after the servers, in their order)
+		case a.comment && b.comment:
+			return 0
+		case a.comment:
+			return 1
+		case b.comment:
+			return -1
 		}
 		return strings.Compare(a.text, b.text)
 	})
 	return lines
-}
-
-// compareBool orders false before true.
-func compareBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }
 
 // servicePortName finds the Service port named port, or numbered so: its name.

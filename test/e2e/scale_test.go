@@ -233,26 +233,33 @@ func processMemory(t testing.TB, pid int) (rssMiB, peakMiB float64) {
 	if err != nil || strings.TrimSpace(string(comm)) != "haptic" {
 		t.Fatalf("process %d is %q, not the controller (%v)", pid, comm, err)
 	}
-	return statusMiB(t, fmt.Sprintf("/proc/%d/status", pid), "VmRSS:"), statusMiB(t, fmt.Sprintf("/proc/%d/status", pid), "VmHWM:")
+	m := statusMiB(t, fmt.Sprintf("/proc/%d/status", pid), "VmRSS:", "VmHWM:")
+	return m[0], m[1]
 }
 
-// statusMiB is the field (in kB) of a /proc status file, in MiB.
-func statusMiB(t testing.TB, path, field string) float64 {
+// statusMiB are fields (in kB) of a /proc status file, in MiB, read at once.
+func statusMiB(t testing.TB, path string, fields ...string) []float64 {
 	t.Helper()
 	status, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(l, field); ok {
-			var kb float64
-			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), &kb); err == nil {
-				return kb / 1024
+	out := make([]float64, len(fields))
+	for i, field := range fields {
+		found := false
+		for _, l := range strings.Split(string(status), "\n") {
+			if rest, ok := strings.CutPrefix(l, field); ok {
+				_, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), &out[i])
+				found = err == nil
+				break
 			}
 		}
+		if !found {
+			t.Fatalf("no %s in %s", field, path)
+		}
+		out[i] /= 1024
 	}
-	t.Fatalf("no %s in %s", field, path)
-	return 0
+	return out
 }
 
 // createAll runs create(i) for i in [0, n) in parallel (clustertest.Parallel) and
@@ -289,5 +296,5 @@ func memoryNow(t *testing.T) (heapMiB, rssMiB float64) {
 	if path := os.Getenv("HAPTIC_SCALE_HEAP_PROFILE"); path != "" {
 		writeHeapProfile(t, path)
 	}
-	return float64(ms.HeapInuse) / (1 << 20), statusMiB(t, "/proc/self/status", "VmRSS:")
+	return float64(ms.HeapInuse) / (1 << 20), statusMiB(t, "/proc/self/status", "VmRSS:")[0]
 }
