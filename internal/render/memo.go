@@ -648,10 +648,15 @@ func (m *memo) putShared(key string, s *sharedMemo) {
 func (m *memo) keepShared(from *memo, keys []string) {
 	for _, key := range keys {
 		if s := from.sharedValue(key); s != nil && m.sharedValue(key) == nil {
-			m.putShared(key, s)
-			m.carry(from, sharedTarget(key))
+			m.takeShared(from, key, s)
 		}
 	}
+}
+
+// takeShared keeps from's shared value s of key with what its factory memoized.
+func (m *memo) takeShared(from *memo, key string, s *sharedMemo) {
+	m.putShared(key, s)
+	m.carry(from, sharedTarget(key))
 }
 
 // maxMemos bounds the memos an Engine keeps: one per fleet (extraContext) it renders.

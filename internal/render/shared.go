@@ -67,8 +67,7 @@ func (s *Shared) compute(key string, e *sharedEntry, fn func() any) {
 	if st != nil {
 		if m := st.prev.sharedValue(key); m != nil && m.deps.current(st) && st.replay(m.deps, st.files) {
 			e.value, e.deps = m.value, m.deps
-			st.next.putShared(key, m)
-			st.next.carry(st.prev, sharedTarget(key))
+			st.next.takeShared(st.prev, key, m)
 			st.reuse.Shared++
 			return
 		}
