@@ -418,9 +418,15 @@ func (d *Deployer) Prepare(b *bundle.Bundle) {
 		return
 	}
 	d.preparing = true
+	// The plans are reserved before the admission answers, so that the delivery
+	// of the stored change, however soon it comes, waits for them.
+	computes := make([]func(), len(froms))
+	for i, f := range froms {
+		computes[i] = d.plans.prepare(*f.running, b, f.caps)
+	}
 	go func() {
-		for _, f := range froms {
-			d.plans.prepare(*f.running, b, f.caps)
+		for _, compute := range computes {
+			compute()
 		}
 		d.mu.Lock()
 		d.preparing = false

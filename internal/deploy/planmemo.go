@@ -45,17 +45,21 @@ type memoEntry struct {
 // split into whole files and edits of running's), computing it once per key;
 // ahead reports a plan prepare made before a delivery asked for it.
 func (m *planMemo) get(running plan.Running, desired *bundle.Bundle, caps plan.Capabilities) (e *memoEntry, ahead bool) {
-	e = m.compute(running, desired, caps, false)
+	e = m.entry(memoKey(running, desired, caps), false, running.Bundle)
+	m.compute(e, running, desired, caps)
 	return e, e.ahead
 }
 
-// prepare makes get's plan before a delivery asks for it.
-func (m *planMemo) prepare(running plan.Running, desired *bundle.Bundle, caps plan.Capabilities) {
-	m.compute(running, desired, caps, true)
+// prepare reserves get's plan before a delivery asks for it and returns the
+// function that makes it: a delivery that asks meanwhile waits for that plan
+// instead of making its own.
+func (m *planMemo) prepare(running plan.Running, desired *bundle.Bundle, caps plan.Capabilities) (compute func()) {
+	e := m.entry(memoKey(running, desired, caps), true, running.Bundle)
+	return func() { m.compute(e, running, desired, caps) }
 }
 
-func (m *planMemo) compute(running plan.Running, desired *bundle.Bundle, caps plan.Capabilities, ahead bool) *memoEntry {
-	e := m.entry(memoKey(running, desired, caps), ahead, running.Bundle)
+// compute makes e's plan once.
+func (m *planMemo) compute(e *memoEntry, running plan.Running, desired *bundle.Bundle, caps plan.Capabilities) {
 	e.once.Do(func() {
 		e.res = plan.Plan(running, desired, caps)
 		if !e.res.Reload && running.Bundle != nil {
@@ -67,7 +71,6 @@ func (m *planMemo) compute(running plan.Running, desired *bundle.Bundle, caps pl
 			m.mu.Unlock()
 		}
 	})
-	return e
 }
 
 // entry returns key's entry, new (marked ahead when ahead) if there is none; a new

@@ -46,9 +46,9 @@ func TestPlanMemoPrepared(t *testing.T) {
 	}
 	run := plan.Running{Bundle: mapSet("a be\n")}
 	var m planMemo
-	m.prepare(run, mapSet("a be\nb be\n"), caps)
+	m.prepare(run, mapSet("a be\nb be\n"), caps)()
 	for i := range memoSize - 1 {
-		m.prepare(run, mapSet(fmt.Sprintf("a be\nx%d be\n", i)), caps)
+		m.prepare(run, mapSet(fmt.Sprintf("a be\nx%d be\n", i)), caps)()
 	}
 	got, ahead := m.get(run, mapSet("a be\nb be\n"), caps)
 	if !ahead || len(got.res.Ops) != 1 || got.res.Reload {
@@ -57,9 +57,27 @@ func TestPlanMemoPrepared(t *testing.T) {
 	if again, ahead := m.get(run, mapSet("a be\nb be\n"), caps); again != got || !ahead {
 		t.Errorf("second pod's delivery of the prepared plan: same %v, ahead %v", again == got, ahead)
 	}
-	m.prepare(run, mapSet("a be\nlast be\n"), caps) // evicts the first one prepared
+	m.prepare(run, mapSet("a be\nlast be\n"), caps)() // evicts the first one prepared
 	if again, ahead := m.get(run, mapSet("a be\nb be\n"), caps); again == got || ahead {
 		t.Errorf("past memoSize plans: the oldest kept %v, ahead %v", again == got, ahead)
+	}
+}
+
+// TestPlanMemoDeliveryBeforePreparedPlan: a delivery that asks for a plan
+// prepared but not yet made (the stored change came back before the background
+// plan started) waits for that plan: it is the one made ahead, made once.
+func TestPlanMemoDeliveryBeforePreparedPlan(t *testing.T) {
+	caps, err := plan.CapabilitiesFor("2.6.12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := plan.Running{Bundle: mapSet("a be\n")}
+	var m planMemo
+	compute := m.prepare(run, mapSet("a be\nb be\n"), caps)
+	got, ahead := m.get(run, mapSet("a be\nb be\n"), caps)
+	compute()
+	if !ahead || len(got.res.Ops) != 1 || got.res.Reload {
+		t.Fatalf("delivery before the prepared plan was made: ahead %v, %+v", ahead, got.res)
 	}
 }
 
