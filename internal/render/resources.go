@@ -165,9 +165,18 @@ func (r reader) list(resource string) []snapshot.Object {
 }
 
 func (r reader) fetch(resource string, keys []string) []snapshot.Object {
+	return r.fetchKeyed(resource, keys, "")
+}
+
+// fetchKeyed is fetch with keys' index key ikey, made by the caller when it reads
+// several stores by the same keys ("": not made yet).
+func (r reader) fetchKeyed(resource string, keys []string, ikey string) []snapshot.Object {
+	if ikey == "" {
+		ikey = snapshot.IndexKey(keys) // (the index's key, and recorded with the read)
+	}
 	store := r.st.snapshot.Stores[resource]
 	if store == nil {
-		rr := &read{store: resource, ikey: snapshot.IndexKey(keys)}
+		rr := &read{store: resource, ikey: ikey}
 		rr.keepKeys(keys)
 		r.record(rr)
 		return nil
@@ -182,7 +191,6 @@ func (r reader) fetch(resource string, keys []string) []snapshot.Object {
 			}
 		}
 	}
-	ikey := snapshot.IndexKey(keys) // (the index's key, and recorded with the read)
 	objs, err := store.FetchIndexed(keys, ikey)
 	if err != nil {
 		panic(err)
@@ -199,7 +207,11 @@ func (r reader) fetch(resource string, keys []string) []snapshot.Object {
 
 // getSingle is fetch with at most one answer (the store's GetSingle rule).
 func (r reader) getSingle(resource string, keys []string) []snapshot.Object {
-	objs := r.fetch(resource, keys)
+	return r.getSingleKeyed(resource, keys, "")
+}
+
+func (r reader) getSingleKeyed(resource string, keys []string, ikey string) []snapshot.Object {
+	objs := r.fetchKeyed(resource, keys, ikey)
 	if len(objs) > 1 {
 		panic(fmt.Errorf("%s: %d objects match %v, expected at most one", resource, len(objs), slices.Clone(keys)))
 	}

@@ -49,11 +49,16 @@ type serverLine struct {
 // serverLines reads the Service ns/service from the store services and its
 // EndpointSlices from endpoints, and lists the server lines of its port port.
 func (rd reader) serverLines(services, endpoints, ns, service, port string) serverLines {
-	spName, found := servicePortName(rd.getSingle(services, []string{ns, service}), port)
+	keys := []string{ns, service}
+	ikey := snapshot.IndexKey(keys) // (both stores are read by the same keys)
+	if rd.deps != nil && rd.deps.reads == nil {
+		rd.deps.reads = make([]*read, 0, 2) // (a backend's unit reads the two)
+	}
+	spName, found := servicePortName(rd.getSingleKeyed(services, keys, ikey), port)
 	if !found {
 		return nil
 	}
-	return endpointLines(rd.fetch(endpoints, []string{ns, service}), ns, spName)
+	return endpointLines(rd.fetchKeyed(endpoints, keys, ikey), ns, spName)
 }
 
 // endpointLines are the server lines of EndpointSlices eps of namespace ns on the

@@ -354,8 +354,13 @@ func (s *Store) Changes(old *Store) map[string]bool {
 
 // find is where the object ns/name is in s.objects, or where it would go.
 func (s *Store) find(ns, name string) (int, bool) {
-	want := Object{Namespace: ns, Name: name}
-	i := sort.Search(len(s.objects), func(x int) bool { return !less(s.objects[x], want) })
+	i := sort.Search(len(s.objects), func(x int) bool {
+		o := &s.objects[x] // (not copied: a lookup per backend of a render)
+		if o.Namespace != ns {
+			return o.Namespace > ns
+		}
+		return o.Name >= name
+	})
 	return i, i < len(s.objects) && s.objects[i].Namespace == ns && s.objects[i].Name == name
 }
 
