@@ -52,6 +52,7 @@ func newInformer(dyn dynamic.Interface, meta metadata.Interface, gvr schema.Grou
 		},
 	}
 	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), example,
-		cache.SharedIndexInformerOptions{Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-			ObjectDescription: gvr.String()})
+		// No indexers: the stores are read by key and whole (a namespace index kept a
+		// set of every object's key again, and nothing asked it).
+		cache.SharedIndexInformerOptions{ObjectDescription: gvr.String()})
 }
