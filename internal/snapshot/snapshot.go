@@ -93,16 +93,16 @@ type Store struct {
 	Type    reflect.Type
 	objects []Object
 	refused []Object
-	index   map[string][]int
 	// keyOrdered: the index is namespace and name, the order objects are sorted
-	// in, so Fetch searches the objects and no index map is built (a store made
-	// With a change of one route would otherwise index every route again).
+	// in, so Fetch searches the objects and no index is built (a store made With a
+	// change of one route would otherwise index every route again).
 	keyOrdered bool
-	// ikeys are each object's index keys (indexKey of every prefix of its index
-	// values): a store made With a few changes computes only theirs.
-	ikeys [][]string
-	// keys are the objects' keys (Object.Key), kept like ikeys: templates list them
-	// on every render (Keys), and building 3,000 of them each time showed.
+	// index is the objects under their full index keys when the store is not
+	// key-ordered (index.go), prefixes those under fewer keys, found when asked.
+	index    *objectIndex
+	prefixes prefixIndex
+	// keys are the objects' keys (Object.Key), kept with the store: templates list
+	// them on every render (Keys), and building 3,000 of them each time showed.
 	keys []string
 	// OnDemand, when set, answers Fetch and GetSingle instead of the held objects.
 	OnDemand Loader
@@ -139,14 +139,14 @@ func indexKey(keys []string) string {
 func NewStore(name string, indexBy []fieldpath.Path, typ reflect.Type, objects []Object) *Store {
 	objs, refused := split(objects)
 	s := &Store{Name: name, IndexBy: indexBy, Type: typ, objects: objs, refused: refused}
-	s.ikeys, s.keys = make([][]string, len(objs)), make([]string, len(objs))
+	s.keys = make([]string, len(objs))
 	s.keyOrdered = indexIsKey(indexBy)
 	for i, o := range objs {
-		s.ikeys[i], s.keys[i] = s.indexKeys(o.Raw), o.Key()
-		s.keyOrdered = s.keyOrdered && keysAreIdentity(o, s.ikeys[i])
+		s.keys[i] = o.Key()
+		s.keyOrdered = s.keyOrdered && s.keyIsIdentity(o)
 	}
 	if !s.keyOrdered {
-		s.buildIndex()
+		s.index = newObjectIndex(objs, s.fullKey)
 	}
 	return s
 }
@@ -157,10 +157,22 @@ func indexIsKey(indexBy []fieldpath.Path) bool {
 		slices.Equal(indexBy[0].Steps, fieldpath.Namespace.Steps) && slices.Equal(indexBy[1].Steps, fieldpath.Name.Steps)
 }
 
-// keysAreIdentity reports whether an object's index keys are those of its
-// namespace and name (an object whose metadata says otherwise is indexed by map).
-func keysAreIdentity(o Object, ikeys []string) bool {
-	return len(ikeys) == 2 && ikeys[0] == indexKey([]string{o.Namespace}) && ikeys[1] == indexKey([]string{o.Namespace, o.Name})
+// keyIsIdentity reports whether an object's index values are its namespace and
+// name (an object whose metadata says otherwise is indexed by map).
+func (s *Store) keyIsIdentity(o Object) bool {
+	v := s.indexValues(o.Raw)
+	return len(v) == 2 && v[0] == o.Namespace && v[1] == o.Name
+}
+
+// fullKey is the index key of all of an object's index values.
+func (s *Store) fullKey(o Object) string { return indexKey(s.indexValues(o.Raw)) }
+
+// indexLen is how many index values each object has.
+func (s *Store) indexLen() int {
+	if len(s.IndexBy) == 0 {
+		return 2 // namespace and name
+	}
+	return len(s.IndexBy)
 }
 
 // split parts objects into those templates see and the refused ones, each sorted
@@ -204,13 +216,10 @@ func (s *Store) With(put []Object, drop []string) *Store {
 	}
 	added, addedRefused := split(latest)
 	out := &Store{Name: s.Name, IndexBy: s.IndexBy, Type: s.Type, OnDemand: s.OnDemand,
-		objects: make([]Object, 0, len(s.objects)+len(added)), ikeys: make([][]string, 0, len(s.objects)+len(added)),
-		keys: make([]string, 0, len(s.objects)+len(added))}
-	addedKeys := make([][]string, len(added))
+		objects: make([]Object, 0, len(s.objects)+len(added)), keys: make([]string, 0, len(s.objects)+len(added))}
 	out.keyOrdered = s.keyOrdered
-	for i, o := range added {
-		addedKeys[i] = out.indexKeys(o.Raw)
-		out.keyOrdered = out.keyOrdered && keysAreIdentity(o, addedKeys[i])
+	for _, o := range added {
+		out.keyOrdered = out.keyOrdered && out.keyIsIdentity(o)
 	}
 	// Objects taken out are found by binary search and the kept ones copied in
 	// runs: a change of one object costs no key per object of the store.
@@ -236,15 +245,13 @@ func (s *Store) With(put []Object, drop []string) *Store {
 			if t < len(taken) && taken[t] < stop {
 				end = taken[t]
 			}
-			out.objects, out.ikeys = append(out.objects, s.objects[i:end]...), append(out.ikeys, s.ikeys[i:end]...)
-			out.keys = append(out.keys, s.keys[i:end]...)
+			out.objects, out.keys = append(out.objects, s.objects[i:end]...), append(out.keys, s.keys[i:end]...)
 			if i = end; t < len(taken) && taken[t] == i {
 				i, t = i+1, t+1
 			}
 		}
 		if j < len(added) {
-			out.objects, out.ikeys = append(out.objects, added[j]), append(out.ikeys, addedKeys[j])
-			out.keys = append(out.keys, added[j].Key())
+			out.objects, out.keys = append(out.objects, added[j]), append(out.keys, added[j].Key())
 		}
 	}
 	for _, o := range s.refused {
@@ -254,12 +261,16 @@ func (s *Store) With(put []Object, drop []string) *Store {
 	}
 	out.refused = append(out.refused, addedRefused...)
 	sortObjects(out.refused)
-	if !out.keyOrdered {
-		out.buildIndex()
-	}
 	removed := make([]Object, len(taken))
 	for k, i := range taken {
 		removed[k] = s.objects[i]
+	}
+	switch {
+	case out.keyOrdered:
+	case s.index == nil: // an object's index values are no longer its key
+		out.index = newObjectIndex(out.objects, out.fullKey)
+	default:
+		out.index = s.index.edited(removed, added, out.fullKey)
 	}
 	out.madeFrom(s, removed, added)
 	return out
@@ -295,26 +306,6 @@ func (s *Store) diff(old *Store) (gone, came []Object) {
 		before = old.objects
 	}
 	return DiffObjects(before, s.objects)
-}
-
-func (s *Store) buildIndex() {
-	s.index = make(map[string][]int, len(s.objects)+1)
-	for i, keys := range s.ikeys {
-		for _, k := range keys {
-			s.index[k] = append(s.index[k], i)
-		}
-	}
-}
-
-// indexKeys are the index keys of an object: indexKey of each prefix of its index
-// values.
-func (s *Store) indexKeys(raw map[string]any) []string {
-	values := s.indexValues(raw)
-	keys := make([]string, len(values))
-	for n := 1; n <= len(values); n++ {
-		keys[n-1] = indexKey(values[:n])
-	}
-	return keys
 }
 
 // indexValues are the object's values at the indexBy paths. Without indexBy, objects
@@ -400,7 +391,7 @@ func (s *Store) Fetch(keys ...string) ([]Object, error) {
 	if s.keyOrdered {
 		return s.fetchByKey(keys), nil
 	}
-	return s.fetchIndexed(indexKey(keys)), nil
+	return s.fetchIndexed(keys, indexKey(keys)), nil
 }
 
 // FetchIndexed is Fetch with IndexKey(keys) as ikey, for a reader that made it
@@ -409,17 +400,30 @@ func (s *Store) FetchIndexed(keys []string, ikey string) ([]Object, error) {
 	if s.OnDemand != nil || len(keys) == 0 || s.keyOrdered {
 		return s.Fetch(keys...)
 	}
-	return s.fetchIndexed(ikey), nil
+	return s.fetchIndexed(keys, ikey), nil
 }
 
-func (s *Store) fetchIndexed(ikey string) []Object {
-	idx := s.index[ikey]
-	out := make([]Object, len(idx))
-	for i, j := range idx {
-		out[i] = s.objects[j]
+// fetchIndexed is Fetch of a store that is not key-ordered, returned as a copy (a
+// template may change what it got).
+func (s *Store) fetchIndexed(keys []string, ikey string) []Object {
+	switch n := s.indexLen(); {
+	case len(keys) == n:
+		return copyObjects(s.index.get(ikey))
+	case len(keys) < n:
+		return copyObjects(s.prefixes.get(ikey, func() []Object {
+			var out []Object
+			for _, o := range s.objects {
+				if slices.Equal(s.indexValues(o.Raw)[:len(keys)], keys) {
+					out = append(out, o)
+				}
+			}
+			return out
+		}))
 	}
-	return out
+	return []Object{}
 }
+
+func copyObjects(objs []Object) []Object { return append(make([]Object, 0, len(objs)), objs...) }
 
 // fetchByKey is Fetch of a key-ordered store: the objects of a namespace, or the
 // object of a namespace and name, are a run of the sorted objects, returned as a

@@ -436,9 +436,16 @@ func TestWithIsNewStore(t *testing.T) {
 		checkEdits(t, fmt.Sprintf("step %d", step), prev, st)
 		want := NewStore("r", by, nil, slices.Collect(maps.Values(held)))
 		if !reflect.DeepEqual(keys(st.objects), keys(want.objects)) || !reflect.DeepEqual(keys(st.refused), keys(want.refused)) ||
-			!reflect.DeepEqual(st.index, want.index) {
-			t.Fatalf("step %d: With gives %v %v %v, NewStore %v %v %v", step, keys(st.objects), keys(st.refused), st.index,
-				keys(want.objects), keys(want.refused), want.index)
+			!reflect.DeepEqual(indexed(st.index), indexed(want.index)) {
+			t.Fatalf("step %d: With gives %v %v %v, NewStore %v %v %v", step, keys(st.objects), keys(st.refused), indexed(st.index),
+				keys(want.objects), keys(want.refused), indexed(want.index))
+		}
+		for _, q := range [][]string{{}, {"ns1"}, {"ns9"}, {"ns2", "a1"}, {"ns0", "a3"}, {"ns1", "a0", "x"}} {
+			got, _ := st.Fetch(q...)
+			wantGot, _ := want.Fetch(q...)
+			if !slices.Equal(keys(got), keys(wantGot)) {
+				t.Fatalf("step %d: With's Fetch(%q) = %v, NewStore's %v", step, q, keys(got), keys(wantGot))
+			}
 		}
 		if got := st.Keys(); !slices.Equal(got, keys(want.objects)) {
 			t.Fatalf("step %d: With's Keys %v, want %v", step, got, keys(want.objects))
@@ -466,9 +473,8 @@ func TestKeyOrderedFetchIsIndexFetch(t *testing.T) {
 			if !st.keyOrdered || st.index != nil {
 				t.Fatalf("step %d: a store indexed by namespace and name built an index map", step)
 			}
-			mapped := *st
-			mapped.keyOrdered = false
-			mapped.buildIndex()
+			mapped := &Store{Name: st.Name, IndexBy: st.IndexBy, objects: st.objects, keys: st.keys}
+			mapped.index = newObjectIndex(mapped.objects, mapped.fullKey)
 			queries := [][]string{{}, {"ns9"}, {""}, {"ns1", "o3", "x"}, {"", "o1"}}
 			for range 6 {
 				o := random()
@@ -535,4 +541,18 @@ func TestRevertKeepsEdits(t *testing.T) {
 	if g, c := again.Stores["s"].diff(got.Stores["s"]); len(g)+len(c) != 0 {
 		t.Errorf("reverting to the same version: edits %v %v", keys(g), keys(c))
 	}
+}
+
+// indexed is an index as its keys and the keys of the objects under each.
+func indexed(x *objectIndex) map[string][]string {
+	if x == nil {
+		return nil
+	}
+	out := map[string][]string{}
+	for _, shard := range x.shards {
+		for k, objs := range shard {
+			out[k] = keys(objs)
+		}
+	}
+	return out
 }

@@ -49,16 +49,13 @@ func TestScaleIngress(t *testing.T) {
 	convergence := time.Since(start)
 
 	heap, rss := memoryNow(t)
-	coldStart, processRSS, processSettled, processPeak := e.coldStart("pod=" + pod + " ")
-	checkBudgets(t, fmt.Sprintf("TestScaleIngress at %d Ingresses, each with its own Service (default libraries)", size.routes), []budgetRow{
+	process := e.coldStart("pod=" + pod + " ")
+	checkBudgets(t, fmt.Sprintf("TestScaleIngress at %d Ingresses, each with its own Service (default libraries)", size.routes), append([]budgetRow{
 		{"full convergence (create → all in the pod's host.map)", convergence.Seconds(), size.convergence.Seconds(), "s"},
 		{"controller heap in use after GC", heap, size.controllerMiB, "MiB"},
 		{"test process RSS (the controller and the test's clients)", rss, size.controllerMiB + 64, "MiB"},
-		{"cold start: bin/haptic run → Ingresses deployed", coldStart.Seconds(), size.coldStart.Seconds(), "s"},
-		{"bin/haptic run's RSS then (its own process)", processRSS, size.processMiB, "MiB"},
-		{"bin/haptic run's RSS 10 s later", processSettled, size.processMiB, "MiB"},
-		{"bin/haptic run's peak RSS (VmHWM)", processPeak, size.processMiB, "MiB"},
-	})
+		{"cold start: bin/haptic run → Ingresses deployed", process.took.Seconds(), size.coldStart.Seconds(), "s"},
+	}, process.rows(size.processMiB)...))
 }
 
 // createScaleIngress creates Ingress i (host scale-i.scale.localhost, Prefix /), its
