@@ -31,7 +31,7 @@ func TestComputeApart(t *testing.T) {
 		if v := out[i].take(); v != fmt.Sprint(i) {
 			t.Fatalf("value %d: %q", i, v)
 		}
-		if r := out[i].deps.reads; len(r) != 1 || r[0].keys[1] != fmt.Sprint(i) {
+		if r := out[i].deps.reads; len(r) != 1 || snapshot.KeysOf(r[0].ikey)[1] != fmt.Sprint(i) {
 			t.Fatalf("value %d read %v", i, r)
 		}
 	}

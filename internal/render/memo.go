@@ -34,14 +34,12 @@ import (
 type read struct {
 	store string
 	list  bool
-	keys  []string
-	ikey  string // snapshot.IndexKey(keys)
+	ikey  string // snapshot.IndexKey of the keys read (snapshot.KeysOf gives them)
 	// at is a store that gives this answer, weakly: a fragment kept for later
 	// renders must not keep every store version it was checked on alive (a route
 	// created per change would hold one version of the routes' store each).
 	at  weak.Pointer[snapshot.Store]
 	got []snapshot.Object
-	few [2]string // keys' storage when there are at most two
 }
 
 // mark is one first_seen call and its answer.
@@ -399,7 +397,7 @@ func (st *renderState) same(r *read) bool {
 	if r.list {
 		got = listOf(store)
 	} else if store != nil {
-		objs, err := store.Fetch(r.keys...)
+		objs, err := store.FetchIndexed(snapshot.KeysOf(r.ikey), r.ikey)
 		if err != nil {
 			return false
 		}

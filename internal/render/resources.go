@@ -177,13 +177,12 @@ func (r reader) fetchKeyed(resource string, keys []string, ikey string) []snapsh
 	store := r.st.snapshot.Stores[resource]
 	if store == nil {
 		rr := &read{store: resource, ikey: ikey}
-		rr.keepKeys(keys)
 		r.record(rr)
 		return nil
 	}
 	if store.OnDemand == nil {
 		for _, rr := range r.recent.reads {
-			if rr != nil && rr.store == resource && rr.at.Value() == store && slices.Equal(rr.keys, keys) {
+			if rr != nil && rr.store == resource && rr.at.Value() == store && rr.ikey == ikey {
 				if r.deps != nil {
 					r.deps.addRead(rr)
 				}
@@ -196,7 +195,6 @@ func (r reader) fetchKeyed(resource string, keys []string, ikey string) []snapsh
 		panic(err)
 	}
 	rr := &read{store: resource, ikey: ikey, at: weak.Make(store), got: objs}
-	rr.keepKeys(keys)
 	r.record(rr)
 	if r.deps != nil {
 		r.recent.reads[r.recent.next] = rr
@@ -221,17 +219,6 @@ func (r reader) getSingleKeyed(resource string, keys []string, ikey string) []sn
 func (r reader) record(rr *read) {
 	if r.deps != nil {
 		r.deps.addRead(rr)
-	}
-}
-
-// keepKeys sets the read's keys to a copy of keys (a template's variadic keys may be
-// reused, and a Go helper's stay on its stack), held in the read itself for the one
-// or two keys of most queries.
-func (rr *read) keepKeys(keys []string) {
-	if len(keys) <= len(rr.few) {
-		rr.keys = append(rr.few[:0], keys...)
-	} else {
-		rr.keys = append([]string(nil), keys...)
 	}
 }
 

@@ -117,6 +117,21 @@ type Store struct {
 // IndexKey encodes the keys of a Fetch as the store's index does.
 func IndexKey(keys []string) string { return indexKey(keys) }
 
+// KeysOf is the keys IndexKey encoded in ikey (nil when ikey is not such an
+// encoding).
+func KeysOf(ikey string) []string {
+	var keys []string
+	for ikey != "" {
+		n, rest, ok := strings.Cut(ikey, ":")
+		l, err := strconv.Atoi(n)
+		if !ok || err != nil || l < 0 || l > len(rest) {
+			return nil
+		}
+		keys, ikey = append(keys, rest[:l]), rest[l:]
+	}
+	return keys
+}
+
 // indexKey encodes index values injectively (length-prefixed), so that no single
 // value, whatever bytes it holds, can stand for several values.
 func indexKey(keys []string) string {

@@ -556,3 +556,18 @@ func indexed(x *objectIndex) map[string][]string {
 	}
 	return out
 }
+
+// TestKeysOfInvertsIndexKey: KeysOf gives back the keys IndexKey encoded, whatever
+// bytes they hold, and nil for a string that is no encoding.
+func TestKeysOfInvertsIndexKey(t *testing.T) {
+	for _, keys := range [][]string{nil, {""}, {"a"}, {"ns", "name"}, {"1:x", "", "a:b:c", "\x00\n"}, {strings.Repeat("z", 300), "é"}} {
+		if got := KeysOf(IndexKey(keys)); !slices.Equal(got, keys) {
+			t.Errorf("KeysOf(IndexKey(%q)) = %q", keys, got)
+		}
+	}
+	for _, bad := range []string{"x", "3:ab", "-1:", "2", ":a"} {
+		if got := KeysOf(bad); got != nil {
+			t.Errorf("KeysOf(%q) = %q, want nil", bad, got)
+		}
+	}
+}

@@ -133,11 +133,12 @@ func (c *Consumer) wrap(h cache.ResourceEventHandler) cache.ResourceEventHandler
 }
 
 // dropServerKept is a shared informer's transform when none of its consumers reads
-// managedFields (it drops them when managedFields), or kubectl's last-applied
-// annotation (when lastApplied): a copy of the whole object on every object kubectl
-// applied, which every consumer would otherwise reduce away on each read while the
-// cache kept it. The object is freshly decoded: its own to change.
-func dropServerKept(managedFields, lastApplied bool) func(any) any {
+// managedFields (it drops them when managedFields), kubectl's last-applied
+// annotation (when lastApplied: a copy of the whole object on every object kubectl
+// applied), or the status (when status): what every consumer would otherwise reduce
+// away on each read while the cache kept it. The object is freshly decoded: its own
+// to change.
+func dropServerKept(managedFields, lastApplied, status bool) func(any) any {
 	return func(obj any) any {
 		m, ok := obj.(metav1.Object)
 		if !ok {
@@ -145,6 +146,9 @@ func dropServerKept(managedFields, lastApplied bool) func(any) any {
 		}
 		if managedFields {
 			m.SetManagedFields(nil)
+		}
+		if u, ok := obj.(*unstructured.Unstructured); ok && status {
+			delete(u.Object, "status")
 		}
 		if !lastApplied {
 			return obj

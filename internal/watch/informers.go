@@ -44,6 +44,10 @@ type Need struct {
 	// annotation (a copy of the whole object), which a shared informer otherwise
 	// drops before caching.
 	KeepsLastApplied bool
+	// DropsStatus: the consumer never reads the objects' status. When every
+	// consumer of a shared informer drops it, the informer drops it before caching
+	// (each consumer's view would otherwise be a copy of every object without it).
+	DropsStatus bool
 }
 
 // alone reduces an object as a consumer alone on its resource has it cached.
@@ -166,11 +170,12 @@ func PlanFor(needs []Need) Plan {
 
 func (s *Informers) build(gvr schema.GroupVersionResource, consumers []*Consumer) (*shared, error) {
 	needs := make([]Need, len(consumers))
-	keepMF, keepLA := false, false
+	keepMF, keepLA, dropStatus := false, false, true
 	for i, c := range consumers {
 		needs[i] = c.need
 		keepMF = keepMF || c.need.KeepsManagedFields
 		keepLA = keepLA || c.need.KeepsLastApplied
+		dropStatus = dropStatus && c.need.DropsStatus
 	}
 	plan := PlanFor(needs)
 	tweak := func(o *metav1.ListOptions) {
@@ -195,8 +200,8 @@ func (s *Informers) build(gvr schema.GroupVersionResource, consumers []*Consumer
 	switch {
 	case !plan.Shared && (consumers[0].need.Reduce != nil || consumers[0].need.Trim != nil):
 		reduce = consumers[0].need.alone
-	case plan.Shared && (!keepMF || !keepLA):
-		reduce = dropServerKept(!keepMF, !keepLA)
+	case plan.Shared && (!keepMF || !keepLA || dropStatus):
+		reduce = dropServerKept(!keepMF, !keepLA, dropStatus)
 	}
 	in := newInterner(func(key string) any {
 		obj, _, _ := sh.inf.GetIndexer().GetByKey(key)

@@ -273,6 +273,28 @@ func TestSharedInformerDropsLastApplied(t *testing.T) {
 	}
 }
 
+// A shared informer caches no status when every consumer drops it, and the whole
+// object when one does not.
+func TestSharedInformerDropsStatusNobodyReads(t *testing.T) {
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := clientWith(ctx, t, gvr, "ServiceList", &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"namespace": "ns", "name": "web"}, "spec": map[string]any{"type": "ClusterIP"},
+		"status": map[string]any{"loadBalancer": map[string]any{}}}})
+	cached := func(secondDrops bool) map[string]any {
+		c := startNeeds(ctx, t, client, Need{GVR: gvr, DropsStatus: true}, Need{GVR: gvr, DropsStatus: secondDrops})[0]
+		o, _ := c.GetByKey("ns/web")
+		return o.(*unstructured.Unstructured).Object
+	}
+	if o := cached(true); o["status"] != nil || o["spec"] == nil {
+		t.Errorf("no consumer reads the status: cached %v", o)
+	}
+	if o := cached(false); o["status"] == nil {
+		t.Errorf("a consumer reads the status: cached %v", o)
+	}
+}
+
 // startNeeds starts a set of informers for needs and returns their consumers, synced.
 func startNeeds(ctx context.Context, t *testing.T, client *dynamicfake.FakeDynamicClient, needs ...Need) []*Consumer {
 	t.Helper()

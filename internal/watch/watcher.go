@@ -129,7 +129,8 @@ func (w *Watcher) Register(set *Informers) error {
 			w.forget[name] = od.Forget
 		}
 		c := set.Need(Need{GVR: gvr, Metadata: onDemand, LabelSelector: labels.SelectorFromSet(sel).String(),
-			Reduce: w.reducer(w.Live.KeepsStatus(name)), KeepsManagedFields: keepMF, KeepsLastApplied: keepLA})
+			Reduce: w.reducer(w.Live.KeepsStatus(name)), KeepsManagedFields: keepMF, KeepsLastApplied: keepLA,
+			DropsStatus: !w.Live.KeepsStatus(name)})
 		c.AddEventHandler(w.handler(name))
 		w.consumers = append(w.consumers, c)
 	}

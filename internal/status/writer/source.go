@@ -228,7 +228,7 @@ func (m *Manager) Register(set *watch.Informers) *Source {
 	for _, gvr := range gvrs {
 		need := watch.Need{GVR: gvr, Reduce: withoutManagedFields}
 		if gvr == Services { // only their ports are read
-			need = watch.Need{GVR: gvr, Trim: keepServicePorts}
+			need = watch.Need{GVR: gvr, Trim: keepServicePorts, DropsStatus: true}
 		}
 		c := set.Need(need)
 		c.AddEventHandler(handler)
