@@ -38,8 +38,36 @@ type read struct {
 	// at is a store that gives this answer, weakly: a fragment kept for later
 	// renders must not keep every store version it was checked on alive (a route
 	// created per change would hold one version of the routes' store each).
-	at  weak.Pointer[snapshot.Store]
-	got []snapshot.Object
+	at weak.Pointer[snapshot.Store]
+	// got is a list read's answer (the store's own list, shared), versions a keyed
+	// read's (a copy of its objects would be most of what a render's memo holds).
+	got      []snapshot.Object
+	versions []snapshot.Version
+}
+
+// sameAnswer reports whether got is the answer r had.
+func (r *read) sameAnswer(got []snapshot.Object) bool {
+	if r.list {
+		return sameObjects(got, r.got)
+	}
+	if len(got) != len(r.versions) {
+		return false
+	}
+	for i, o := range got {
+		if o.Version() != r.versions[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// versionsOf are the versions of objs.
+func versionsOf(objs []snapshot.Object) []snapshot.Version {
+	out := make([]snapshot.Version, len(objs))
+	for i, o := range objs {
+		out[i] = o.Version()
+	}
+	return out
 }
 
 // mark is one first_seen call and its answer.
@@ -403,7 +431,7 @@ func (st *renderState) same(r *read) bool {
 		}
 		got = objs
 	}
-	if !sameObjects(got, r.got) {
+	if !r.sameAnswer(got) {
 		return false
 	}
 	if store != nil && store.OnDemand == nil {

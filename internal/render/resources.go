@@ -153,8 +153,14 @@ type reader struct {
 // (an Ingress read for its annotations, then its routes; a Service for each
 // backendRef of a route) is answered by the same read, recorded again.
 type recentReads struct {
-	reads [4]*read
+	reads [4]recentRead
 	next  int
+}
+
+// recentRead is a recorded keyed read and its answer.
+type recentRead struct {
+	r   *read
+	got []snapshot.Object
 }
 
 func (r reader) list(resource string) []snapshot.Object {
@@ -181,12 +187,12 @@ func (r reader) fetchKeyed(resource string, keys []string, ikey string) []snapsh
 		return nil
 	}
 	if store.OnDemand == nil {
-		for _, rr := range r.recent.reads {
-			if rr != nil && rr.store == resource && rr.at.Value() == store && rr.ikey == ikey {
+		for _, rec := range r.recent.reads {
+			if rr := rec.r; rr != nil && rr.store == resource && rr.at.Value() == store && rr.ikey == ikey {
 				if r.deps != nil {
 					r.deps.addRead(rr)
 				}
-				return rr.got
+				return rec.got
 			}
 		}
 	}
@@ -194,10 +200,10 @@ func (r reader) fetchKeyed(resource string, keys []string, ikey string) []snapsh
 	if err != nil {
 		panic(err)
 	}
-	rr := &read{store: resource, ikey: ikey, at: weak.Make(store), got: objs}
+	rr := &read{store: resource, ikey: ikey, at: weak.Make(store), versions: versionsOf(objs)}
 	r.record(rr)
 	if r.deps != nil {
-		r.recent.reads[r.recent.next] = rr
+		r.recent.reads[r.recent.next] = recentRead{rr, objs}
 		r.recent.next = (r.recent.next + 1) % len(r.recent.reads)
 	}
 	return objs

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"unsafe"
 	"fmt"
 	"reflect"
 	"slices"
@@ -34,9 +35,15 @@ type Object struct {
 
 // SameVersion reports whether o and p are one admitted version of an object (the
 // same Raw map), without reading them.
-func (o Object) SameVersion(p Object) bool {
-	return reflect.ValueOf(o.Raw).UnsafePointer() == reflect.ValueOf(p.Raw).UnsafePointer()
-}
+func (o Object) SameVersion(p Object) bool { return o.Version() == p.Version() }
+
+// Version identifies an admitted version of an object (its Raw map): what a reader
+// keeps to tell later whether it would get the same objects, a word per object
+// instead of the Object.
+type Version struct{ raw unsafe.Pointer }
+
+// Version is o's version.
+func (o Object) Version() Version { return Version{reflect.ValueOf(o.Raw).UnsafePointer()} }
 
 // typedForm is the Forms kind of a typed value made by Convert.
 type typedForm struct{}
