@@ -1,13 +1,13 @@
 package snapshot
 
 import (
-	"unsafe"
 	"fmt"
 	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 	"weak"
 
 	"github.com/haproxy-haptic/haptic/internal/fieldpath"
@@ -247,11 +247,7 @@ func (s *Store) With(put []Object, drop []string) *Store {
 	// runs: a change of one object costs no key per object of the store.
 	var taken []int
 	for k := range gone {
-		ns, name, found := strings.Cut(k, "/")
-		if !found {
-			ns, name = "", k
-		}
-		if i, ok := s.find(ns, name); ok {
+		if i, ok := s.find(splitKey(k)); ok {
 			taken = append(taken, i)
 		}
 	}
@@ -366,15 +362,37 @@ func (s *Store) Changes(old *Store) map[string]bool {
 }
 
 // find is where the object ns/name is in s.objects, or where it would go.
-func (s *Store) find(ns, name string) (int, bool) {
-	i := sort.Search(len(s.objects), func(x int) bool {
-		o := &s.objects[x] // (not copied: a lookup per backend of a render)
+func (s *Store) find(ns, name string) (int, bool) { return search(s.objects, ns, name) }
+
+// search is where the object ns/name is in objs (sorted), or where it would go.
+func search(objs []Object, ns, name string) (int, bool) {
+	i := sort.Search(len(objs), func(x int) bool {
+		o := &objs[x] // (not copied: a lookup per backend of a render)
 		if o.Namespace != ns {
 			return o.Namespace > ns
 		}
 		return o.Name >= name
 	})
-	return i, i < len(s.objects) && s.objects[i].Namespace == ns && s.objects[i].Name == name
+	return i, i < len(objs) && objs[i].Namespace == ns && objs[i].Name == name
+}
+
+// Get is the object under key (namespace/name, or name), held or refused.
+func (s *Store) Get(key string) (Object, bool) {
+	ns, name := splitKey(key)
+	for _, objs := range [][]Object{s.objects, s.refused} {
+		if i, ok := search(objs, ns, name); ok {
+			return objs[i], true
+		}
+	}
+	return Object{}, false
+}
+
+// splitKey is a key's namespace and name (Object.Key).
+func splitKey(key string) (ns, name string) {
+	if ns, name, ok := strings.Cut(key, "/"); ok {
+		return ns, name
+	}
+	return "", key
 }
 
 func less(a, b Object) bool {

@@ -13,13 +13,16 @@ import (
 // and hands out snapshots. A snapshot reuses the store of every resource that did not
 // change since the previous one, so a change to one EndpointSlice rebuilds one store.
 type Live struct {
-	b       *Builder
-	mu      sync.Mutex
-	objects map[string]map[string]snapshot.Object // resource → namespace/name → object
+	b  *Builder
+	mu sync.Mutex
+	// stores are the last store built per resource, and pending the objects stored
+	// (nil: deleted) since, by namespace/name: Snapshot makes the next store of both
+	// (snapshot.With). The stores are the objects Live holds: a map of every object
+	// beside them was a tenth of the controller's heap.
 	stores  map[string]*snapshot.Store
-	// dirty are the keys stored or deleted since a resource's store was built:
-	// Snapshot builds the next store from the last one and those (snapshot.With).
-	dirty    map[string]map[string]bool
+	pending map[string]map[string]*snapshot.Object
+	// rebuild: the next store of the resource is built whole (its loader changed).
+	rebuild  map[string]bool
 	onDemand map[string]snapshot.Loader
 	rel      map[string]relevance
 	// proposed are the objects admission rendered (Proposed), by resource and key,
@@ -44,12 +47,11 @@ type relevance struct {
 
 // NewLive returns an empty live store for the builder's resources.
 func NewLive(b *Builder) *Live {
-	l := &Live{b: b, objects: map[string]map[string]snapshot.Object{}, stores: map[string]*snapshot.Store{},
-		dirty: map[string]map[string]bool{}, onDemand: map[string]snapshot.Loader{}, rel: map[string]relevance{},
+	l := &Live{b: b, stores: map[string]*snapshot.Store{}, pending: map[string]map[string]*snapshot.Object{},
+		rebuild: map[string]bool{}, onDemand: map[string]snapshot.Loader{}, rel: map[string]relevance{},
 		proposed: map[string]map[string]snapshot.Object{}}
 	for _, n := range b.Names() {
-		l.objects[n] = map[string]snapshot.Object{}
-		l.dirty[n] = map[string]bool{}
+		l.pending[n] = map[string]*snapshot.Object{}
 		l.proposed[n] = map[string]snapshot.Object{}
 		l.rel[n] = relevanceOf(b.resources[n])
 	}
@@ -90,7 +92,7 @@ func (l *Live) SetOnDemand(resource string, loader snapshot.Loader) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.onDemand[resource] = loader
-	l.stores[resource] = nil // built anew
+	l.rebuild[resource] = true
 }
 
 // Outcome is what Live.Update did with an object.
@@ -140,7 +142,7 @@ func (l *Live) Update(resource string, raw map[string]any) (Outcome, error) {
 	if !rel.exact {
 		key := fieldpath.ObjectKey(raw)
 		l.mu.Lock()
-		held, ok := l.objects[resource][key]
+		held, ok := l.held(resource, key)
 		onDemand := l.onDemand[resource] != nil
 		proposed, wasProposed := l.proposed[resource][key]
 		delete(l.proposed[resource], key)
@@ -172,8 +174,22 @@ func (l *Live) Update(resource string, raw map[string]any) (Outcome, error) {
 func (l *Live) store(resource string, obj snapshot.Object) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.objects[resource][obj.Key()] = obj
-	l.dirty[resource][obj.Key()] = true
+	l.pending[resource][obj.Key()] = &obj
+}
+
+// held is the object held under key: stored since the last store was built, or
+// in it. Under l.mu.
+func (l *Live) held(resource, key string) (snapshot.Object, bool) {
+	if o, ok := l.pending[resource][key]; ok {
+		if o == nil {
+			return snapshot.Object{}, false
+		}
+		return *o, true
+	}
+	if st := l.stores[resource]; st != nil {
+		return st.Get(key)
+	}
+	return snapshot.Object{}, false
 }
 
 // stripStatus removes an object's status; an object without one is not written to
@@ -188,11 +204,10 @@ func stripStatus(raw map[string]any) {
 func (l *Live) Delete(resource, key string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, ok := l.objects[resource][key]; !ok {
+	if _, ok := l.held(resource, key); !ok {
 		return false
 	}
-	delete(l.objects[resource], key)
-	l.dirty[resource][key] = true
+	l.pending[resource][key] = nil
 	return true
 }
 
@@ -200,38 +215,67 @@ func (l *Live) Delete(resource, key string) bool {
 func (l *Live) Len(resource string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.objects[resource])
+	n := 0
+	st := l.stores[resource]
+	if st != nil {
+		n = st.Len() + len(st.Refused())
+	}
+	for k, o := range l.pending[resource] {
+		before := false
+		if st != nil {
+			_, before = st.Get(k)
+		}
+		switch {
+		case o != nil && !before:
+			n++
+		case o == nil && before:
+			n--
+		}
+	}
+	return n
 }
 
 // Snapshot returns an immutable view of every store.
 func (l *Live) Snapshot() *snapshot.Snapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	snap := &snapshot.Snapshot{Stores: make(map[string]*snapshot.Store, len(l.objects))}
-	for name, objs := range l.objects {
-		dirty := l.dirty[name]
+	snap := &snapshot.Snapshot{Stores: make(map[string]*snapshot.Store, len(l.pending))}
+	for name, pending := range l.pending {
 		switch prev := l.stores[name]; {
-		case prev == nil || len(dirty) > len(objs)/4+1: // most of it: build it whole
-			list := make([]snapshot.Object, 0, len(objs))
-			for _, o := range objs {
-				list = append(list, o)
+		case prev == nil || l.rebuild[name] || len(pending) > prev.Len()/4+1: // most of it: build it whole
+			var list []snapshot.Object
+			if prev != nil {
+				list = make([]snapshot.Object, 0, prev.Len()+len(prev.Refused())+len(pending))
+				for _, held := range [][]snapshot.Object{prev.List(), prev.Refused()} {
+					for _, o := range held {
+						if _, changed := pending[o.Key()]; !changed {
+							list = append(list, o)
+						}
+					}
+				}
+			}
+			for _, o := range pending {
+				if o != nil {
+					list = append(list, *o)
+				}
 			}
 			st := l.b.NewStore(name, list)
 			st.OnDemand = l.onDemand[name]
 			l.stores[name] = st
-		case len(dirty) > 0:
+			delete(l.rebuild, name)
+		case len(pending) > 0:
 			var put []snapshot.Object
 			var drop []string
-			for k := range dirty {
-				if o, ok := objs[k]; ok {
-					put = append(put, o)
+			for k, o := range pending {
+				if o != nil {
+					put = append(put, *o)
 				} else {
 					drop = append(drop, k)
 				}
 			}
 			l.stores[name] = prev.With(put, drop)
 		}
-		clear(dirty)
+		clear(pending)
 		snap.Stores[name] = l.stores[name]
 	}
 	return snap
@@ -255,7 +299,7 @@ func (l *Live) Proposed(resource, key string, raw map[string]any) (*snapshot.Sna
 		}
 	}
 	l.mu.Lock()
-	_, held := l.objects[resource][key]
+	_, held := l.held(resource, key)
 	if keep && obj.Refused == "" && !l.rel[resource].exact {
 		if len(l.proposed[resource]) >= maxProposed {
 			clear(l.proposed[resource])

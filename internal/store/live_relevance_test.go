@@ -212,7 +212,8 @@ func TestLiveUpdateReadmitsRefused(t *testing.T) {
 	held := func() snapshot.Object {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		return l.objects["ingresses"]["web/a"]
+		o, _ := l.held("ingresses", "web/a")
+		return o
 	}
 	if o, err := l.Update("ingresses", bad("a\nb", "1")); o != Stored || err != nil || held().Refused == "" {
 		t.Fatalf("first update: %v %v, refused %q", o, err, held().Refused)

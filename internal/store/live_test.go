@@ -2,6 +2,8 @@ package store
 
 import (
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -124,5 +126,54 @@ func TestLiveStoresTheProposedObject(t *testing.T) {
 	}
 	if n := len(l.proposed["ingresses"]); n == 0 || n > maxProposed {
 		t.Fatalf("%d proposals remembered, want at most %d", n, maxProposed)
+	}
+}
+
+// TestLiveFollowsItsChanges: over random puts (of this class, of another, which the
+// field selector rejects), deletes, snapshots and a loader set in between, the live
+// store holds what a map of the changes holds: its Len, and each snapshot's objects
+// with their contents.
+func TestLiveFollowsItsChanges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	l := NewLive(newBuilder(t, "typed"))
+	model := map[string]string{} // key → label app
+	for step := range 3000 {
+		name := fmt.Sprintf("i%d", rng.IntN(40))
+		key := "web/" + name
+		switch r := rng.IntN(10); {
+		case r < 5:
+			raw := ingress(t, "web", name, "haproxy")
+			app := fmt.Sprintf("v%d", rng.IntN(3))
+			raw["metadata"].(map[string]any)["labels"] = map[string]any{"app": app}
+			if _, err := l.Put("ingresses", raw); err != nil {
+				t.Fatal(err)
+			}
+			model[key] = app
+		case r < 6:
+			if _, err := l.Put("ingresses", ingress(t, "web", name, "other")); err != nil {
+				t.Fatal(err)
+			}
+			delete(model, key)
+		case r < 8:
+			if removed := l.Delete("ingresses", key); removed != (model[key] != "") {
+				t.Fatalf("step %d: Delete(%s) = %v, held %v", step, key, removed, model[key] != "")
+			}
+			delete(model, key)
+		case r < 9:
+			l.SetOnDemand("ingresses", nil)
+		}
+		if n := l.Len("ingresses"); n != len(model) {
+			t.Fatalf("step %d: Len %d, want %d", step, n, len(model))
+		}
+		if rng.IntN(4) > 0 {
+			continue
+		}
+		got := map[string]string{}
+		for _, o := range l.Snapshot().Stores["ingresses"].List() {
+			got[o.Key()] = o.Raw["metadata"].(map[string]any)["labels"].(map[string]any)["app"].(string)
+		}
+		if !maps.Equal(got, model) {
+			t.Fatalf("step %d: snapshot holds %v, want %v", step, got, model)
+		}
 	}
 }
