@@ -83,6 +83,7 @@ type Informers struct {
 // shared is the one informer of a resource.
 type shared struct {
 	inf           cache.SharedIndexInformer
+	in            *interner
 	metadata      bool
 	labelSelector string
 	fieldSelector string
@@ -121,7 +122,7 @@ func (s *Informers) Start(ctx context.Context) error {
 		gvrs = append(gvrs, gvr)
 	}
 	sort.Slice(gvrs, func(i, j int) bool { return gvrs[i].String() < gvrs[j].String() })
-	var run []cache.SharedIndexInformer
+	var run []*shared
 	for _, gvr := range gvrs {
 		sh, err := s.build(gvr, s.needs[gvr])
 		if err != nil {
@@ -130,11 +131,19 @@ func (s *Informers) Start(ctx context.Context) error {
 		}
 		s.byGVR[gvr] = sh
 		s.launched[gvr]++
-		run = append(run, sh.inf)
+		run = append(run, sh)
 	}
 	s.mu.Unlock()
-	for _, inf := range run {
-		go inf.Run(ctx.Done())
+	for _, sh := range run {
+		go sh.inf.Run(ctx.Done())
+		go func() {
+			// The initial list is where objects repeat each other; after it, a new
+			// object is shared with the version it replaces, and the tables of
+			// subtrees seen start again from nothing.
+			if cache.WaitForCacheSync(ctx.Done(), sh.inf.HasSynced) {
+				sh.in.forgetSeen()
+			}
+		}()
 	}
 	return nil
 }
@@ -207,6 +216,7 @@ func (s *Informers) build(gvr schema.GroupVersionResource, consumers []*Consumer
 		obj, _, _ := sh.inf.GetIndexer().GetByKey(key)
 		return obj
 	})
+	sh.in = in
 	if err := sh.inf.SetTransform(func(obj any) (any, error) { return in.object(reduce(obj)), nil }); err != nil {
 		return nil, fmt.Errorf("%s: %w", gvr.Resource, err)
 	}

@@ -53,6 +53,14 @@ func newInterner(cached func(key string) any) *interner {
 	return &interner{cached: cached, shared: map[string]any{}, seen: map[uint64]struct{}{}, seed: maphash.MakeSeed()}
 }
 
+// forgetSeen empties the tables of subtrees seen, letting their memory go (a map
+// emptied in place keeps its size).
+func (in *interner) forgetSeen() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.shared, in.seen = map[string]any{}, map[uint64]struct{}{}
+}
+
 // object returns obj, a whole object from the API server, interned.
 func (in *interner) object(obj any) any {
 	u, ok := obj.(*unstructured.Unstructured)

@@ -164,6 +164,16 @@ func TestInternerSharesRepeatedSubtrees(t *testing.T) {
 			t.Errorf("a subtree seen once was kept: %s", enc)
 		}
 	}
+	// Forgotten (an informer's initial list is done): the tables start again, and
+	// what the objects share stays shared.
+	in.forgetSeen()
+	if len(in.shared) != 0 || len(in.seen) != 0 || !same(ports(b), ports(c)) {
+		t.Fatalf("forgetSeen left %d shared and %d seen", len(in.shared), len(in.seen))
+	}
+	d, e, f := svc("d", "10.0.0.4"), svc("e", "10.0.0.5"), svc("f", "10.0.0.6")
+	if same(ports(d), ports(c)) || same(ports(d), ports(e)) || !same(ports(e), ports(f)) {
+		t.Error("after forgetSeen a subtree is not kept again at its second sighting")
+	}
 }
 
 // BenchmarkInternedObjects reports the heap that 5,000 routes of the benchmark mix
