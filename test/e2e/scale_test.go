@@ -193,6 +193,11 @@ func (e *env) coldStart(pod string) (r processRun) {
 	r.liveMiB = e.processLiveHeap()
 	m := statusMiB(e.t, fmt.Sprintf("/proc/%d/status", cmd.Process.Pid), "RssAnon:", "RssFile:")
 	e.t.Logf("bin/haptic run 10 s after its first deploy: %.1f MiB anonymous (the heap and the runtime's own), %.1f MiB of files (the binary's pages)", m[0], m[1])
+	if path := os.Getenv("HAPTIC_SCALE_PROCESS_LOG"); path != "" { // (with GODEBUG=gctrace=1: its collections)
+		if err := os.WriteFile(path, []byte(logs.String()), 0o644); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 	if profile := os.Getenv("HAPTIC_SCALE_HEAP_PROFILE"); profile != "" {
 		path := strings.TrimSuffix(profile, ".pb.gz") + "-process.pb.gz"
 		if err := os.WriteFile(path, e.processDebug("/debug/pprof/heap?gc=1"), 0o644); err != nil {
