@@ -420,7 +420,9 @@ func (s *Store) Refused() []Object { return s.refused }
 // Len is the number of held objects.
 func (s *Store) Len() int { return len(s.objects) }
 
-// Fetch returns the objects whose first len(keys) index values equal keys.
+// Fetch returns the objects whose first len(keys) index values equal keys: the
+// store's own, which the caller must not change (a render's readers keep versions
+// of what they read, and templates get slices of their own).
 func (s *Store) Fetch(keys ...string) ([]Object, error) {
 	if s.OnDemand != nil {
 		return s.fetchOnDemand(slices.Clone(keys)) // (a copy: the caller's keys stay its own)
@@ -443,14 +445,13 @@ func (s *Store) FetchIndexed(keys []string, ikey string) ([]Object, error) {
 	return s.fetchIndexed(keys, ikey), nil
 }
 
-// fetchIndexed is Fetch of a store that is not key-ordered, returned as a copy (a
-// template may change what it got).
+// fetchIndexed is Fetch of a store that is not key-ordered.
 func (s *Store) fetchIndexed(keys []string, ikey string) []Object {
 	switch n := s.indexLen(); {
 	case len(keys) == n:
-		return copyObjects(s.index.get(ikey))
+		return view(s.index.get(ikey))
 	case len(keys) < n:
-		return copyObjects(s.prefixes.get(ikey, func() []Object {
+		return view(s.prefixes.get(ikey, func() []Object {
 			var out []Object
 			for _, o := range s.objects {
 				if slices.Equal(s.indexValues(o.Raw)[:len(keys)], keys) {
@@ -463,22 +464,26 @@ func (s *Store) fetchIndexed(keys []string, ikey string) []Object {
 	return []Object{}
 }
 
-func copyObjects(objs []Object) []Object { return append(make([]Object, 0, len(objs)), objs...) }
+// view is objs as an answer: never nil, and full, so that an append copies.
+func view(objs []Object) []Object {
+	if objs == nil {
+		return []Object{}
+	}
+	return objs[:len(objs):len(objs)]
+}
 
 // fetchByKey is Fetch of a key-ordered store: the objects of a namespace, or the
-// object of a namespace and name, are a run of the sorted objects, returned as a
-// copy (what a render read is kept with its memo, and a view would keep the whole
-// store alive).
+// object of a namespace and name, are a run of the sorted objects.
 func (s *Store) fetchByKey(keys []string) []Object {
 	n := len(s.objects)
 	switch len(keys) {
 	case 1:
 		lo := sort.Search(n, func(i int) bool { return s.objects[i].Namespace >= keys[0] })
 		hi := sort.Search(n, func(i int) bool { return s.objects[i].Namespace > keys[0] })
-		return slices.Clone(s.objects[lo:hi])
+		return view(s.objects[lo:hi])
 	case 2:
 		if i, ok := s.find(keys[0], keys[1]); ok {
-			return []Object{s.objects[i]}
+			return view(s.objects[i : i+1])
 		}
 	}
 	return []Object{}
