@@ -12,10 +12,7 @@ import (
 // TestPlanMemoSharesOnePlanPerKey: pods that run the same set get the same plan
 // (computed once); another running set, desired set or aliases plan again.
 func TestPlanMemoSharesOnePlanPerKey(t *testing.T) {
-	caps, err := plan.CapabilitiesFor("2.6.12")
-	if err != nil {
-		t.Fatal(err)
-	}
+	caps := caps2612(t)
 	run, want := plan.Running{Bundle: mapSet("a be\n")}, mapSet("a be\nb be\n")
 	var m planMemo
 	first, ahead := m.get(run, want, caps)
@@ -40,10 +37,7 @@ func TestPlanMemoSharesOnePlanPerKey(t *testing.T) {
 // as made ahead; plans made ahead for other sets do not evict it while the memo
 // has room, and the oldest goes once it has none.
 func TestPlanMemoPrepared(t *testing.T) {
-	caps, err := plan.CapabilitiesFor("2.6.12")
-	if err != nil {
-		t.Fatal(err)
-	}
+	caps := caps2612(t)
 	run := plan.Running{Bundle: mapSet("a be\n")}
 	var m planMemo
 	m.prepare(run, mapSet("a be\nb be\n"), caps)()
@@ -67,10 +61,7 @@ func TestPlanMemoPrepared(t *testing.T) {
 // prepared but not yet made (the stored change came back before the background
 // plan started) waits for that plan: it is the one made ahead, made once.
 func TestPlanMemoDeliveryBeforePreparedPlan(t *testing.T) {
-	caps, err := plan.CapabilitiesFor("2.6.12")
-	if err != nil {
-		t.Fatal(err)
-	}
+	caps := caps2612(t)
 	run := plan.Running{Bundle: mapSet("a be\n")}
 	var m planMemo
 	compute := m.prepare(run, mapSet("a be\nb be\n"), caps)
@@ -90,10 +81,7 @@ func mapSet(content string) *bundle.Bundle {
 // TestPlanMemoDropsCarriedOutPlans: a plan from what an earlier plan made to run
 // drops that plan (the pods carried it out); plans from elsewhere stay.
 func TestPlanMemoDropsCarriedOutPlans(t *testing.T) {
-	caps, err := plan.CapabilitiesFor("2.6.12")
-	if err != nil {
-		t.Fatal(err)
-	}
+	caps := caps2612(t)
 	var m planMemo
 	first, _ := m.get(plan.Running{Bundle: mapSet("a be\n")}, mapSet("a be\nb be\n"), caps)
 	other, _ := m.get(plan.Running{Bundle: mapSet("z be\n")}, mapSet("z be\ny be\n"), caps)
@@ -107,4 +95,14 @@ func TestPlanMemoDropsCarriedOutPlans(t *testing.T) {
 	if slices.Contains(m.entries, first) || !slices.Contains(m.entries, other) || !slices.Contains(m.entries, next) {
 		t.Errorf("kept: first %v, other %v, next %v", slices.Contains(m.entries, first), slices.Contains(m.entries, other), slices.Contains(m.entries, next))
 	}
+}
+
+// caps2612 are the capabilities of the HAProxy the tests plan for.
+func caps2612(t *testing.T) plan.Capabilities {
+	t.Helper()
+	caps, err := plan.CapabilitiesFor("2.6.12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return caps
 }

@@ -4,7 +4,6 @@ import (
 	"hash/maphash"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -109,12 +108,4 @@ func (p *prefixIndex) get(ikey string, find func() []Object) []Object {
 	l := find()
 	p.lists[ikey] = l
 	return l
-}
-
-// compareKeys orders objects by namespace, then name (the stores' order).
-func compareKeys(a, b Object) int {
-	if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Name, b.Name)
 }

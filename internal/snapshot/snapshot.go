@@ -395,11 +395,14 @@ func splitKey(key string) (ns, name string) {
 	return "", key
 }
 
-func less(a, b Object) bool {
-	if a.Namespace != b.Namespace {
-		return a.Namespace < b.Namespace
+func less(a, b Object) bool { return compareKeys(a, b) < 0 }
+
+// compareKeys orders objects by namespace, then name (the stores' order).
+func compareKeys(a, b Object) int {
+	if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+		return c
 	}
-	return a.Name < b.Name
+	return strings.Compare(a.Name, b.Name)
 }
 
 // List returns every object, sorted by namespace and name.

@@ -128,9 +128,9 @@ func (w *Watcher) Register(set *Informers) error {
 			w.Live.SetOnDemand(name, od)
 			w.forget[name] = od.Forget
 		}
+		keepStatus := w.Live.KeepsStatus(name)
 		c := set.Need(Need{GVR: gvr, Metadata: onDemand, LabelSelector: labels.SelectorFromSet(sel).String(),
-			Reduce: w.reducer(w.Live.KeepsStatus(name)), KeepsManagedFields: keepMF, KeepsLastApplied: keepLA,
-			DropsStatus: !w.Live.KeepsStatus(name)})
+			Reduce: w.reducer(keepStatus), KeepsManagedFields: keepMF, KeepsLastApplied: keepLA, DropsStatus: !keepStatus})
 		c.AddEventHandler(w.handler(name))
 		w.consumers = append(w.consumers, c)
 	}

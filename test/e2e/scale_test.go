@@ -145,11 +145,10 @@ func ms64(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // coldStart stops the controller and starts `bin/haptic run`, the binary users run,
 // as a process of its own inside the cluster's namespace (fresh informers, templates
 // compiled, nothing memoized): what a controller restart at this size costs before
-// it serves changes. It returns how long the new process takes to log a deploy to a
-// pod whose log attribute holds pod, and its resident set in MiB then (VmRSS) and at
-// its peak (VmHWM). The pod already runs the set, so the deploy is the controller's
-// own work. The resident set is read again 10 s later (settledMiB), with the
-// controller idle. The process is stopped before coldStart returns.
+// it serves changes. It measures the process until its first deploy to a pod whose
+// log attribute holds pod, and 10 s later, idle (processRun). The pod already runs
+// the set, so the deploy is the controller's own work. The process is stopped
+// before coldStart returns.
 func (e *env) coldStart(pod string) (r processRun) {
 	e.t.Helper()
 	e.stopController()
@@ -187,12 +186,12 @@ func (e *env) coldStart(pod string) (r processRun) {
 		return false, "no deploy logged yet"
 	})
 	r.took = time.Since(start)
-	r.rssMiB, _ = processMemory(e.t, cmd.Process.Pid)
+	r.rssMiB = processMemory(e.t, cmd.Process.Pid, "VmRSS:")[0]
 	time.Sleep(10 * time.Second)
-	r.settledMiB, r.peakMiB = processMemory(e.t, cmd.Process.Pid)
+	m := processMemory(e.t, cmd.Process.Pid, "VmRSS:", "VmHWM:", "RssAnon:", "RssFile:")
+	r.settledMiB, r.peakMiB = m[0], m[1]
 	r.liveMiB = e.processLiveHeap()
-	m := statusMiB(e.t, fmt.Sprintf("/proc/%d/status", cmd.Process.Pid), "RssAnon:", "RssFile:")
-	e.t.Logf("bin/haptic run 10 s after its first deploy: %.1f MiB anonymous (the heap and the runtime's own), %.1f MiB of files (the binary's pages)", m[0], m[1])
+	e.t.Logf("bin/haptic run 10 s after its first deploy: %.1f MiB anonymous (the heap and the runtime's own), %.1f MiB of files (the binary's pages)", m[2], m[3])
 	if path := os.Getenv("HAPTIC_SCALE_PROCESS_LOG"); path != "" { // (with GODEBUG=gctrace=1: its collections)
 		if err := os.WriteFile(path, []byte(logs.String()), 0o644); err != nil {
 			e.t.Fatal(err)
@@ -265,16 +264,15 @@ func (e *env) processLiveHeap() float64 {
 	return 0
 }
 
-// processMemory is process pid's resident set now and at its peak, in MiB; pid must
-// be the controller (`ip netns exec` runs it in its own process).
-func processMemory(t testing.TB, pid int) (rssMiB, peakMiB float64) {
+// processMemory are fields of process pid's /proc status (statusMiB); pid must be
+// the controller (`ip netns exec` runs it in its own process).
+func processMemory(t testing.TB, pid int, fields ...string) []float64 {
 	t.Helper()
 	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 	if err != nil || strings.TrimSpace(string(comm)) != "haptic" {
 		t.Fatalf("process %d is %q, not the controller (%v)", pid, comm, err)
 	}
-	m := statusMiB(t, fmt.Sprintf("/proc/%d/status", pid), "VmRSS:", "VmHWM:")
-	return m[0], m[1]
+	return statusMiB(t, fmt.Sprintf("/proc/%d/status", pid), fields...)
 }
 
 // statusMiB are fields (in kB) of a /proc status file, in MiB, read at once.
