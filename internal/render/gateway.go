@@ -90,6 +90,11 @@ type GatewayState struct {
 	// kept by a run, and made of the runs' by gateway_merge_runs.
 	weightedText  string
 	weightedLines int
+	// backendHdr are the header map lines of Backends while they are hdrOf: read
+	// once for a run, which is remembered between renders (reading them touches
+	// every backend), and joined from the runs' by gateway_merge_runs.
+	backendHdr []string
+	hdrOf      []*GatewayBackend
 }
 
 func (e *Engine) gatewayBuiltins() native.Declarations {
@@ -285,11 +290,12 @@ func (s *GatewayState) firstSeen(key string) bool {
 func (s *GatewayState) prepare(shares []*GatewayState) {
 	// Sized first: a render merges every route's lines, and growing the sets as it
 	// went was most of the merge's cost.
-	var keys, hosts int
+	var keys, hosts, prefixes int
 	for _, r := range shares {
 		keys += len(r.Exact) + len(r.PrefixExact) + len(r.PrefixSorted) + len(r.Regex)
-		hosts += len(r.Hosts)
+		hosts, prefixes = hosts+len(r.Hosts), prefixes+len(r.PlainPrefixes)
 	}
+	s.PlainPrefixes = slices.Grow(s.PlainPrefixes, prefixes)
 	if len(s.Seen) == 0 {
 		s.Seen = make(map[string]bool, keys)
 	}
@@ -310,14 +316,12 @@ func (s *GatewayState) prepareUnkeyed(shares []*GatewayState) {
 // as they go copied each several times), makes the sets addLines writes and returns
 // how many backends shares bring.
 func (s *GatewayState) growFor(shares []*GatewayState) (backends int) {
-	var notes, prefixes, regex, weighted, cors, origins int
+	var notes, regex, weighted, cors, origins int
 	for _, r := range shares {
-		backends, notes, prefixes = backends+len(r.Backends), notes+len(r.Notes), prefixes+len(r.PlainPrefixes)
-		regex, weighted = regex+len(r.Regex), weighted+len(r.Weighted)
-		cors, origins = cors+len(r.CorsLines), origins+len(r.CorsOriginLines)
+		backends, notes, regex = backends+len(r.Backends), notes+len(r.Notes), regex+len(r.Regex)
+		weighted, cors, origins = weighted+len(r.Weighted), cors+len(r.CorsLines), origins+len(r.CorsOriginLines)
 	}
-	s.Backends, s.Notes = slices.Grow(s.Backends, backends), slices.Grow(s.Notes, notes)
-	s.PlainPrefixes, s.Regex = slices.Grow(s.PlainPrefixes, prefixes), slices.Grow(s.Regex, regex)
+	s.Backends, s.Notes, s.Regex = slices.Grow(s.Backends, backends), slices.Grow(s.Notes, notes), slices.Grow(s.Regex, regex)
 	s.Weighted, s.CorsLines = slices.Grow(s.Weighted, weighted), slices.Grow(s.CorsLines, cors)
 	s.CorsOriginLines = slices.Grow(s.CorsOriginLines, origins)
 	s.condMaps()
@@ -346,13 +350,46 @@ func (s *GatewayState) add(r *GatewayState) {
 // whole, without the set of backend names (BackendIdx stays unfilled).
 func (s *GatewayState) addDistinct(runs []*GatewayState) {
 	s.growFor(runs)
+	var hdr []string
 	for _, r := range runs {
-		s.PlainPrefixes = append(s.PlainPrefixes, r.PlainPrefixes...)
 		s.Regex = append(s.Regex, r.Regex...)
 		s.Backends = append(s.Backends, r.Backends...)
 		s.Notes = append(s.Notes, r.Notes...)
 		s.addLines(r)
+		hdr = append(hdr, r.backendHeaderLines()...)
 	}
+	s.backendHdr, s.hdrOf = hdr, s.Backends
+	s.addPlainPrefixes(runs)
+}
+
+// addPlainPrefixes appends the runs' PlainPrefixes, which gateway_index reads only
+// when a host has prefix rules with conditions (most configs have none): a list as
+// long as the routes' prefixes is not copied for every render otherwise.
+func (s *GatewayState) addPlainPrefixes(runs []*GatewayState) {
+	if len(s.PrefixCondHosts) == 0 {
+		return
+	}
+	n := 0
+	for _, r := range runs {
+		n += len(r.PlainPrefixes)
+	}
+	s.PlainPrefixes = slices.Grow(s.PlainPrefixes, n)
+	for _, r := range runs {
+		s.PlainPrefixes = append(s.PlainPrefixes, r.PlainPrefixes...)
+	}
+}
+
+// backendHeaderLines are the header map lines of s's backends, in order (see
+// backendHdr).
+func (s *GatewayState) backendHeaderLines() []string {
+	if len(s.hdrOf) != len(s.Backends) || len(s.hdrOf) > 0 && &s.hdrOf[0] != &s.Backends[0] {
+		var hdr []string
+		for _, b := range s.Backends {
+			hdr = append(hdr, b.Hdr...)
+		}
+		s.backendHdr, s.hdrOf = hdr, s.Backends
+	}
+	return s.backendHdr
 }
 
 // condMaps makes the maps of frontend rules with conditions: a route's share has
@@ -433,10 +470,7 @@ func linesOf(entries []string) []string {
 // library's index that grows with the routes.
 func gatewayIndex(s *GatewayState) map[string]any {
 	notes := slices.Clone(s.Notes)
-	var backendHeaders []string
-	for _, b := range s.Backends {
-		backendHeaders = append(backendHeaders, b.Hdr...)
-	}
+	backendHeaders := s.backendHeaderLines()
 	var hosts, exact, prefixExact, prefix, routeHeaders []string
 	var texts [5]string // of the lists, when gateway_merge_runs kept them
 	if m := s.merged; m != nil {

@@ -37,10 +37,10 @@ func (e *Engine) gatewayMergeRuns(s *GatewayState, runs ...*GatewayState) {
 	if m.sharedBackends > 0 || len(s.Backends) > 0 || len(s.BackendIdx) > 0 {
 		s.prepareUnkeyed(runs)
 		for _, r := range runs { // no key is in two runs: every line is kept
-			s.PlainPrefixes = append(s.PlainPrefixes, r.PlainPrefixes...)
 			s.Regex = append(s.Regex, r.Regex...)
 			s.addUnkeyed(r)
 		}
+		s.addPlainPrefixes(runs)
 	} else {
 		s.addDistinct(runs)
 	}

@@ -19,6 +19,8 @@ type keyRunsEntry struct {
 	keys   []string
 	n      int
 	starts []int
+	// items are what namedRuns last found named keys (nil for keyRunsKept's).
+	items any
 }
 
 // keyRunsKept is key_runs(keys, n), from the memo when it holds the same keys.
@@ -27,23 +29,40 @@ func (e *Engine) keyRunsKept(keys []string, n int) []int {
 	if starts, ok := m.remembered(n, func(kept []string) bool { return slices.Equal(kept, keys) }); ok {
 		return starts
 	}
-	return m.remember(slices.Clone(keys), n)
+	starts, _ := m.remember(slices.Clone(keys), n)
+	return starts
 }
 
 // namedRuns is key_runs of the names of items (a library's backends, which its
 // backends section renders in units of about n). Items named as in a remembered
 // answer get it without a list of their names being made (50,000 at 50,000 routes,
-// for every render).
-func namedRuns[T any](e *Engine, items []T, name func(T) string, n int) []int {
+// for every render). Items are records made once and never changed (a backend of a
+// remembered fragment), mostly the very ones of the render before: those are
+// compared at their pointers, without reading each one's name from memory (a cache
+// miss each).
+func namedRuns[T comparable](e *Engine, items []T, name func(T) string, n int) []int {
 	m := &e.st.kept.keyRuns
-	if starts, ok := m.remembered(n, func(kept []string) bool { return len(kept) == len(items) && namedAs(items, name, kept) }); ok {
-		return starts
+	for i := range m.entries {
+		en := &m.entries[i]
+		if en.starts == nil || en.n != n || len(en.keys) != len(items) {
+			continue
+		}
+		known, _ := en.items.([]T)
+		if len(known) != len(items) {
+			known = make([]T, len(items))
+			en.items = known
+		}
+		if namedAs(items, name, en.keys, known) {
+			return slices.Clone(en.starts)
+		}
 	}
 	names := make([]string, len(items))
 	for i, it := range items {
 		names[i] = name(it)
 	}
-	return m.remember(names, n)
+	starts, entry := m.remember(names, n)
+	entry.items = slices.Clone(items)
+	return starts
 }
 
 // remembered is a copy of the runs of a remembered answer for n whose keys match (a
@@ -57,20 +76,27 @@ func (m *keyRunsMemo) remembered(n int, match func(keys []string) bool) ([]int, 
 	return nil, false
 }
 
-// remember is key_runs(keys, n), kept with keys (the memo's from now on).
-func (m *keyRunsMemo) remember(keys []string, n int) []int {
-	starts := keyRuns(keys, n)
-	m.entries[m.next] = keyRunsEntry{keys: keys, n: n, starts: slices.Clone(starts)}
+// remember is key_runs(keys, n), kept with keys (the memo's from now on) in entry.
+func (m *keyRunsMemo) remember(keys []string, n int) (starts []int, entry *keyRunsEntry) {
+	starts = keyRuns(keys, n)
+	entry = &m.entries[m.next]
+	*entry = keyRunsEntry{keys: keys, n: n, starts: slices.Clone(starts)}
 	m.next = (m.next + 1) % len(m.entries)
-	return starts
+	return starts, entry
 }
 
-// namedAs reports whether items are named keys, in order.
-func namedAs[T any](items []T, name func(T) string, keys []string) bool {
+// namedAs reports whether items are named keys, in order. known are items known to
+// be so named, at their places: one that is there is not read (a new one found so
+// named takes its place).
+func namedAs[T comparable](items []T, name func(T) string, keys []string, known []T) bool {
 	for i, it := range items {
+		if it == known[i] {
+			continue
+		}
 		if name(it) != keys[i] {
 			return false
 		}
+		known[i] = it
 	}
 	return true
 }

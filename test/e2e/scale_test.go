@@ -251,6 +251,9 @@ func (e *env) processDebug(path string) []byte {
 func (e *env) processLiveHeap() float64 {
 	e.t.Helper()
 	text := string(e.processDebug("/debug/pprof/heap?gc=1&debug=1"))
+	if _, stats, ok := strings.Cut(text, "# runtime.MemStats\n"); ok { // where its anonymous pages go
+		e.t.Logf("bin/haptic run's memory statistics after that collection:\n%s", stats)
+	}
 	for _, l := range strings.Split(text, "\n") {
 		if v, ok := strings.CutPrefix(l, "# HeapAlloc = "); ok {
 			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
