@@ -251,6 +251,7 @@ func (e *Engine) declarations() (native.Declarations, error) {
 	decls["service_servers"] = e.serviceServers
 	decls["gateway_servers"] = e.gatewayServers
 	decls["servers_ahead"] = e.serversAhead
+	decls["backend_servers"] = e.backendServers
 	decls["note"] = e.note
 	for k, v := range e.unitDeclarations() {
 		decls[k] = v
@@ -398,8 +399,10 @@ type renderState struct {
 	madeDeps []*deps
 	// recent are the template's last recorded store queries (reader.fetch).
 	recent recentReads
-	// ahead reads server lines ahead of service_servers (serversahead.go).
-	ahead *serversAhead
+	// ahead reads server lines ahead of service_servers (serversahead.go); listed
+	// is the last servers_ahead call's list (backend_servers).
+	ahead  *serversAhead
+	listed *listedBackends
 	// atTemplate and atLine are the last line marker a diagnostic build passed.
 	atTemplate string
 	atLine     int

@@ -3,6 +3,7 @@ package render
 import (
 	"strconv"
 	"strings"
+	canonical "unique"
 
 	"github.com/haproxy-haptic/haptic/internal/snapshot"
 )
@@ -96,7 +97,7 @@ func endpointSliceForm(raw map[string]any) *sliceForm {
 	ports, _ := raw["ports"].([]any)
 	for _, p := range ports {
 		pm, _ := p.(map[string]any)
-		sp := slicePort{name: rawString(pm["name"]), number: toInt(pm["port"])}
+		sp := slicePort{name: portName(pm), number: toInt(pm["port"])}
 		if sp.number != 0 {
 			sp.text = strconv.Itoa(sp.number)
 			sp.servers = make([]string, len(f.addrs))
@@ -112,6 +113,12 @@ func endpointSliceForm(raw map[string]any) *sliceForm {
 	}
 	return f
 }
+
+// portName is a Service's or EndpointSlice's port's name, canonical: service_servers
+// compares the Service port's name with each EndpointSlice port's, and names made
+// one string compare at their pointers instead of reading both (objects a watch
+// interned are so already; those of `haptic benchmark`'s files are not).
+func portName(port map[string]any) string { return canonical.Make(rawString(port["name"])).Value() }
 
 // serviceForm is a Service: whether it has a spec, and its ports.
 type serviceForm struct {
@@ -131,7 +138,7 @@ func serviceFormOf(raw map[string]any) *serviceForm {
 	f := &serviceForm{hasSpec: hasSpec && spec != nil, ports: make([]servicePort, 0, len(ports))}
 	for _, p := range ports {
 		pm, _ := p.(map[string]any)
-		f.ports = append(f.ports, servicePort{rawString(pm["name"]), rawString(pm["appProtocol"]), toInt(pm["port"])})
+		f.ports = append(f.ports, servicePort{portName(pm), rawString(pm["appProtocol"]), toInt(pm["port"])})
 	}
 	return f
 }

@@ -39,12 +39,13 @@ func TestServiceServers(t *testing.T) {
 		}),
 	}}
 	// The same with the lines read ahead (servers_ahead), by the template or ahead
-	// of it, whichever reaches a backend first.
-	for _, ahead := range []string{"", `{% servers_ahead("services", "endpoints", []*IngressBackend{
+	// of it, whichever reaches a backend first; and by the backend's place in the
+	// list servers_ahead was given (backend_servers).
+	ahead := `{% servers_ahead("services", "endpoints", []*IngressBackend{
   {Namespace: "ns", Service: "web", Port: "http"}, {Namespace: "ns", Service: "web", Port: "9000"},
   {Namespace: "ns", Service: "web", Port: "81"}, {Namespace: "ns", Service: "nothing", Port: "http"}}) %}
-`} {
-		spec := testSpec(ahead + `backend a
+`
+	byName := `backend a
 {{ service_servers("services", "endpoints", "ns", "web", "http", " check") }}
 backend b
 {{ service_servers("services", "endpoints", "ns", "web", "9000", "") }}
@@ -52,7 +53,18 @@ backend c
 {{ service_servers("services", "endpoints", "ns", "web", "81", "") }}
 backend d
 {{ service_servers("services", "endpoints", "ns", "nothing", "http", "") }}
-`)
+`
+	byPlace := `backend a
+{{ backend_servers(" check", 0) }}
+backend b
+{{ backend_servers("", 1) }}
+backend c
+{{ backend_servers("", 2) }}
+backend d
+{{ backend_servers("", 3) }}
+`
+	for _, template := range []string{byName, ahead + byName, ahead + byPlace} {
+		spec := testSpec(template)
 		e, err := Compile(spec, Options{Types: map[string]reflect.Type{"ingresses": ingressType}})
 		if err != nil {
 			t.Fatal(err)
@@ -82,6 +94,24 @@ backend d
 `
 		if !strings.Contains(got, want) {
 			t.Errorf("got\n%s\nwant it to hold\n%s", got, want)
+		}
+	}
+}
+
+// backend_servers names a backend by its place in servers_ahead's list: a call
+// without such a list, or past its end, fails the render saying so.
+func TestBackendServersNeedsItsList(t *testing.T) {
+	for template, want := range map[string]string{
+		`{{ backend_servers("", 0) }}`: "backend_servers: no servers_ahead call before it in this render",
+		`{% servers_ahead("services", "endpoints", []*IngressBackend{{Namespace: "ns", Service: "web", Port: "http"}}) %}{{ backend_servers("", 1) }}`: "backend_servers: backend 1 of 1",
+	} {
+		e, err := Compile(testSpec(template), Options{Types: map[string]reflect.Type{"ingresses": ingressType}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.Render(context.Background(), Input{Snapshot: &snapshot.Snapshot{Stores: map[string]*snapshot.Store{}}})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error holding %q", template, err, want)
 		}
 	}
 }

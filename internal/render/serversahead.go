@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -16,11 +17,12 @@ import (
 // backend's lines are written; in a render after a change, which writes the few
 // runs of backends the change touched, it does nothing. One goroutine walks the
 // backends in order and reads each with a reader of its own, recording its reads
-// apart (apart.go); service_servers takes the lines it finds read, and their reads
-// into the fragment being rendered, and reads the ones it finds not yet begun itself,
-// so the template never waits for more than one backend. A panic reading one (a
-// store error) is raised again where service_servers takes it. The render stops the
-// goroutine when it ends (stopAhead).
+// apart (apart.go); service_servers (or backend_servers) takes the lines it finds
+// read, and their reads into the fragment being rendered, reads the ones it finds
+// not yet begun itself, and while it waits for the one the goroutine is reading,
+// reads the next one nobody has begun (help): the two share the reads. A panic
+// reading one (a store error) is raised again where service_servers takes it. The
+// render stops the goroutine when it ends (stopAhead).
 
 // serversAhead is one servers_ahead call's backends, for the file being rendered.
 type serversAhead struct {
@@ -29,6 +31,7 @@ type serversAhead struct {
 	next                        int          // the one service_servers is expected to ask for next
 	stop                        atomic.Bool
 	done                        chan struct{}
+	helper                      aheadReader // the template's, reading while it waits (help)
 }
 
 // aheadLines are one backend's lines; state says who reads them.
@@ -53,6 +56,7 @@ const aheadWindow = 8
 
 func (e *Engine) serversAhead(services, endpoints string, backends []*IngressBackend) {
 	st := e.st
+	st.listed = &listedBackends{services: services, endpoints: endpoints, backends: backends}
 	if st.rec == nil || st.ahead != nil || st.prev.file(st.rec.target) != nil || len(backends) == 0 {
 		return
 	}
@@ -68,25 +72,48 @@ func (e *Engine) serversAhead(services, endpoints string, backends []*IngressBac
 // read reads every backend's lines not claimed yet, in order, until the render stops it.
 func (a *serversAhead) read(st *renderState) {
 	defer close(a.done)
-	var recent recentReads
-	var d deps
+	var w aheadReader
 	for i := range a.lines {
-		l := &a.lines[i]
 		if a.stop.Load() {
 			return
 		}
-		if !l.state.CompareAndSwap(aheadFree, aheadBusy) {
-			continue
-		}
-		d.reads = d.reads[:0]
-		func() {
-			defer func() { l.panicked = recover() }()
-			rd := reader{st: st, deps: &d, recent: &recent}
-			l.lines = rd.serverLines(a.services, a.endpoints, l.ns, l.service, l.port)
-		}()
-		l.reads = slices.Clone(d.reads)
-		l.state.Store(aheadReady)
+		a.claim(st, &a.lines[i], &w)
 	}
+}
+
+// aheadReader is what one goroutine reading ahead keeps from backend to backend.
+type aheadReader struct {
+	recent recentReads
+	d      deps
+}
+
+// claim reads l's lines when no one has begun them, reporting whether it did.
+func (a *serversAhead) claim(st *renderState, l *aheadLines, w *aheadReader) bool {
+	if !l.state.CompareAndSwap(aheadFree, aheadBusy) {
+		return false
+	}
+	w.d.reads = w.d.reads[:0]
+	func() {
+		defer func() { l.panicked = recover() }()
+		rd := reader{st: st, deps: &w.d, recent: &w.recent}
+		l.lines = rd.serverLines(a.services, a.endpoints, l.ns, l.service, l.port)
+	}()
+	l.reads = slices.Clone(w.d.reads)
+	l.state.Store(aheadReady)
+	return true
+}
+
+// help reads, while the template waits for the backend the goroutine is reading,
+// the first backend after it that no one has begun (within aheadWindow): the
+// goroutine then skips it, and the two share the reads instead of the template
+// waiting on the goroutine's pace. It reports whether it read one.
+func (a *serversAhead) help(st *renderState) bool {
+	for i := a.next; i < min(a.next+aheadWindow, len(a.lines)); i++ {
+		if a.claim(st, &a.lines[i], &a.helper) {
+			return true
+		}
+	}
+	return false
 }
 
 // take returns the lines read ahead for a service_servers call, waiting while they
@@ -113,7 +140,9 @@ func (a *serversAhead) take(st *renderState, services, endpoints, ns, service, p
 				return nil, false
 			}
 		case aheadBusy:
-			runtime.Gosched() // (a backend's reads take microseconds)
+			if !a.help(st) {
+				runtime.Gosched() // (a backend's reads take microseconds)
+			}
 		case aheadReady:
 			l.state.Store(aheadTaken)
 			if l.panicked != nil {
@@ -139,4 +168,32 @@ func (st *renderState) stopAhead() {
 		<-a.done
 		st.ahead = nil
 	}
+}
+
+// backend_servers(suffix, i) is service_servers of backend i of the list the last
+// servers_ahead call of the render was given, with its stores:
+//
+//	{% servers_ahead("services", "endpoints", bs) %}
+//	{% for i, b := range bs %} ... {{ backend_servers(" check" + b.ServerOpts, i) }}
+//
+// The same lines, for a call the template engine makes without reflect (a function
+// of a string and an int giving a string is one it calls directly): service_servers'
+// six arguments cost a reflect call per backend, a third of the ingress library's
+// haproxy.cfg at 5,000 Ingresses.
+func (e *Engine) backendServers(suffix string, i int) string {
+	l := e.st.listed
+	if l == nil {
+		panic(fmt.Errorf("backend_servers: no servers_ahead call before it in this render"))
+	}
+	if i < 0 || i >= len(l.backends) {
+		panic(fmt.Errorf("backend_servers: backend %d of %d", i, len(l.backends)))
+	}
+	b := l.backends[i]
+	return e.serviceServers(l.services, l.endpoints, b.Namespace, b.Service, b.Port, suffix)
+}
+
+// listedBackends are the last servers_ahead call's arguments (backend_servers).
+type listedBackends struct {
+	services, endpoints string
+	backends            []*IngressBackend
 }
