@@ -235,6 +235,20 @@ type IngressBackend struct {
 	Port       string   // the Service port's name, or its number as text
 	Directives []string // the backend lines its Ingress's annotations ask for
 	ServerOpts string   // server options after " check"
+	// ikey is the index key of keyOf (its namespace and Service), which both its
+	// server reads use (snapshot.IndexKey): made with the backend, not for every
+	// render.
+	ikey  string
+	keyOf [2]string
+}
+
+// indexKey is b's ikey while its namespace and Service are the ones it was made of
+// (a template may change them); "" otherwise.
+func (b *IngressBackend) indexKey() string {
+	if b.keyOf != [2]string{b.Namespace, b.Service} {
+		return ""
+	}
+	return b.ikey
 }
 
 // ingressBackendsOf is ingress_backends(list): the backend entries of a fragment's
@@ -315,7 +329,7 @@ func (b *ingressBackends) nameFor(routes []ingressRoute, svc, port string) strin
 	serverOpts, _ := st["serverOpts"].(string)
 	f := b.f
 	f["backends"] = append(f["backends"], name, &IngressBackend{Name: name, Namespace: b.ns, Service: svc,
-		Port: port, Directives: dirs, ServerOpts: serverOpts})
+		Port: port, Directives: dirs, ServerOpts: serverOpts, ikey: snapshot.IndexKey([]string{b.ns, svc}), keyOf: [2]string{b.ns, svc}})
 	// map keys and values: the writers refuse what a map line cannot hold
 	env := b.env
 	if fl, _ := st["flags"].(string); fl != "" {

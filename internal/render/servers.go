@@ -27,10 +27,15 @@ import (
 //   - "# haptic: <comment>" for an address that is not an IP address (an FQDN or a
 //     malformed address never reaches a server line).
 func (e *Engine) serviceServers(services, endpoints, ns, service, port, suffix string) string {
+	return e.servers(services, endpoints, ns, service, port, "", suffix)
+}
+
+// servers is service_servers with the index key of ns and service ("": made here).
+func (e *Engine) servers(services, endpoints, ns, service, port, ikey, suffix string) string {
 	st := e.st
 	lines, ok := st.ahead.take(st, services, endpoints, ns, service, port)
 	if !ok {
-		lines = st.here().serverLines(services, endpoints, ns, service, port)
+		lines = st.here().serverLines(services, endpoints, ns, service, port, ikey)
 	}
 	return lines.text(suffix)
 }
@@ -47,10 +52,13 @@ type serverLine struct {
 }
 
 // serverLines reads the Service ns/service from the store services and its
-// EndpointSlices from endpoints, and lists the server lines of its port port.
-func (rd reader) serverLines(services, endpoints, ns, service, port string) serverLines {
+// EndpointSlices from endpoints, and lists the server lines of its port port; ikey
+// is the index key of both reads ("": made here).
+func (rd reader) serverLines(services, endpoints, ns, service, port, ikey string) serverLines {
 	keys := []string{ns, service}
-	ikey := snapshot.IndexKey(keys) // (both stores are read by the same keys)
+	if ikey == "" {
+		ikey = snapshot.IndexKey(keys) // (both stores are read by the same keys)
+	}
 	if rd.deps != nil && rd.deps.reads == nil {
 		rd.deps.reads = make([]*read, 0, 2) // (a backend's unit reads the two)
 	}

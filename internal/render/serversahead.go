@@ -36,11 +36,11 @@ type serversAhead struct {
 
 // aheadLines are one backend's lines; state says who reads them.
 type aheadLines struct {
-	ns, service, port string
-	state             atomic.Int32
-	lines             serverLines
-	reads             []*read
-	panicked          any
+	ns, service, port, ikey string
+	state                   atomic.Int32
+	lines                   serverLines
+	reads                   []*read
+	panicked                any
 }
 
 const (
@@ -63,7 +63,7 @@ func (e *Engine) serversAhead(services, endpoints string, backends []*IngressBac
 	a := &serversAhead{target: st.rec.target, services: services, endpoints: endpoints,
 		lines: make([]aheadLines, len(backends)), done: make(chan struct{})}
 	for i, b := range backends {
-		a.lines[i].ns, a.lines[i].service, a.lines[i].port = b.Namespace, b.Service, b.Port
+		a.lines[i].ns, a.lines[i].service, a.lines[i].port, a.lines[i].ikey = b.Namespace, b.Service, b.Port, b.indexKey()
 	}
 	st.ahead = a
 	go a.read(st)
@@ -96,7 +96,7 @@ func (a *serversAhead) claim(st *renderState, l *aheadLines, w *aheadReader) boo
 	func() {
 		defer func() { l.panicked = recover() }()
 		rd := reader{st: st, deps: &w.d, recent: &w.recent}
-		l.lines = rd.serverLines(a.services, a.endpoints, l.ns, l.service, l.port)
+		l.lines = rd.serverLines(a.services, a.endpoints, l.ns, l.service, l.port, l.ikey)
 	}()
 	l.reads = slices.Clone(w.d.reads)
 	l.state.Store(aheadReady)
@@ -189,7 +189,7 @@ func (e *Engine) backendServers(suffix string, i int) string {
 		panic(fmt.Errorf("backend_servers: backend %d of %d", i, len(l.backends)))
 	}
 	b := l.backends[i]
-	return e.serviceServers(l.services, l.endpoints, b.Namespace, b.Service, b.Port, suffix)
+	return e.servers(l.services, l.endpoints, b.Namespace, b.Service, b.Port, b.indexKey(), suffix)
 }
 
 // listedBackends are the last servers_ahead call's arguments (backend_servers).
