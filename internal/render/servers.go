@@ -27,15 +27,10 @@ import (
 //   - "# haptic: <comment>" for an address that is not an IP address (an FQDN or a
 //     malformed address never reaches a server line).
 func (e *Engine) serviceServers(services, endpoints, ns, service, port, suffix string) string {
-	return e.servers(services, endpoints, ns, service, port, "", suffix)
-}
-
-// servers is service_servers with the index key of ns and service ("": made here).
-func (e *Engine) servers(services, endpoints, ns, service, port, ikey, suffix string) string {
 	st := e.st
 	lines, ok := st.ahead.take(st, services, endpoints, ns, service, port)
 	if !ok {
-		lines = st.here().serverLines(services, endpoints, ns, service, port, ikey)
+		lines = st.here().serverLines(services, endpoints, ns, service, port, "")
 	}
 	return lines.text(suffix)
 }

@@ -26,21 +26,21 @@ import (
 
 // serversAhead is one servers_ahead call's backends, for the file being rendered.
 type serversAhead struct {
-	target, services, endpoints string
-	lines                       []aheadLines // one per backend, in order
-	next                        int          // the one service_servers is expected to ask for next
-	stop                        atomic.Bool
-	done                        chan struct{}
-	helper                      aheadReader // the template's, reading while it waits (help)
+	target string
+	list   *listedBackends
+	lines  []aheadLines // one per backend of list, in order
+	next   int          // the one service_servers is expected to ask for next
+	stop   atomic.Bool
+	done   chan struct{}
+	helper aheadReader // the template's, reading while it waits (help)
 }
 
 // aheadLines are one backend's lines; state says who reads them.
 type aheadLines struct {
-	ns, service, port, ikey string
-	state                   atomic.Int32
-	lines                   serverLines
-	reads                   []*read
-	panicked                any
+	state    atomic.Int32
+	lines    serverLines
+	reads    []*read
+	panicked any
 }
 
 const (
@@ -60,11 +60,7 @@ func (e *Engine) serversAhead(services, endpoints string, backends []*IngressBac
 	if st.rec == nil || st.ahead != nil || st.prev.file(st.rec.target) != nil || len(backends) == 0 {
 		return
 	}
-	a := &serversAhead{target: st.rec.target, services: services, endpoints: endpoints,
-		lines: make([]aheadLines, len(backends)), done: make(chan struct{})}
-	for i, b := range backends {
-		a.lines[i].ns, a.lines[i].service, a.lines[i].port, a.lines[i].ikey = b.Namespace, b.Service, b.Port, b.indexKey()
-	}
+	a := &serversAhead{target: st.rec.target, list: st.listed, lines: make([]aheadLines, len(backends)), done: make(chan struct{})}
 	st.ahead = a
 	go a.read(st)
 }
@@ -77,7 +73,7 @@ func (a *serversAhead) read(st *renderState) {
 		if a.stop.Load() {
 			return
 		}
-		a.claim(st, &a.lines[i], &w)
+		a.claim(st, i, &w)
 	}
 }
 
@@ -87,8 +83,9 @@ type aheadReader struct {
 	d      deps
 }
 
-// claim reads l's lines when no one has begun them, reporting whether it did.
-func (a *serversAhead) claim(st *renderState, l *aheadLines, w *aheadReader) bool {
+// claim reads backend i's lines when no one has begun them, reporting whether it did.
+func (a *serversAhead) claim(st *renderState, i int, w *aheadReader) bool {
+	l := &a.lines[i]
 	if !l.state.CompareAndSwap(aheadFree, aheadBusy) {
 		return false
 	}
@@ -96,7 +93,8 @@ func (a *serversAhead) claim(st *renderState, l *aheadLines, w *aheadReader) boo
 	func() {
 		defer func() { l.panicked = recover() }()
 		rd := reader{st: st, deps: &w.d, recent: &w.recent}
-		l.lines = rd.serverLines(a.services, a.endpoints, l.ns, l.service, l.port, l.ikey)
+		b := a.list.backends[i]
+		l.lines = rd.serverLines(a.list.services, a.list.endpoints, b.Namespace, b.Service, b.Port, b.indexKey())
 	}()
 	l.reads = slices.Clone(w.d.reads)
 	l.state.Store(aheadReady)
@@ -109,7 +107,7 @@ func (a *serversAhead) claim(st *renderState, l *aheadLines, w *aheadReader) boo
 // waiting on the goroutine's pace. It reports whether it read one.
 func (a *serversAhead) help(st *renderState) bool {
 	for i := a.next; i < min(a.next+aheadWindow, len(a.lines)); i++ {
-		if a.claim(st, &a.lines[i], &a.helper) {
+		if a.claim(st, i, &a.helper) {
 			return true
 		}
 	}
@@ -120,19 +118,26 @@ func (a *serversAhead) help(st *renderState) bool {
 // are being read, with their reads recorded in the fragment being rendered; false
 // when the call is to read them itself.
 func (a *serversAhead) take(st *renderState, services, endpoints, ns, service, port string) (serverLines, bool) {
-	if a == nil || st.rec == nil || st.rec.target != a.target || services != a.services || endpoints != a.endpoints {
+	if !a.serves(st) || services != a.list.services || endpoints != a.list.endpoints {
 		return nil, false
 	}
-	var l *aheadLines
 	for i := a.next; i < min(a.next+aheadWindow, len(a.lines)); i++ {
-		if c := &a.lines[i]; c.ns == ns && c.service == service && c.port == port {
-			l, a.next = c, i+1
-			break
+		if b := a.list.backends[i]; b.Namespace == ns && b.Service == service && b.Port == port {
+			return a.takeAt(st, i)
 		}
 	}
-	if l == nil {
-		return nil, false
-	}
+	return nil, false
+}
+
+// serves reports whether a reads ahead for the file being rendered.
+func (a *serversAhead) serves(st *renderState) bool {
+	return a != nil && st.rec != nil && st.rec.target == a.target
+}
+
+// takeAt is take of backend i of the list.
+func (a *serversAhead) takeAt(st *renderState, i int) (serverLines, bool) {
+	l := &a.lines[i]
+	a.next = i + 1
 	for {
 		switch l.state.Load() {
 		case aheadFree:
@@ -188,8 +193,14 @@ func (e *Engine) backendServers(suffix string, i int) string {
 	if i < 0 || i >= len(l.backends) {
 		panic(fmt.Errorf("backend_servers: backend %d of %d", i, len(l.backends)))
 	}
+	st := e.st
+	if a := st.ahead; a.serves(st) && a.list == l {
+		if lines, ok := a.takeAt(st, i); ok {
+			return lines.text(suffix)
+		}
+	}
 	b := l.backends[i]
-	return e.servers(l.services, l.endpoints, b.Namespace, b.Service, b.Port, b.indexKey(), suffix)
+	return st.here().serverLines(l.services, l.endpoints, b.Namespace, b.Service, b.Port, b.indexKey()).text(suffix)
 }
 
 // listedBackends are the last servers_ahead call's arguments (backend_servers).
