@@ -252,6 +252,7 @@ func (e *env) processLiveHeap() float64 {
 	e.t.Helper()
 	text := string(e.processDebug("/debug/pprof/heap?gc=1&debug=1"))
 	if _, stats, ok := strings.Cut(text, "# runtime.MemStats\n"); ok { // where its anonymous pages go
+		stats, _, _ = strings.Cut(stats, "# PauseNs") // (not the collections' pauses)
 		e.t.Logf("bin/haptic run's memory statistics after that collection:\n%s", stats)
 	}
 	for _, l := range strings.Split(text, "\n") {
