@@ -27,10 +27,14 @@ func TestInternedSharesStrings(t *testing.T) {
 	}
 	a, b := decode("web-a"), decode("web-b")
 	want := decode("web-a").Object
+	decodedMetadata := reflect.ValueOf(a.Object["metadata"]).UnsafePointer()
 	in := newInterner(nil)
 	a, b = in.object(a).(*unstructured.Unstructured), in.object(b).(*unstructured.Unstructured)
 	if !reflect.DeepEqual(a.Object, want) {
 		t.Fatalf("interning changed the object: %v", a.Object)
+	}
+	if reflect.ValueOf(a.Object["metadata"]).UnsafePointer() != decodedMetadata {
+		t.Error("interning copied the object's own metadata map (garbage among the kept maps)")
 	}
 	data := func(s string) *byte { return unsafe.StringData(s) }
 	keyOf := func(m map[string]any, k string) string {
