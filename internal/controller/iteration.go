@@ -26,6 +26,7 @@ import (
 	"github.com/haproxy-haptic/haptic/internal/pipeline"
 	"github.com/haproxy-haptic/haptic/internal/provision"
 	"github.com/haproxy-haptic/haptic/internal/render"
+	"github.com/haproxy-haptic/haptic/internal/runtimelimits"
 	"github.com/haproxy-haptic/haptic/internal/snapshot"
 	"github.com/haproxy-haptic/haptic/internal/status/writer"
 	"github.com/haproxy-haptic/haptic/internal/store"
@@ -186,6 +187,9 @@ func (it *iteration) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The informers' load ends with the first reconcile: it had every object.
+	loadDone, loading := runtimelimits.Loading(), true
+	defer loadDone()
 	if err := set.Start(ctx); err != nil {
 		return err
 	}
@@ -220,6 +224,10 @@ func (it *iteration) run(ctx context.Context) error {
 		case <-sub.C():
 			drain(sub)
 			it.reconcile(ctx, false)
+			if loading {
+				loading = false
+				go loadDone() // (a collection)
+			}
 		}
 	}
 }
