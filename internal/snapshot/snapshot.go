@@ -109,6 +109,9 @@ type Store struct {
 	// key-ordered (index.go), prefixes those under fewer keys, found when asked.
 	index    *objectIndex
 	prefixes prefixIndex
+	// lookup finds objects by namespace and name once this version was searched
+	// often (lookup.go).
+	lookup keyLookup
 	// keys are the objects' keys (Object.Key), kept with the store: templates list
 	// them on every render (Keys), and building 3,000 of them each time showed.
 	keys []string
@@ -363,7 +366,7 @@ func (s *Store) Changes(old *Store) map[string]bool {
 }
 
 // find is where the object ns/name is in s.objects, or where it would go.
-func (s *Store) find(ns, name string) (int, bool) { return search(s.objects, ns, name) }
+func (s *Store) find(ns, name string) (int, bool) { return s.lookup.find(s.objects, s.keys, ns, name) }
 
 // search is where the object ns/name is in objs (sorted), or where it would go.
 func search(objs []Object, ns, name string) (int, bool) {
