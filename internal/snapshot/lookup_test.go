@@ -32,8 +32,10 @@ func TestKeyLookupAnswersAsTheSearch(t *testing.T) {
 	if s.lookup.index.Load() == nil {
 		t.Fatalf("no map after %d searches of %d objects", s.lookup.searches.Load(), len(objs))
 	}
-	check()                                                                       // (from the map)
-	with := s.With([]Object{obj("ns-0", "svc-new", nil)}, []string{"ns-1/svc-1"}) // (positions from the map)
+	check() // now from the map
+
+	// With finds the places of what it puts and drops in the map too.
+	with := s.With([]Object{obj("ns-0", "svc-new", nil)}, []string{"ns-1/svc-1"})
 	if got, _ := with.Fetch("ns-0", "svc-new"); len(got) != 1 {
 		t.Fatal("With lost the object put")
 	}
