@@ -26,8 +26,8 @@ var loading struct {
 // Loading lowers the collector's target while the controller loads its watched
 // objects, until the returned done is called (by every concurrent load; done is
 // idempotent). The last done restores the target and collects, returning the
-// load's garbage to the system (a collection: run it aside). A GOGC set in the environment is the user's choice and is left
-// alone.
+// load's garbage to the system (a collection: run it aside). A GOGC set in the
+// environment is the user's choice and is left alone.
 func Loading() (done func()) {
 	return loadingWith(os.LookupEnv, debug.SetGCPercent, debug.FreeOSMemory)
 }
