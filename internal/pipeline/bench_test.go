@@ -228,16 +228,31 @@ func changeOne(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, kind benchmi
 // EndpointSlices: for i = n a name that sorts amid the others' (bench-route-5000
 // after bench-route-500), as a route a user adds mostly does.
 func addOne(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, kind benchmix.Kind, i int) *snapshot.Snapshot {
-	tb.Helper()
-	res, route := "ingresses", benchmix.IngressObject(i)
+	res, route := routeOf(kind, i)
+	return add(tb, p, snap, map[string][]map[string]any{res: {route}, "services": {benchmix.Service(i)},
+		"endpoints": {benchmix.EndpointSlice(i, 0), benchmix.EndpointSlice(i, 1)}})
+}
+
+// addBackendOf returns snap with route i's Service and EndpointSlices (not the route).
+func addBackendOf(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, i int) *snapshot.Snapshot {
+	return add(tb, p, snap, map[string][]map[string]any{"services": {benchmix.Service(i)},
+		"endpoints": {benchmix.EndpointSlice(i, 0), benchmix.EndpointSlice(i, 1)}})
+}
+
+// routeOf is the watched resource of kind's routes and route i.
+func routeOf(kind benchmix.Kind, i int) (string, map[string]any) {
 	if kind == benchmix.HTTPRoute {
-		res, route = "http-routes", benchmix.Route(i)
+		return "http-routes", benchmix.Route(i)
 	}
-	added := map[string][]map[string]any{res: {route}, "services": {benchmix.Service(i)},
-		"endpoints": {benchmix.EndpointSlice(i, 0), benchmix.EndpointSlice(i, 1)}}
+	return "ingresses", benchmix.IngressObject(i)
+}
+
+// add returns snap with objects added, by watched resource.
+func add(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, objects map[string][]map[string]any) *snapshot.Snapshot {
+	tb.Helper()
 	with := &snapshot.Snapshot{Stores: map[string]*snapshot.Store{}}
 	var refs []snapshot.Ref
-	for r, raws := range added {
+	for r, raws := range objects {
 		var objs []snapshot.Object
 		for _, raw := range raws {
 			obj, _, err := p.Builder.Admit(r, raw)
@@ -287,22 +302,31 @@ func replace(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, res string, ra
 		snapshot.Ref{Resource: res, Key: obj.Key()})
 }
 
-// BenchmarkRerender renders after one object changed: each iteration alternates
-// between two snapshots that differ in that object, so every render reuses what the
-// previous one memoized except what the change touches.
+// BenchmarkRerender renders after one object changed (a route, an EndpointSlice,
+// a route added to the Service it names) or a route was added with its Service and
+// two EndpointSlices: each iteration alternates between two snapshots that differ
+// in that, so every render reuses what the previous one memoized except what the
+// change touches.
 func BenchmarkRerender(b *testing.B) {
 	for _, kind := range benchKinds {
 		p := benchPipeline(b, kind)
 		for _, n := range benchSizes(b) {
 			snap := benchSnapshot(b, p, kind, n)
+			withBackend := addBackendOf(b, p, snap, n) // (a route added alone: its Service there before)
+			res, route := routeOf(kind, n)
 			for _, c := range []struct {
-				name string
-				next *snapshot.Snapshot
-			}{{"route", changeOne(b, p, snap, kind, n/2)}, {"endpoints", moveEndpoint(b, p, snap, n/2)}, {"added", addOne(b, p, snap, kind, n)}} {
+				name       string
+				from, next *snapshot.Snapshot
+			}{
+				{"route", snap, changeOne(b, p, snap, kind, n/2)},
+				{"endpoints", snap, moveEndpoint(b, p, snap, n/2)},
+				{"added", snap, addOne(b, p, snap, kind, n)},
+				{"route-added", withBackend, replace(b, p, withBackend, res, route)},
+			} {
 				b.Run(fmt.Sprintf("%s/n=%d/%s", kind, n, c.name), func(b *testing.B) {
-					snaps := []*snapshot.Snapshot{snap, c.next}
+					snaps := []*snapshot.Snapshot{c.from, c.next}
 					extra := benchExtra(kind)
-					if _, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snap, ExtraContext: extra}); err != nil {
+					if _, err := p.Engine.Render(context.Background(), render.Input{Snapshot: c.from, ExtraContext: extra}); err != nil {
 						b.Fatal(err)
 					}
 					b.ReportAllocs()
