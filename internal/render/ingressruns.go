@@ -44,7 +44,7 @@ func (e *Engine) ingressMergeRuns(runs ...map[string][]any) map[string]any {
 	if k.update(runs) {
 		merged = k.mergeUnsorted(runs)
 		for name := range ingressSorted {
-			text[name] = k.texts[name]
+			text[name] = k.sorted[name].text
 		}
 	} else {
 		*k = ingressRuns{}
@@ -59,10 +59,10 @@ func (e *Engine) ingressMergeRuns(runs ...map[string][]any) map[string]any {
 
 // ingressRuns is what ingress_merge_runs keeps of the runs it merged last.
 type ingressRuns struct {
-	prev  []map[string][]any
-	keys  map[listKey]keyedValue // a list's key → its value and how many runs hold it
-	lists map[string][]string    // ingressSorted's values, sorted
-	texts map[string]string
+	prev []map[string][]any
+	keys map[listKey]keyedValue // a list's key → its value and how many runs hold it
+	// sorted are ingressSorted's values, sorted, and their text
+	sorted map[string]sortedText
 	// occurs counts the pairs of the other lists by list and key; repeated is, per
 	// list, how many of its keys occur more than once (only those lists need the
 	// merge that keeps a key's first pair: the others are the runs' lists in a row).
@@ -92,7 +92,7 @@ func (k *ingressRuns) update(runs []map[string][]any) bool {
 				}
 			}
 		}
-		*k = ingressRuns{keys: make(map[listKey]keyedValue, sortedPairs), lists: map[string][]string{}, texts: map[string]string{},
+		*k = ingressRuns{keys: make(map[listKey]keyedValue, sortedPairs), sorted: map[string]sortedText{},
 			occurs: make(map[listKey]int, otherPairs), repeated: map[string]int{}}
 		gone, came = nil, runs
 	}
@@ -164,12 +164,11 @@ func (k *ingressRuns) edit(gone, came []map[string][]any) bool {
 		if sameLines(out[name], in[name]) {
 			continue // what came brings the lines of what went: the list stays
 		}
-		edited, found := editSorted(k.lists[name], out[name], in[name])
+		edited, found := k.sorted[name].edited(out[name], in[name], textStart(sep))
 		if !found {
 			return false
 		}
-		k.texts[name] = spliceText(k.lists[name], edited, k.texts[name], textStart(sep))
-		k.lists[name] = edited
+		k.sorted[name] = edited
 	}
 	return true
 }

@@ -111,12 +111,7 @@ func spliceText(old, lines []string, oldText string, start func(string) int) str
 	var b strings.Builder
 	b.Grow(head + textLen(mid, start) + tail)
 	b.WriteString(oldText[:head])
-	for _, l := range mid {
-		if i := start(l); i >= 0 {
-			b.WriteString(l[i:])
-			b.WriteByte('\n')
-		}
-	}
+	writeLines(&b, mid, start)
 	b.WriteString(oldText[len(oldText)-tail:])
 	text := b.String()
 	if oldText != "" {
