@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/haproxy-haptic/haptic/internal/runtimelimits"
 	"github.com/haproxy-haptic/haptic/internal/watch"
 )
 
@@ -56,11 +57,14 @@ func (c *Controller) runStandby(ctx context.Context) error {
 // watchOnly fills the iteration's stores and keeps them current.
 func (it *iteration) watchOnly(ctx context.Context) {
 	d := it.d
+	loadDone := runtimelimits.Loading() // (as the leader's iteration loads: run)
+	defer loadDone()
 	w := &watch.Watcher{Dynamic: d.dyn, Metadata: d.meta, Live: it.live, Log: d.log, Ignore: it.ignore,
 		Served: watch.ServedBy(d.kube.Discovery(), true),
 		Notify: func(resource string) {
-			if resource == "" {
+			if resource == "" { // synced
 				it.ready.Store(true)
+				go loadDone()
 			}
 		}}
 	if err := w.Run(ctx); err != nil && ctx.Err() == nil {
