@@ -27,8 +27,8 @@ type lineChunk struct {
 // past twice that.
 const chunkLines = 256
 
-// chunksOf cuts sorted lines into chunks of chunkLines (one chunk when they are at
-// most most lines).
+// chunksOf cuts sorted lines into chunks of chunkLines, the last of them up to most
+// lines.
 func chunksOf(lines []string, start func(string) int, most int) []*lineChunk {
 	var out []*lineChunk
 	for len(lines) > 0 {
