@@ -54,63 +54,56 @@ func (t sortedText) edited(out, in []string, start func(string) int) (_ sortedTe
 	if len(t.chunks) == 0 {
 		return sortedText{chunks: chunksOf(in, start, chunkLines), text: linesText(in, start)}, len(out) == 0
 	}
-	// Each line belongs to the first chunk whose last line sorts at or after it
-	// (the last chunk for a line after them all).
 	outs, ins := map[int][]string{}, map[int][]string{}
 	first, last := len(t.chunks), -1
-	for _, e := range []struct {
-		lines []string
-		to    map[int][]string
-	}{{out, outs}, {in, ins}} {
-		for _, l := range e.lines {
-			i := sort.Search(len(t.chunks), func(i int) bool { c := t.chunks[i].lines; return c[len(c)-1] >= l })
-			i = min(i, len(t.chunks)-1)
-			e.to[i] = append(e.to[i], l)
+	group := func(lines []string, to map[int][]string) {
+		for _, l := range lines {
+			i := t.chunkOf(l)
+			to[i] = append(to[i], l)
 			first, last = min(first, i), max(last, i)
 		}
 	}
+	group(out, outs)
+	group(in, ins)
 	// The chunks first..last are made again (those without edits kept), the text
-	// spliced from t's around them: head bytes before, tail bytes after.
-	head, tail := 0, len(t.text)
+	// spliced from t's around them.
+	head := 0
 	for _, c := range t.chunks[:first] {
 		head += c.size
 	}
-	tail -= head
+	var b strings.Builder
+	b.Grow(len(t.text) + textLen(in, start)) // (at most)
+	b.WriteString(t.text[:head])
 	chunks := make([]*lineChunk, 0, len(t.chunks)+1)
 	chunks = append(chunks, t.chunks[:first]...)
-	kept := map[*lineChunk]int{} // a chunk kept between first and last: where its text is in t's
-	found, midLen, at := true, 0, head
+	found, at := true, head // at: where chunk i's text is in t's
 	for i := first; i <= last; i++ {
 		c := t.chunks[i]
-		tail -= c.size
 		if _, edited := outs[i]; !edited && len(ins[i]) == 0 {
-			chunks, kept[c], midLen, at = append(chunks, c), at, midLen+c.size, at+c.size
-			continue
-		}
-		lines, ok := editSorted(c.lines, outs[i], ins[i])
-		found = found && ok
-		for _, nc := range chunksOf(lines, start, 2*chunkLines) {
-			chunks, midLen = append(chunks, nc), midLen+nc.size
+			chunks = append(chunks, c)
+			b.WriteString(t.text[at : at+c.size])
+		} else {
+			lines, ok := editSorted(c.lines, outs[i], ins[i])
+			found = found && ok
+			for _, nc := range chunksOf(lines, start, 2*chunkLines) {
+				chunks = append(chunks, nc)
+				writeLines(&b, nc.lines, start)
+			}
 		}
 		at += c.size
 	}
-	mid := chunks[first:]
 	chunks = append(chunks, t.chunks[last+1:]...)
-
-	var b strings.Builder
-	b.Grow(head + midLen + tail)
-	b.WriteString(t.text[:head])
-	for _, c := range mid {
-		if from, ok := kept[c]; ok {
-			b.WriteString(t.text[from : from+c.size])
-			continue
-		}
-		writeLines(&b, c.lines, start)
-	}
-	b.WriteString(t.text[len(t.text)-tail:])
+	b.WriteString(t.text[at:])
 	text := b.String()
-	bundle.Edited(t.text, text, head, tail) // for the check, plan and hash of the map
+	bundle.Edited(t.text, text, head, len(t.text)-at) // for the check, plan and hash of the map
 	return sortedText{chunks: chunks, text: text}, found
+}
+
+// chunkOf is the chunk line l belongs to: the first whose last line sorts at or
+// after it (the last chunk for a line after them all).
+func (t sortedText) chunkOf(l string) int {
+	i := sort.Search(len(t.chunks), func(i int) bool { c := t.chunks[i].lines; return c[len(c)-1] >= l })
+	return min(i, len(t.chunks)-1)
 }
 
 // writeLines writes the text of lines (see spliceText).
