@@ -26,7 +26,7 @@ type keyRunsEntry struct {
 // keyRunsKept is key_runs(keys, n), from the memo when it holds the same keys.
 func (e *Engine) keyRunsKept(keys []string, n int) []int {
 	m := &e.st.kept.keyRuns
-	if starts, ok := m.remembered(n, func(kept []string) bool { return slices.Equal(kept, keys) }); ok {
+	if starts, ok := m.remembered(n, func(en *keyRunsEntry) bool { return slices.Equal(en.keys, keys) }); ok {
 		return starts
 	}
 	starts, _ := m.remember(slices.Clone(keys), n)
@@ -42,19 +42,18 @@ func (e *Engine) keyRunsKept(keys []string, n int) []int {
 // miss each).
 func namedRuns[T comparable](e *Engine, items []T, name func(T) string, n int) []int {
 	m := &e.st.kept.keyRuns
-	for i := range m.entries {
-		en := &m.entries[i]
-		if en.starts == nil || en.n != n || len(en.keys) != len(items) {
-			continue
+	if starts, ok := m.remembered(n, func(en *keyRunsEntry) bool {
+		if len(en.keys) != len(items) {
+			return false
 		}
 		known, _ := en.items.([]T)
 		if len(known) != len(items) {
 			known = make([]T, len(items))
 			en.items = known
 		}
-		if namedAs(items, name, en.keys, known) {
-			return slices.Clone(en.starts)
-		}
+		return namedAs(items, name, en.keys, known)
+	}); ok {
+		return starts
 	}
 	names := make([]string, len(items))
 	for i, it := range items {
@@ -65,11 +64,11 @@ func namedRuns[T comparable](e *Engine, items []T, name func(T) string, n int) [
 	return starts
 }
 
-// remembered is a copy of the runs of a remembered answer for n whose keys match (a
+// remembered is a copy of the runs of a remembered answer for n that matches (a
 // template may change what it is given).
-func (m *keyRunsMemo) remembered(n int, match func(keys []string) bool) ([]int, bool) {
-	for _, en := range m.entries {
-		if en.starts != nil && en.n == n && match(en.keys) {
+func (m *keyRunsMemo) remembered(n int, match func(*keyRunsEntry) bool) ([]int, bool) {
+	for i := range m.entries {
+		if en := &m.entries[i]; en.starts != nil && en.n == n && match(en) {
 			return slices.Clone(en.starts), true
 		}
 	}
