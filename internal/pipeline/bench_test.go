@@ -228,15 +228,21 @@ func changeOne(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, kind benchmi
 // EndpointSlices: for i = n a name that sorts amid the others' (bench-route-5000
 // after bench-route-500), as a route a user adds mostly does.
 func addOne(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, kind benchmix.Kind, i int) *snapshot.Snapshot {
+	objects := backendOf(i)
 	res, route := routeOf(kind, i)
-	return add(tb, p, snap, map[string][]map[string]any{res: {route}, "services": {benchmix.Service(i)},
-		"endpoints": {benchmix.EndpointSlice(i, 0), benchmix.EndpointSlice(i, 1)}})
+	objects[res] = []map[string]any{route}
+	return add(tb, p, snap, objects)
 }
 
 // addBackendOf returns snap with route i's Service and EndpointSlices (not the route).
 func addBackendOf(tb testing.TB, p *Pipeline, snap *snapshot.Snapshot, i int) *snapshot.Snapshot {
-	return add(tb, p, snap, map[string][]map[string]any{"services": {benchmix.Service(i)},
-		"endpoints": {benchmix.EndpointSlice(i, 0), benchmix.EndpointSlice(i, 1)}})
+	return add(tb, p, snap, backendOf(i))
+}
+
+// backendOf is route i's Service and EndpointSlices, by watched resource.
+func backendOf(i int) map[string][]map[string]any {
+	return map[string][]map[string]any{"services": {benchmix.Service(i)},
+		"endpoints": {benchmix.EndpointSlice(i, 0), benchmix.EndpointSlice(i, 1)}}
 }
 
 // routeOf is the watched resource of kind's routes and route i.
