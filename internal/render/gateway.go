@@ -467,56 +467,46 @@ func linesOf(entries []string) []string {
 }
 
 // gatewayIndex is the maps' lines and the notes of a merged state: the part of the
-// library's index that grows with the routes.
+// library's index that grows with the routes. The maps whose lines gateway_merge_runs
+// keeps sorted between renders are given as their text only (mapText): a list of
+// their lines would be copied for every render.
 func gatewayIndex(s *GatewayState) map[string]any {
 	notes := slices.Clone(s.Notes)
-	backendHeaders := s.backendHeaderLines()
-	var hosts, exact, prefixExact, prefix, routeHeaders []string
-	var texts [5]string // of the lists, when gateway_merge_runs kept them
+	backendHeaders := sortStrings(s.backendHeaderLines())
+	var texts [5]string
 	if m := s.merged; m != nil {
-		hosts, exact, prefixExact, prefix, routeHeaders = m.hostLines, m.exact, m.prefixExact, m.prefix, m.headerLines
-		texts = m.texts
+		for i := range texts {
+			texts[i] = m.lists[i].text
+		}
+		if len(backendHeaders) > 0 {
+			texts[listHeaders] = m.headers.of(texts[listHeaders], backendHeaders, func() []string {
+				return mergeSorted(m.lists[listHeaders].lines(), backendHeaders)
+			})
+		}
 	} else {
-		hosts = make([]string, 0, len(s.Hosts))
+		hosts := make([]string, 0, len(s.Hosts))
 		for h := range s.Hosts {
 			hosts = append(hosts, h+" "+h)
 		}
 		sort.Strings(hosts) // "h h" sorts as h: a host holds no blank
-		exact, prefixExact = sortStrings(linesOf(s.Exact)), sortStrings(linesOf(s.PrefixExact))
-		prefix = sortStrings(linesOf(s.PrefixSorted))
-		routeHeaders = sortStrings(s.HeaderLines)
-	}
-	backendHeaders = sortStrings(backendHeaders)
-	headerLines := mergeSorted(routeHeaders, backendHeaders)
-	if len(backendHeaders) > 0 {
-		texts[listHeaders] = ""
-		if m := s.merged; m != nil {
-			texts[listHeaders] = m.headers.of(m.texts[listHeaders], backendHeaders, headerLines)
+		lists := [5][]string{listHosts: hosts, listExact: sortStrings(linesOf(s.Exact)),
+			listPrefixExact: sortStrings(linesOf(s.PrefixExact)), listPrefix: sortStrings(linesOf(s.PrefixSorted)),
+			listHeaders: mergeSorted(sortStrings(s.HeaderLines), backendHeaders)}
+		for i, l := range lists {
+			texts[i] = linesText(l, listText[i])
 		}
 	}
 	weighted := s.weightedText
 	if s.weightedLines != len(s.Weighted) {
-		weighted = ""
+		weighted = linesText(s.Weighted, textFrom(0))
 	}
-	// The maps' text: kept texts where there are, the lists joined elsewhere.
-	text := func(kept string, lines []string, start func(string) int) string {
-		if kept != "" || len(lines) == 0 {
-			return kept
-		}
-		return linesText(lines, start)
-	}
-	all := textFrom(0)
 	mapText := map[string]string{
-		"hosts":       text(texts[listHosts], hosts, all),
-		"exact":       text(texts[listExact], exact, all),
-		"prefixExact": text(texts[listPrefixExact], prefixExact, all),
-		"prefix":      text(texts[listPrefix], prefix, listText[listPrefix]),
-		"headerLines": text(texts[listHeaders], headerLines, all),
-		"weighted":    text(weighted, s.Weighted, all),
-	}
-	stripped := make([]string, len(prefix))
-	for i, l := range prefix {
-		stripped[i] = l[7:]
+		"hosts":       texts[listHosts],
+		"exact":       texts[listExact],
+		"prefixExact": texts[listPrefixExact],
+		"prefix":      texts[listPrefix],
+		"headerLines": texts[listHeaders],
+		"weighted":    weighted,
 	}
 	// lengths of path-only prefixes, for hosts that also have prefix rules with
 	// conditions: such a rule must lose to a longer path-only prefix
@@ -539,15 +529,10 @@ func gatewayIndex(s *GatewayState) map[string]any {
 	}
 	return map[string]any{
 		"notes":       notes,
-		"hosts":       hosts,
-		"exact":       exact,
-		"prefixExact": prefixExact,
-		"prefix":      stripped,
 		"regex":       linesOf(s.Regex),
 		"weighted":    s.Weighted,
 		"mapText":     mapText,
 		"backends":    s.Backends,
-		"headerLines": headerLines,
 		"lenExact":    sortStrings(lenExact),
 		"lenPrefix":   lenPrefix,
 		"need500":     s.Need500,

@@ -104,13 +104,12 @@ type mergedRuns struct {
 	// as they are, and BackendIdx is left unfilled).
 	backends       map[string]int
 	sharedBackends int
-	// The index's lists, sorted: host.map lines, the exact, prefix-exact and prefix
-	// lines (prefix with its sort key) and the routes' header lines.
-	hostLines, exact, prefixExact, prefix, headerLines []string
-	// texts are the lists as map text (from listText of each line, a newline after
-	// it), spliced from the last ones: a change copies them in three pieces instead
-	// of joining thousands of lines scattered over the heap.
-	texts [5]string
+	// The index's lists, sorted, and their map text (listText of each line, a
+	// newline after it): host.map lines, the exact, prefix-exact and prefix lines
+	// (prefix with its sort key) and the routes' header lines. Held in chunks: a
+	// change copies the chunks it touches and splices the text around them, instead
+	// of copying 50,000 lines and joining thousands scattered over the heap.
+	lists [5]sortedText
 	// weighted is the runs' weighted.map text; headers the header lines' text with
 	// the backends' header lines merged in.
 	weighted weightedText
@@ -125,11 +124,12 @@ type mergedHeaders struct {
 	text     string
 }
 
-// of returns the text of lines, the routes' lines (whose text is routes) merged
-// with the backends' (sorted): the last one when both are what they were.
-func (h *mergedHeaders) of(routes string, backends, lines []string) string {
+// of returns the text of the routes' lines (whose text is routes) merged with the
+// backends' (sorted), as lines gives them: the last one when both are what they
+// were.
+func (h *mergedHeaders) of(routes string, backends []string, lines func() []string) string {
 	if h.text == "" || h.routes != routes || !slices.Equal(h.backends, backends) {
-		h.routes, h.backends, h.text = routes, backends, linesText(lines, textFrom(0))
+		h.routes, h.backends, h.text = routes, backends, linesText(lines(), textFrom(0))
 	}
 	return h.text
 }
@@ -147,10 +147,6 @@ const (
 	listPrefix
 	listHeaders
 )
-
-func (m *mergedRuns) lists() [5]*[]string {
-	return [5]*[]string{&m.hostLines, &m.exact, &m.prefixExact, &m.prefix, &m.headerLines}
-}
 
 // update makes m describe runs; it reports whether no key is in two runs.
 func (m *mergedRuns) update(runs []*GatewayState) bool {
@@ -201,26 +197,22 @@ func (m *mergedRuns) edit(gone, came []*GatewayState) bool {
 	if p := <-counted; p != nil {
 		panic(p)
 	}
-	lists := m.lists()
-	found := make([]bool, len(lists))
+	found := make([]bool, len(m.lists))
 	sortList := func(i int) {
-		list := lists[i]
 		if sameLines(e.out[i], e.in[i]) {
 			found[i] = true
 			return // the runs that came bring the lines of those gone: the list stays
 		}
-		edited, ok := editSorted(*list, e.out[i], e.in[i])
-		m.texts[i] = spliceText(*list, edited, m.texts[i], listText[i])
-		*list, found[i] = edited, ok
+		m.lists[i], found[i] = m.lists[i].edited(e.out[i], e.in[i], listText[i])
 	}
 	if apart {
-		for _, p := range eachApart(len(lists), sortList) {
+		for _, p := range eachApart(len(m.lists), sortList) {
 			if p != nil {
 				panic(p)
 			}
 		}
 	} else {
-		for i := range lists {
+		for i := range m.lists {
 			sortList(i)
 		}
 	}

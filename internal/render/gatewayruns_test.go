@@ -74,9 +74,11 @@ func TestMergeRunsIsMerge(t *testing.T) {
 		e.gatewayMergeRuns(incremental, runs...)
 		gatewayMerge(full, runs...)
 		got, want := emptyAsNil(gatewayIndex(incremental)), emptyAsNil(gatewayIndex(full))
-		for name, text := range want["mapText"].(map[string]string) {
-			if lines := want[name].([]string); text != textOf(lines) {
-				t.Fatalf("step %d: mapText %s is not the lines of %s", step, name, name)
+		if m := incremental.merged; m != nil {
+			for i, l := range m.lists {
+				if l.text != linesText(l.lines(), listText[i]) {
+					t.Fatalf("step %d: the text of sorted list %d is not its lines'", step, i)
+				}
 			}
 		}
 		if !reflect.DeepEqual(got, want) {
@@ -116,14 +118,11 @@ func TestMergeRunsOfTheSameRoutes(t *testing.T) {
 	}
 	before := texts()
 	m := e.st.kept.runs["ns/gw"]
-	var lists [5][]string
-	for i, l := range m.lists() {
-		lists[i] = *l
-	}
+	lists := m.lists
 	runs[7] = copyRun(runs[7])
 	after := texts()
-	for i, l := range m.lists() {
-		if len(*l) > 0 && unsafe.SliceData(*l) != unsafe.SliceData(lists[i]) {
+	for i, l := range m.lists {
+		if len(l.chunks) > 0 && unsafe.SliceData(l.chunks) != unsafe.SliceData(lists[i].chunks) {
 			t.Errorf("sorted list %d was copied for runs of the same lines", i)
 		}
 	}

@@ -99,6 +99,19 @@ func (t sortedText) edited(out, in []string, start func(string) int) (_ sortedTe
 	return sortedText{chunks: chunks, text: text}, found
 }
 
+// lines is t's list, flat (a copy).
+func (t sortedText) lines() []string {
+	n := 0
+	for _, c := range t.chunks {
+		n += len(c.lines)
+	}
+	out := make([]string, 0, n)
+	for _, c := range t.chunks {
+		out = append(out, c.lines...)
+	}
+	return out
+}
+
 // chunkOf is the chunk line l belongs to: the first whose last line sorts at or
 // after it (the last chunk for a line after them all).
 func (t sortedText) chunkOf(l string) int {

@@ -91,12 +91,3 @@ func dedupeCounts(out, list []string) []string {
 	}
 	return kept
 }
-
-// lines is every line of t, in order.
-func (t sortedText) lines() []string {
-	var out []string
-	for _, c := range t.chunks {
-		out = append(out, c.lines...)
-	}
-	return out
-}
