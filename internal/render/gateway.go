@@ -229,40 +229,52 @@ func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds [
 		}
 		kept = append(kept, en)
 	}
-	if added = kept; len(removed) == 0 {
-		removed = nil
-	}
-	if r.out != nil && removed == nil && len(added) == 0 {
+	added = kept
+	if r.out != nil && len(removed) == 0 && len(added) == 0 {
 		return r.out
 	}
-	if removed != nil {
+	if r.out == nil || len(removed)+len(added) > len(r.entries)/8 { // many: sort once
 		r.entries = slices.DeleteFunc(r.entries, func(en routeOrderEntry) bool { return removed[en.key] })
-	}
-	if len(added) > len(r.entries)/8 { // many: sort once
 		r.entries = append(r.entries, added...)
 		sort.Slice(r.entries, func(i, j int) bool { return r.entries[i].key < r.entries[j].key })
-	} else {
-		for _, en := range added {
-			at := sort.Search(len(r.entries), func(i int) bool { return r.entries[i].key >= en.key })
-			r.entries = slices.Insert(r.entries, at, en)
+		r.out = make([][]string, len(r.entries))
+		for i, en := range r.entries {
+			r.out[i] = en.item
+		}
+		return r.out
+	}
+	// A few: the entries edited in place, the order (which earlier renders' runs
+	// still hold) copied and edited alike.
+	out := make([][]string, len(r.out), len(r.out)+len(added))
+	copy(out, r.out)
+	for key := range removed {
+		if at, ok := r.find(key); ok {
+			r.entries, out = slices.Delete(r.entries, at, at+1), slices.Delete(out, at, at+1)
 		}
 	}
-	r.out = make([][]string, len(r.entries))
-	for i, en := range r.entries {
-		r.out[i] = en.item
+	for _, en := range added {
+		at, _ := r.find(en.key)
+		r.entries, out = slices.Insert(r.entries, at, en), slices.Insert(out, at, en.item)
 	}
-	return r.out
+	r.out = out
+	return out
 }
 
-// storeDiff is snapshot.DiffObjects of two versions of a store (nil: empty).
+// find is where the entry of key is in the order, or where it would go.
+func (r *routeOrder) find(key string) (int, bool) {
+	return sort.Find(len(r.entries), func(i int) int { return strings.Compare(key, r.entries[i].key) })
+}
+
+// storeDiff is the objects gone from and come into a store between two versions of
+// it (nil: empty).
 func storeDiff(old, now *snapshot.Store) (gone, came []snapshot.Object) {
-	if old == now {
+	switch {
+	case old == now:
 		return nil, nil
+	case now == nil:
+		return listOf(old), nil
 	}
-	if old == nil {
-		return nil, listOf(now)
-	}
-	return snapshot.DiffObjects(listOf(old), listOf(now))
+	return now.Diff(old)
 }
 
 // gatewayMerge is gateway_merge(s, shares...): adds the shares to s in order, after

@@ -314,9 +314,10 @@ func (s *Store) madeFrom(base *Store, gone, came []Object) {
 	s.base, s.gone, s.came = weak.Make(base), gone, came
 }
 
-// diff is DiffObjects(old's objects, s's), from the edits that made one store of the
-// other when there are such.
-func (s *Store) diff(old *Store) (gone, came []Object) {
+// Diff is DiffObjects(old's objects, s's) (old nil: empty), from the edits that
+// made one store of the other when there are such: a walk of both lists otherwise.
+// The lists returned are the store's: not to be modified.
+func (s *Store) Diff(old *Store) (gone, came []Object) {
 	if old != nil && s.base.Value() == old {
 		return s.gone, s.came
 	}
@@ -355,7 +356,7 @@ func (s *Store) Changes(old *Store) map[string]bool {
 			out[indexKey(keys[:n])] = true
 		}
 	}
-	gone, came := s.diff(old)
+	gone, came := s.Diff(old)
 	for _, o := range gone {
 		touch(o, old)
 	}
@@ -626,7 +627,7 @@ func (s *Snapshot) Changed(prev *Snapshot) []Ref {
 		if old == st {
 			continue
 		}
-		_, came := st.diff(old)
+		_, came := st.Diff(old)
 		for _, o := range came {
 			out = append(out, Ref{Resource: name, Key: o.Key()})
 		}

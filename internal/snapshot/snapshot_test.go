@@ -514,7 +514,7 @@ func randomChange(rng *rand.Rand, random func() Object) (put []Object, drop []st
 func checkEdits(t *testing.T, at string, base, made *Store) {
 	t.Helper()
 	for _, c := range []struct{ from, to *Store }{{base, made}, {made, base}} {
-		gone, came := c.to.diff(c.from)
+		gone, came := c.to.Diff(c.from)
 		wantGone, wantCame := DiffObjects(c.from.objects, c.to.objects)
 		if !slices.Equal(keys(gone), keys(wantGone)) || !slices.Equal(keys(came), keys(wantCame)) ||
 			!slices.EqualFunc(gone, wantGone, Object.SameVersion) || !slices.EqualFunc(came, wantCame, Object.SameVersion) {
@@ -538,7 +538,7 @@ func TestRevertKeepsEdits(t *testing.T) {
 	checkEdits(t, "revert", now.Stores["s"], got.Stores["s"])
 	checkEdits(t, "revert back", got.Stores["s"], got.Revert(now, Ref{"s", "ns/a"}).Stores["s"])
 	again := got.Revert(got, Ref{"s", "ns/b"}) // b as it is: no edit
-	if g, c := again.Stores["s"].diff(got.Stores["s"]); len(g)+len(c) != 0 {
+	if g, c := again.Stores["s"].Diff(got.Stores["s"]); len(g)+len(c) != 0 {
 		t.Errorf("reverting to the same version: edits %v %v", keys(g), keys(c))
 	}
 }
