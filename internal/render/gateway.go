@@ -260,6 +260,12 @@ func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds [
 	return out
 }
 
+// gave reports whether order is the last order update gave: never modified, so
+// that it can be kept without a copy.
+func (r *routeOrder) gave(order [][]string) bool {
+	return len(order) > 0 && len(order) == len(r.out) && &order[0] == &r.out[0]
+}
+
 // find is where the entry of key is in the order, or where it would go.
 func (r *routeOrder) find(key string) (int, bool) {
 	return sort.Find(len(r.entries), func(i int) int { return strings.Compare(key, r.entries[i].key) })

@@ -108,7 +108,9 @@ type routeRunsMemo struct {
 	hashes []uint32 // each route's key's hash (fnv32aJoined), as order
 	n      int
 	starts []int
-	names  []string // each run's name: its first route's key (routeRunNames)
+	names  []string           // each run's name: its first route's key (routeRunNames)
+	prefix string             // the names' prefix
+	named  map[*string]string // names by their first route's key (its first part)
 }
 
 // routeRuns is keyRuns of the route order (each route's key its parts joined by
@@ -118,7 +120,10 @@ func (e *Engine) routeRuns(order [][]string, n int) []int {
 	m := &e.st.kept.routeRuns
 	if m.starts == nil || m.n != n || !slices.EqualFunc(m.order, order, sameKey) {
 		m.hashes = keyHashes(m.order, m.hashes, order)
-		m.order, m.n = slices.Clone(order), n
+		m.order, m.n = order, n
+		if !e.st.kept.order.gave(order) { // (a template may change its own slice)
+			m.order = slices.Clone(order)
+		}
 		m.starts = runStarts(len(order), n, func(i int) uint32 { return m.hashes[i] })
 		m.names = nil
 	}
@@ -147,13 +152,29 @@ func keyHashes(last [][]string, hashes []uint32, order [][]string) []uint32 {
 
 // routeRunNames are the names of the runs routeRuns gave last, "<prefix><first
 // route's key, its parts joined by spaces>": made when the runs change, not for
-// every render (780 strings at 50,000 routes).
+// every render, and then taken from the last names where a run starts with the
+// same key (780 strings at 50,000 routes, most of them as they were).
 func (e *Engine) routeRunNames(prefix string) []string {
 	m := &e.st.kept.routeRuns
-	if m.names == nil {
-		m.names = make([]string, 0, len(m.starts))
+	if m.names == nil || m.prefix != prefix {
+		last := m.named
+		if m.prefix != prefix {
+			last = nil
+		}
+		m.names, m.named, m.prefix = make([]string, 0, len(m.starts)), make(map[*string]string, len(m.starts)), prefix
 		for b := 0; b+1 < len(m.starts); b++ {
-			m.names = append(m.names, prefix+strings.Join(m.order[m.starts[b]], " "))
+			first := m.order[m.starts[b]]
+			name, ok := "", len(first) > 0
+			if ok {
+				name, ok = last[&first[0]]
+			}
+			if !ok {
+				name = prefix + strings.Join(first, " ")
+			}
+			if len(first) > 0 {
+				m.named[&first[0]] = name
+			}
+			m.names = append(m.names, name)
 		}
 	}
 	return m.names
