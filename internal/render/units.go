@@ -272,11 +272,11 @@ func sameInput(a, b any) bool {
 		return ok && (x == nil) == (y == nil) && slices.Equal(x, y) // (as DeepEqual: nil is not empty)
 	case [][]string: // runs of gateway_route_order: the same items, or equal ones
 		y, ok := b.([][]string)
-		if !ok || len(x) != len(y) {
+		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
 			return false
 		}
 		for i := range x {
-			if !slices.Equal(x[i], y[i]) {
+			if !sameKey(x[i], y[i]) {
 				return false
 			}
 		}
