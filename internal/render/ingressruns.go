@@ -160,15 +160,34 @@ func (k *ingressRuns) edit(gone, came []map[string][]any) bool {
 			}
 		}
 	}
-	for name, sep := range ingressSorted {
-		if sameLines(out[name], in[name]) {
-			continue // what came brings the lines of what went: the list stays
+	var names []string
+	size := 0
+	for name := range ingressSorted {
+		if !sameLines(out[name], in[name]) { // (else what came brings the lines of what went)
+			names, size = append(names, name), size+len(k.sorted[name].text)
 		}
-		edited, found := k.sorted[name].edited(out[name], in[name], textStart(sep))
-		if !found {
+	}
+	edited, found := make([]sortedText, len(names)), make([]bool, len(names))
+	edit := func(i int) {
+		name := names[i]
+		edited[i], found[i] = k.sorted[name].edited(out[name], in[name], textStart(ingressSorted[name]))
+	}
+	if size >= spliceApartSize {
+		for _, p := range eachApart(len(names), edit) {
+			if p != nil {
+				panic(p)
+			}
+		}
+	} else {
+		for i := range names {
+			edit(i)
+		}
+	}
+	for i, name := range names {
+		if !found[i] {
 			return false
 		}
-		k.sorted[name] = edited
+		k.sorted[name] = edited[i]
 	}
 	return true
 }
