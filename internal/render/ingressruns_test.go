@@ -34,7 +34,7 @@ func randomFragment(rng *rand.Rand, keys int) map[string][]any {
 		add("flags", fmt.Sprintf("be%d", v%7), fmt.Sprintf("be%d ,f%d,", v%7, v%7))
 		add("rules", fmt.Sprintf("q x-%d", k%3), fmt.Sprintf("q x-%d\x00http-request set-header x-%d v", k%3, k%3))
 		add("notes", "", fmt.Sprintf("note %d", k))
-		add("backends", fmt.Sprintf("be%d", v), map[string]any{"name": fmt.Sprintf("be%d", v)})
+		add("backends", fmt.Sprintf("be%d", v), &IngressBackend{Name: fmt.Sprintf("be%d", v)})
 	}
 	if rng.IntN(20) == 0 {
 		add("headers", "", "unkeyed x") // the same unkeyed line in several runs
@@ -88,6 +88,10 @@ func TestIngressMergeRunsIsMerge(t *testing.T) {
 			}
 			delete(full, name)
 		}
+		if g, want := got["backends"].([]*IngressBackend), ingressBackendsOf(full["backends"]); !reflect.DeepEqual(g, want) && len(g)+len(want) > 0 {
+			t.Fatalf("step %d, %d runs: backends %v, want %v", step, len(runs), g, want)
+		}
+		delete(full, "backends")
 		if g := got["merged"].(map[string][]any); !reflect.DeepEqual(emptyLists(g), emptyLists(full)) {
 			t.Fatalf("step %d: merged lists differ:\ngot  %v\nwant %v", step, g, full)
 		}
