@@ -325,21 +325,24 @@ func (s *GatewayState) prepare(shares []*GatewayState) {
 
 // prepareUnkeyed makes room for what addUnkeyed adds of shares.
 func (s *GatewayState) prepareUnkeyed(shares []*GatewayState) {
-	if backends := s.growFor(shares); len(s.BackendIdx) == 0 {
+	if backends := s.growFor(shares, true); len(s.BackendIdx) == 0 {
 		s.BackendIdx = make(map[string]bool, backends)
 	}
 }
 
-// growFor makes room in s's lists for what shares bring (appending to lists grown
-// as they go copied each several times), makes the sets addLines writes and returns
-// how many backends shares bring.
-func (s *GatewayState) growFor(shares []*GatewayState) (backends int) {
+// growFor makes room in s's lists (its backends too, or not) for what shares bring
+// (appending to lists grown as they go copied each several times), makes the sets
+// addLines writes and returns how many backends shares bring.
+func (s *GatewayState) growFor(shares []*GatewayState, withBackends bool) (backends int) {
 	var notes, regex, weighted, cors, origins int
 	for _, r := range shares {
 		backends, notes, regex = backends+len(r.Backends), notes+len(r.Notes), regex+len(r.Regex)
 		weighted, cors, origins = weighted+len(r.Weighted), cors+len(r.CorsLines), origins+len(r.CorsOriginLines)
 	}
-	s.Backends, s.Notes, s.Regex = slices.Grow(s.Backends, backends), slices.Grow(s.Notes, notes), slices.Grow(s.Regex, regex)
+	if withBackends {
+		s.Backends = slices.Grow(s.Backends, backends)
+	}
+	s.Notes, s.Regex = slices.Grow(s.Notes, notes), slices.Grow(s.Regex, regex)
 	s.Weighted, s.CorsLines = slices.Grow(s.Weighted, weighted), slices.Grow(s.CorsLines, cors)
 	s.CorsOriginLines = slices.Grow(s.CorsOriginLines, origins)
 	s.condMaps()
@@ -364,14 +367,15 @@ func (s *GatewayState) add(r *GatewayState) {
 }
 
 // addDistinct is addUnkeyed of every run when no backend is in two runs (nor in s):
-// each run brings all its backends, so the lists are appended
-// whole, without the set of backend names (BackendIdx stays unfilled).
-func (s *GatewayState) addDistinct(runs []*GatewayState) {
-	s.growFor(runs)
+// each run brings all its backends, so the lists are appended whole, without the
+// set of backend names (BackendIdx stays unfilled); the backends are the runs'
+// backends in a row, from backends (kept between renders).
+func (s *GatewayState) addDistinct(runs []*GatewayState, backends *joined[*GatewayState, *GatewayBackend]) {
+	s.growFor(runs, false)
+	s.Backends = backends.of(runs, samePointer, func(r *GatewayState) []*GatewayBackend { return r.Backends })
 	var hdr []string
 	for _, r := range runs {
 		s.Regex = append(s.Regex, r.Regex...)
-		s.Backends = append(s.Backends, r.Backends...)
 		s.Notes = append(s.Notes, r.Notes...)
 		s.addLines(r)
 		hdr = append(hdr, r.backendHeaderLines()...)

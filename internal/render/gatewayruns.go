@@ -42,7 +42,7 @@ func (e *Engine) gatewayMergeRuns(s *GatewayState, runs ...*GatewayState) {
 		}
 		s.addPlainPrefixes(runs)
 	} else {
-		s.addDistinct(runs)
+		s.addDistinct(runs, &m.joinedBackends)
 	}
 	s.merged = m
 	s.weightedText, s.weightedLines = m.weighted.of(runs)
@@ -104,6 +104,8 @@ type mergedRuns struct {
 	// as they are, and BackendIdx is left unfilled).
 	backends       map[string]int
 	sharedBackends int
+	// joinedBackends are the runs' backends in a row when no backend is in two runs
+	joinedBackends joined[*GatewayState, *GatewayBackend]
 	// The index's lists, sorted, and their map text (listText of each line, a
 	// newline after it): host.map lines, the exact, prefix-exact and prefix lines
 	// (prefix with its sort key) and the routes' header lines. Held in chunks: a

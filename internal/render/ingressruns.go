@@ -50,10 +50,12 @@ func (e *Engine) ingressMergeRuns(runs ...map[string][]any) map[string]any {
 			text[name] = k.sorted[name].text
 		}
 		if k.repeated[backendsList] > 0 { // (a Service port two Ingresses route to)
-			k.backends = joinedBackends{}
+			k.backends = joined[map[string][]any, *IngressBackend]{}
 			backends = ingressBackendsOf(mergeLists(runs, isBackends)[backendsList])
 		} else {
-			backends = k.backends.of(runs)
+			backends = k.backends.of(runs, sameMapOf, func(r map[string][]any) []*IngressBackend {
+				return ingressBackendsOf(r[backendsList])
+			})
 		}
 	} else {
 		*k = ingressRuns{}
@@ -73,44 +75,6 @@ const backendsList = "backends"
 
 func isBackends(name string) bool { return name == backendsList }
 
-// joinedBackends is the backends of the runs' backends lists in a row (no name is
-// in two runs), kept with the runs it joined: the next join copies the backends of
-// the runs it begins and ends with as before from it, and reads those of the runs
-// between only (a change's one or two, not 780 at 50,000 Ingresses).
-type joinedBackends struct {
-	runs []uintptr // the runs joined last (identity)
-	lens []int     // how many backends each brought
-	list []*IngressBackend
-}
-
-func (j *joinedBackends) of(runs []map[string][]any) []*IngressBackend {
-	head, h := 0, 0
-	for ; h < len(runs) && h < len(j.runs) && identity(runs[h]) == j.runs[h]; h++ {
-		head += j.lens[h]
-	}
-	if h == len(runs) && h == len(j.runs) {
-		return j.list
-	}
-	tail, t := 0, 0
-	for ; t < len(runs)-h && t < len(j.runs)-h && identity(runs[len(runs)-1-t]) == j.runs[len(j.runs)-1-t]; t++ {
-		tail += j.lens[len(j.lens)-1-t]
-	}
-	mid := runs[h : len(runs)-t]
-	ids, lens := make([]uintptr, 0, len(runs)), make([]int, 0, len(runs))
-	ids, lens = append(ids, j.runs[:h]...), append(lens, j.lens[:h]...)
-	var between []*IngressBackend
-	for _, r := range mid {
-		bs := ingressBackendsOf(r[backendsList])
-		between = append(between, bs...)
-		ids, lens = append(ids, identity(r)), append(lens, len(bs))
-	}
-	ids, lens = append(ids, j.runs[len(j.runs)-t:]...), append(lens, j.lens[len(j.lens)-t:]...)
-	list := make([]*IngressBackend, 0, head+len(between)+tail)
-	list = append(append(append(list, j.list[:head]...), between...), j.list[len(j.list)-tail:]...)
-	j.runs, j.lens, j.list = ids, lens, list
-	return list
-}
-
 // ingressRuns is what ingress_merge_runs keeps of the runs it merged last.
 type ingressRuns struct {
 	prev []map[string][]any
@@ -118,7 +82,7 @@ type ingressRuns struct {
 	// sorted are ingressSorted's values, sorted, and their text
 	sorted map[string]sortedText
 	// backends are the runs' backends when no backend is in two runs
-	backends joinedBackends
+	backends joined[map[string][]any, *IngressBackend]
 	// occurs counts the pairs of the other lists by list and key; repeated is, per
 	// list, how many of its keys occur more than once (only those lists need the
 	// merge that keeps a key's first pair: the others are the runs' lists in a row).
@@ -287,6 +251,8 @@ func (k *ingressRuns) mergeUnsorted(runs []map[string][]any) map[string][]any {
 	}
 	return out
 }
+
+func sameMapOf(a, b map[string][]any) bool { return identity(a) == identity(b) }
 
 // identity is a fragment's identity: runs are remembered fragments, the same map
 // from one render to the next.
