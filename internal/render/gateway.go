@@ -164,7 +164,9 @@ type libraryCaches struct {
 // routeOrder is the last gateway_route_order's answer. Its stores are immutable, so
 // the next render re-sorts only the routes that changed between its stores and the
 // new ones, and an unchanged order is the same slice (runs of it compare by
-// pointer).
+// pointer). An order given is never modified (earlier renders' runs hold parts of
+// it): routes added after every other are appended past its end, in the room of
+// out's array that no order given covers (orders are given without that room).
 type routeOrder struct {
 	kinds   string
 	stores  []*snapshot.Store
@@ -231,7 +233,7 @@ func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds [
 	}
 	added = kept
 	if r.out != nil && len(removed) == 0 && len(added) == 0 {
-		return r.out
+		return r.out[:len(r.out):len(r.out)]
 	}
 	if r.out == nil || len(removed)+len(added) > len(r.entries)/8 { // many: sort once
 		r.entries = slices.DeleteFunc(r.entries, func(en routeOrderEntry) bool { return removed[en.key] })
@@ -241,11 +243,20 @@ func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds [
 		for i, en := range r.entries {
 			r.out[i] = en.item
 		}
-		return r.out
+		return r.out[:len(r.out):len(r.out)]
+	}
+	// Routes only added after every other (new routes are the newest): appended
+	// after the order's items, which stay as they were.
+	sort.Slice(added, func(i, j int) bool { return added[i].key < added[j].key })
+	if len(removed) == 0 && (len(r.entries) == 0 || added[0].key > r.entries[len(r.entries)-1].key) {
+		for _, en := range added {
+			r.entries, r.out = append(r.entries, en), append(r.out, en.item)
+		}
+		return r.out[:len(r.out):len(r.out)]
 	}
 	// A few: the entries edited in place, the order (which earlier renders' runs
-	// still hold) copied and edited alike.
-	out := make([][]string, len(r.out), len(r.out)+len(added))
+	// still hold) copied and edited alike, with room for routes added next.
+	out := make([][]string, len(r.out), len(r.out)+len(added)+len(r.out)/8)
 	copy(out, r.out)
 	for key := range removed {
 		if at, ok := r.find(key); ok {
@@ -257,7 +268,7 @@ func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds [
 		r.entries, out = slices.Insert(r.entries, at, en), slices.Insert(out, at, en.item)
 	}
 	r.out = out
-	return out
+	return out[:len(out):len(out)]
 }
 
 // gave reports whether order is the last order update gave: never modified, so
