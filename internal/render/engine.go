@@ -538,11 +538,28 @@ func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 	}
 	outputs := make([]bundle.File, len(e.mains))
 	defer st.stopAhead()
+	pending := make([]*pendingFile, len(e.mains))
+	defer func() { // (a failed render leaves none running)
+		for _, p := range pending {
+			if p != nil {
+				<-p.done
+			}
+		}
+	}()
 	for i := range e.mains {
 		var err error
-		outputs[i], res.Timings[i], err = e.renderOne(ctx, e.mains[i], res.Profile)
+		outputs[i], res.Timings[i], pending[i], err = e.renderStart(ctx, e.mains[i], res.Profile)
 		if err != nil {
 			st.rec = nil
+			return nil, e.diagnose(ctx, e.mains[i], in, err)
+		}
+	}
+	for i, p := range pending {
+		if p == nil {
+			continue
+		}
+		var err error
+		if outputs[i], err = e.finish(p); err != nil {
 			return nil, e.diagnose(ctx, e.mains[i], in, err)
 		}
 	}
@@ -595,6 +612,76 @@ func (e *Engine) begin(in Input) {
 // renderOne renders one top-level template, or reuses its last output when nothing
 // it read changed. Without st.next (diagnosis, profiling) nothing is recorded.
 func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile) (bundle.File, Timing, error) {
+	f, timing, p, err := e.renderStart(ctx, m, profile)
+	if err == nil && p != nil {
+		f, err = e.finish(p)
+	}
+	return f, timing, err
+}
+
+// pendingFile is haproxy.cfg rendered again while its normal form is written apart
+// (normalizeConfigEdited copies the last one's, 7 MB at 50,000 routes): the maps
+// render meanwhile, and the render takes it after them (finish).
+type pendingFile struct {
+	done   chan struct{}
+	target string
+	file   bundle.File
+	memo   *fileMemo // nil when the render is not recording
+	same   bool      // the last file stands
+	err    error
+}
+
+// finishApart writes the normal form of haproxy.cfg rendered again (buf) after last
+// apart, and checks and hashes it (deps and shared: the file's memo's, nil when the
+// render is not recording).
+func finishApart(m mainTemplate, buf *output, last *fileMemo, deps *deps, shared []string) *pendingFile {
+	target := m.file.Target()
+	p := &pendingFile{done: make(chan struct{}), target: target}
+	go func() {
+		defer close(p.done)
+		defer func() {
+			if r := recover(); r != nil {
+				p.err = fmt.Errorf("normalizing %s: %v", target, r)
+			}
+		}()
+		out, marks, same := normalizeConfigEdited(buf, last.out, last.file.Content, last.marks)
+		if same {
+			p.file, p.same = last.file, true
+			if deps != nil {
+				p.memo = &fileMemo{file: last.file, raw: last.raw, out: buf, deps: deps, marks: last.marks, shared: shared}
+			}
+			return
+		}
+		if err := checkChanged(m.file.Kind, out, last.file.Content, true); err != nil {
+			p.err = &TemplateError{Target: target, Template: target, Message: err.Error()}
+			return
+		}
+		f := m.file
+		f.Content, f.Hash = out, bundle.HashEdited(last.file.Content, out)
+		p.file = f
+		if deps != nil {
+			p.memo = &fileMemo{file: f, out: buf, deps: deps, marks: marks, shared: shared}
+		}
+	}()
+	return p
+}
+
+// finish waits for a file written apart and memoizes it.
+func (e *Engine) finish(p *pendingFile) (bundle.File, error) {
+	<-p.done
+	if p.err != nil {
+		return bundle.File{}, p.err
+	}
+	if p.memo != nil {
+		e.st.next.putFile(p.target, p.memo)
+		e.st.reuse.FilesRendered++
+	}
+	return p.file, nil
+}
+
+// renderStart renders one top-level template: the file, or a haproxy.cfg rendered
+// again whose normal form is being written apart (pendingFile).
+func (e *Engine) renderStart(ctx context.Context, m mainTemplate, profile *Profile) (bundle.File, Timing, *pendingFile, error) {
 	st := e.st
 	target := m.file.Target()
 	start, shared := time.Now(), e.g.shared.spent()
@@ -603,7 +690,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 		st.next.carry(st.prev, target)
 		st.next.keepShared(st.prev, fm.shared)
 		st.reuse.Files++
-		return fm.file, Timing{Target: target, Duration: time.Since(start)}, nil
+		return fm.file, Timing{Target: target, Duration: time.Since(start)}, nil, nil
 	}
 	var tracer *Tracer
 	if profile != nil {
@@ -629,7 +716,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	took := time.Since(start)
 	timing := Timing{Target: target, Duration: took, Shared: e.g.shared.spent() - shared}
 	if err != nil {
-		return bundle.File{}, timing, e.describe(target, err)
+		return bundle.File{}, timing, nil, e.describe(target, err)
 	}
 	if tracer != nil {
 		tracer.root.Duration = took
@@ -643,12 +730,18 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 	// haproxy.cfg rendered again: normalized from the last one's normal form, its
 	// raw text never copied into one string (nor kept: its output is).
 	configEdit := m.file.Kind == bundle.KindConfig && len(m.post) == 0 && last != nil && last.marks != nil
+	if configEdit && !same {
+		var d *deps
+		var shared []string
+		if st.rec != nil {
+			d, shared = st.made(st.rec.root()), st.rec.shared
+		}
+		return bundle.File{}, timing, finishApart(m, buf, last, d, shared), nil
+	}
 	var raw, out string
 	var marks []configMark
 	switch {
 	case same:
-	case configEdit:
-		out, marks, same = normalizeConfigEdited(buf, last.out, last.file.Content, last.marks)
 	default:
 		raw = buf.take(m.file.Kind)
 		same = last != nil && raw == last.raw
@@ -659,10 +752,9 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 				shared: st.rec.shared})
 			st.reuse.FilesRendered++
 		}
-		return last.file, timing, nil
+		return last.file, timing, nil, nil
 	}
 	switch {
-	case configEdit:
 	case m.file.Kind == bundle.KindConfig && len(m.post) == 0:
 		if out, marks = normalizeConfig(raw); marks != nil {
 			raw = "" // (its output is kept: configEdit)
@@ -680,7 +772,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 		prev = last.file.Content
 	}
 	if err := checkChanged(m.file.Kind, out, prev, last != nil); err != nil {
-		return bundle.File{}, timing, &TemplateError{Target: target, Template: target, Message: err.Error()}
+		return bundle.File{}, timing, nil, &TemplateError{Target: target, Template: target, Message: err.Error()}
 	}
 	f := m.file
 	// Memoized with the file: a reuse does not hash again; a changed map is hashed
@@ -691,7 +783,7 @@ func (e *Engine) renderOne(ctx context.Context, m mainTemplate, profile *Profile
 			shared: st.rec.shared})
 		st.reuse.FilesRendered++
 	}
-	return f, timing, nil
+	return f, timing, nil, nil
 }
 
 // Targets lists the top-level templates in render order (haproxy.cfg, maps, ...).
