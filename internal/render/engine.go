@@ -627,7 +627,6 @@ type pendingFile struct {
 	target string
 	file   bundle.File
 	memo   *fileMemo // nil when the render is not recording
-	same   bool      // the last file stands
 	err    error
 }
 
@@ -646,7 +645,7 @@ func finishApart(m mainTemplate, buf *output, last *fileMemo, deps *deps, shared
 		}()
 		out, marks, same := normalizeConfigEdited(buf, last.out, last.file.Content, last.marks)
 		if same {
-			p.file, p.same = last.file, true
+			p.file = last.file // (the last file stands)
 			if deps != nil {
 				p.memo = &fileMemo{file: last.file, raw: last.raw, out: buf, deps: deps, marks: last.marks, shared: shared}
 			}
