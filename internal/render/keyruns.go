@@ -164,16 +164,15 @@ func (e *Engine) routeRunNames(prefix string) []string {
 		m.names, m.named, m.prefix = make([]string, 0, len(m.starts)), make(map[*string]string, len(m.starts)), prefix
 		for b := 0; b+1 < len(m.starts); b++ {
 			first := m.order[m.starts[b]]
-			name, ok := "", len(first) > 0
-			if ok {
-				name, ok = last[&first[0]]
+			var id *string // (nil for an empty key)
+			if len(first) > 0 {
+				id = &first[0]
 			}
+			name, ok := last[id]
 			if !ok {
 				name = prefix + strings.Join(first, " ")
 			}
-			if len(first) > 0 {
-				m.named[&first[0]] = name
-			}
+			m.named[id] = name
 			m.names = append(m.names, name)
 		}
 	}
