@@ -79,3 +79,19 @@ func eachApart(n int, fn func(i int)) []any {
 	wg.Wait()
 	return panics
 }
+
+// eachHereOrApart calls fn(i) for i in [0, n): on every core when apart (eachApart),
+// on this goroutine otherwise. A panic of fn is raised again here either way.
+func eachHereOrApart(apart bool, n int, fn func(i int)) {
+	if !apart {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	for _, p := range eachApart(n, fn) {
+		if p != nil {
+			panic(p)
+		}
+	}
+}

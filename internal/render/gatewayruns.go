@@ -207,17 +207,7 @@ func (m *mergedRuns) edit(gone, came []*GatewayState) bool {
 		}
 		m.lists[i], found[i] = m.lists[i].edited(e.out[i], e.in[i], listText[i])
 	}
-	if apart || m.textSize() >= spliceApartSize {
-		for _, p := range eachApart(len(m.lists), sortList) {
-			if p != nil {
-				panic(p)
-			}
-		}
-	} else {
-		for i := range m.lists {
-			sortList(i)
-		}
-	}
+	eachHereOrApart(apart || m.textSize() >= spliceApartSize, len(m.lists), sortList)
 	return !slices.Contains(found, false)
 }
 

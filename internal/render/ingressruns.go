@@ -192,17 +192,7 @@ func (k *ingressRuns) edit(gone, came []map[string][]any) bool {
 		name := names[i]
 		edited[i], found[i] = k.sorted[name].edited(out[name], in[name], textStart(ingressSorted[name]))
 	}
-	if size >= spliceApartSize {
-		for _, p := range eachApart(len(names), edit) {
-			if p != nil {
-				panic(p)
-			}
-		}
-	} else {
-		for i := range names {
-			edit(i)
-		}
-	}
+	eachHereOrApart(size >= spliceApartSize, len(names), edit)
 	for i, name := range names {
 		if !found[i] {
 			return false

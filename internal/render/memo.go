@@ -279,9 +279,9 @@ func (d *deps) keysUntouchedSince(st *renderState, vw weak.Pointer[snapshot.Snap
 }
 
 // keysUntouched reports whether no store changed between snapshot v and the
-// render's under one of keys.
-func keysUntouched(st *renderState, v *snapshot.Snapshot, keys storeKeys) bool {
-	for _, sk := range keys {
+// render's under one of the keys read.
+func keysUntouched(st *renderState, v *snapshot.Snapshot, read storeKeys) bool {
+	for _, sk := range read {
 		store, keys := sk.store, sk.keys
 		was, now := v.Stores[store], st.snapshot.Stores[store]
 		if was == now {
