@@ -43,6 +43,20 @@ type read struct {
 	// read's (a copy of its objects would be most of what a render's memo holds).
 	got      []snapshot.Object
 	versions []snapshot.Version
+	// few holds versions when the answer has at most two objects (a Service, its
+	// EndpointSlices): one allocation per read instead of two, 10,000 fewer in a
+	// full render at 5,000 backends.
+	few [2]snapshot.Version
+}
+
+// keyedRead is the record of a keyed read of resource's store at, answered with objs.
+func keyedRead(resource, ikey string, at weak.Pointer[snapshot.Store], objs []snapshot.Object) *read {
+	r := &read{store: resource, ikey: ikey, at: at}
+	r.versions = r.few[:0]
+	for _, o := range objs {
+		r.versions = append(r.versions, o.Version())
+	}
+	return r
 }
 
 // sameAnswer reports whether got is the answer r had.
@@ -59,15 +73,6 @@ func (r *read) sameAnswer(got []snapshot.Object) bool {
 		}
 	}
 	return true
-}
-
-// versionsOf are the versions of objs.
-func versionsOf(objs []snapshot.Object) []snapshot.Version {
-	out := make([]snapshot.Version, len(objs))
-	for i, o := range objs {
-		out[i] = o.Version()
-	}
-	return out
 }
 
 // mark is one first_seen call and its answer.

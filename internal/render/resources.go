@@ -186,9 +186,10 @@ func (r reader) fetchKeyed(resource string, keys []string, ikey string) []snapsh
 		r.record(rr)
 		return nil
 	}
+	at := weak.Make(store) // (weak pointers of one store compare equal: no Value per candidate)
 	if store.OnDemand == nil {
 		for _, rec := range r.recent.reads {
-			if rr := rec.r; rr != nil && rr.store == resource && rr.at.Value() == store && rr.ikey == ikey {
+			if rr := rec.r; rr != nil && rr.store == resource && rr.at == at && rr.ikey == ikey {
 				if r.deps != nil {
 					r.deps.addRead(rr)
 				}
@@ -200,7 +201,7 @@ func (r reader) fetchKeyed(resource string, keys []string, ikey string) []snapsh
 	if err != nil {
 		panic(err)
 	}
-	rr := &read{store: resource, ikey: ikey, at: weak.Make(store), versions: versionsOf(objs)}
+	rr := keyedRead(resource, ikey, at, objs)
 	r.record(rr)
 	if r.deps != nil {
 		r.recent.reads[r.recent.next] = recentRead{rr, objs}
