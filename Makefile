@@ -77,7 +77,7 @@ test-upgrade: haproxy cluster-binaries cluster-tool
 
 ## bench-render: render cost of the default libraries at 100, 1,000 and 5,000 Ingresses and HTTPRoutes (docs/rendering.md)
 bench-render:
-	$(CURDIR)/scripts/test-benchmark.sh --steps 100,1000,5000 --iterations 7
+	$(CURDIR)/scripts/test-benchmark.sh --steps 100,1000,5000 --iterations 21
 
 ## pgo-profile: regenerate cmd/haptic/default.pgo (profile-guided optimization of the controller) from render benchmarks
 .PHONY: pgo-profile
