@@ -39,7 +39,7 @@ func TestGatewayMergeFirstShareWins(t *testing.T) {
 	if got, want := text["headerLines"], "b1/qs/x 1\nb2/qs/x 1\n"; got != want {
 		t.Errorf("header lines %q, want %q: each backend's once", got, want)
 	}
-	if got, want := text["hosts"], "a a\nc c\n"; got != want {
+	if got, want := text["hosts"], "a 1\nc 1\n"; got != want {
 		t.Errorf("hosts %q, want %q", got, want)
 	}
 }

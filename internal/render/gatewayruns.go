@@ -250,7 +250,7 @@ func (m *mergedRuns) gather(r *GatewayState, d int, e *sortedEdits) {
 	}
 	for h := range r.Hosts {
 		if was := count(m.hosts, h, d); (d > 0 && was == 0) || (d < 0 && was == 1) {
-			edit[listHosts] = append(edit[listHosts], h+" "+h)
+			edit[listHosts] = append(edit[listHosts], hostLine(h))
 		}
 	}
 	for _, keyed := range []struct {
