@@ -500,9 +500,9 @@ func linesOf(entries []string) []string {
 }
 
 // hostLine is host key h's host.map line. The frontends take the key they looked
-// up when it is there (-m found), so the value is one byte: the key again, as it
-// was, made host.map twice the size (4 MB at 50,000 routes, written again for each
-// route added or taken out).
+// up when it is there (-m found), so the value is one byte (the key repeated made
+// host.map twice the size: 4 MB at 50,000 routes, written again for each route
+// added or taken out).
 func hostLine(h string) string { return h + " 1" }
 
 // gatewayIndex is the maps' lines and the notes of a merged state: the part of the
