@@ -233,7 +233,7 @@ func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds [
 	}
 	added = kept
 	if r.out != nil && len(removed) == 0 && len(added) == 0 {
-		return r.out[:len(r.out):len(r.out)]
+		return r.given()
 	}
 	if r.out == nil || len(removed)+len(added) > len(r.entries)/8 { // many: sort once
 		r.entries = slices.DeleteFunc(r.entries, func(en routeOrderEntry) bool { return removed[en.key] })
@@ -243,7 +243,7 @@ func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds [
 		for i, en := range r.entries {
 			r.out[i] = en.item
 		}
-		return r.out[:len(r.out):len(r.out)]
+		return r.given()
 	}
 	// Routes only added after every other (new routes are the newest): appended
 	// after the order's items, which stay as they were.
@@ -252,7 +252,7 @@ func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds [
 		for _, en := range added {
 			r.entries, r.out = append(r.entries, en), append(r.out, en.item)
 		}
-		return r.out[:len(r.out):len(r.out)]
+		return r.given()
 	}
 	// A few: the entries edited in place, the order (which earlier renders' runs
 	// still hold) copied and edited alike, with room for routes added next.
@@ -268,8 +268,12 @@ func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds [
 		r.entries, out = slices.Insert(r.entries, at, en), slices.Insert(out, at, en.item)
 	}
 	r.out = out
-	return out[:len(out):len(out)]
+	return r.given()
 }
+
+// given is the order as update gives it: without the room past its end, so that
+// nothing appended to it writes there.
+func (r *routeOrder) given() [][]string { return r.out[:len(r.out):len(r.out)] }
 
 // gave reports whether order is the last order update gave: never modified, so
 // that it can be kept without a copy.
