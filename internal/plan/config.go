@@ -73,8 +73,8 @@ func defaultsFrom(named map[string]*config.Section, d *config.Section) []*config
 // namedDefaults maps defaults names to their sections (the last one of a name wins).
 func namedDefaults(c *config.Config) map[string]*config.Section {
 	named := make(map[string]*config.Section)
-	for _, s := range c.Sections {
-		if s.Keyword == "defaults" && s.Name != "" {
+	for _, i := range c.Defaults() {
+		if s := c.Sections[i]; s.Name != "" {
 			named[s.Name] = s
 		}
 	}

@@ -96,10 +96,10 @@ func place(run *config.Config, runText string, want *config.Config, wantText str
 			drop[name] = true
 		}
 	}
-	var retired []*config.Section
-	for _, s := range run.Sections {
+	var retired []int // run's sections
+	for i, s := range run.Sections {
 		if s.Keyword == "backend" && s.Name != "" && !taken[s.Name] && (wantB[s.Name] == nil || drop[s.Name]) {
-			retired = append(retired, s)
+			retired = append(retired, i)
 		}
 	}
 	if len(aliases) == 0 && len(drop) == 0 && len(retired) == 0 {
@@ -116,14 +116,14 @@ func place(run *config.Config, runText string, want *config.Config, wantText str
 		return "", !drop[s.Name]
 	})
 	runLines := textLines(runText)
-	for _, s := range retired {
+	for _, i := range retired {
 		servers := map[int]bool{}
-		for _, d := range s.Directives {
+		for _, d := range run.Sections[i].Directives {
 			if d.Keyword == "server" {
-				servers[d.Line] = true
+				servers[run.DirectiveLine(i, d)] = true
 			}
 		}
-		start, end := sectionSpan(run, s, len(runLines))
+		start, end := sectionSpan(run, i, len(runLines))
 		for n := start; n <= end; n++ {
 			if !servers[n] {
 				b.WriteString(runLines[n-1])
@@ -139,9 +139,9 @@ func place(run *config.Config, runText string, want *config.Config, wantText str
 func writeSections(b *strings.Builder, c *config.Config, text string, keep func(*config.Section) (rename string, ok bool)) {
 	lines := textLines(text)
 	first := len(lines) + 1
-	for _, s := range c.Sections {
+	for i, s := range c.Sections {
 		if s.Keyword != "" {
-			first = s.Line
+			first = c.SectionLine(i)
 			break
 		}
 	}
@@ -149,7 +149,7 @@ func writeSections(b *strings.Builder, c *config.Config, text string, keep func(
 		b.WriteString(lines[n-1])
 		b.WriteByte('\n')
 	}
-	for _, s := range c.Sections {
+	for i, s := range c.Sections {
 		if s.Keyword == "" {
 			continue
 		}
@@ -157,9 +157,9 @@ func writeSections(b *strings.Builder, c *config.Config, text string, keep func(
 		if !ok {
 			continue
 		}
-		start, end := sectionSpan(c, s, len(lines))
+		start, end := sectionSpan(c, i, len(lines))
 		for n := start; n <= end; n++ {
-			if n == s.Line && rename != "" {
+			if n == start && rename != "" {
 				b.WriteString(config.JoinWords(append([]string{s.Keyword, rename}, s.Args[1:]...)))
 			} else {
 				b.WriteString(lines[n-1])
@@ -169,19 +169,14 @@ func writeSections(b *strings.Builder, c *config.Config, text string, keep func(
 	}
 }
 
-// sectionSpan is the first and last line (1-based) of a section: from its header
-// to the line before the next section's header.
-func sectionSpan(c *config.Config, s *config.Section, lineCount int) (int, int) {
+// sectionSpan is the first and last line (1-based) of section i of c: from its
+// header to the line before the next section's header.
+func sectionSpan(c *config.Config, i, lineCount int) (int, int) {
 	end := lineCount
-	for i, x := range c.Sections {
-		if x == s && i+1 < len(c.Sections) {
-			end = c.Sections[i+1].Line - 1
-		}
+	if i+1 < len(c.Sections) {
+		end = min(c.SectionLine(i+1)-1, lineCount)
 	}
-	if end > lineCount {
-		end = lineCount
-	}
-	return s.Line, end
+	return c.SectionLine(i), end
 }
 
 // translateMap rewrites entries that name a renamed backend: a value that is the

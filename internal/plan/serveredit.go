@@ -44,20 +44,20 @@ func editOfServers(run *config.Config, runText, wantText string) (serverEdit, bo
 	if runLines == 0 {
 		in--
 	}
-	at := sort.Search(len(run.Sections), func(i int) bool { return run.Sections[i].Line > in }) - 1
+	at := sort.Search(len(run.Sections), func(i int) bool { return run.SectionLine(i) > in }) - 1
 	if at < 0 {
 		return serverEdit{}, false
 	}
-	sec := run.Sections[at]
+	sec, secLine := run.Sections[at], run.SectionLine(at)
 	if sec.Keyword != "backend" && sec.Keyword != "listen" {
 		return serverEdit{}, false
 	}
 	// The section's text: from its header (the same line on both sides) to the next
 	// section (moved by the lines it gained or lost).
-	from := linesBack(runText, pre, first-sec.Line)
+	from := linesBack(runText, pre, first-secLine)
 	to := len(runText)
 	if at+1 < len(run.Sections) {
-		to = linesOn(runText, len(runText)-suf, run.Sections[at+1].Line-(first+runLines))
+		to = linesOn(runText, len(runText)-suf, run.SectionLine(at+1)-(first+runLines))
 	}
 	parsed, err := config.Parse(wantText[from : to+len(wantText)-len(runText)])
 	if err != nil || len(parsed.Sections) != 1 {
@@ -67,28 +67,7 @@ func editOfServers(run *config.Config, runText, wantText string) (serverEdit, bo
 	if cur.Keyword != sec.Keyword || !slices.Equal(cur.Args, sec.Args) {
 		return serverEdit{}, false
 	}
-	want := &config.Config{Sections: make([]*config.Section, len(run.Sections))}
-	copy(want.Sections, run.Sections[:at])
-	want.Sections[at] = moved(cur, sec.Line-1)
-	for i, s := range run.Sections[at+1:] {
-		want.Sections[at+1+i] = moved(s, wantLines-runLines)
-	}
-	return serverEdit{run: run, want: want, at: at}, true
-}
-
-// moved is s with its lines n further on: s itself when n is 0, else a copy (a
-// parse is shared).
-func moved(s *config.Section, n int) *config.Section {
-	if n == 0 {
-		return s
-	}
-	c := *s
-	c.Line += n
-	c.Directives = slices.Clone(s.Directives)
-	for i := range c.Directives {
-		c.Directives[i].Line += n
-	}
-	return &c
+	return serverEdit{run: run, want: run.Replaced(at, cur, wantLines-runLines), at: at}, true
 }
 
 // wholeLines reports whether text is empty or ends a line.
@@ -132,12 +111,14 @@ func linesOn(text string, at, n int) int {
 func defaultsOf(c *config.Config, at int) []*config.Section {
 	var last *config.Section
 	before := map[string]*config.Section{}
-	for _, s := range c.Sections[:at] {
-		if s.Keyword == "defaults" {
-			last = s
-			if s.Name != "" {
-				before[s.Name] = s
-			}
+	for _, i := range c.Defaults() {
+		if i >= at {
+			break
+		}
+		s := c.Sections[i]
+		last = s
+		if s.Name != "" {
+			before[s.Name] = s
 		}
 	}
 	d := last

@@ -15,9 +15,12 @@
 // replacement stays \1). Environment variables are kept as written. Parse groups the
 // lines into sections (IsSectionKeyword: the one list of section keywords, HAProxy
 // 2.6 to 3.2) and directives; Config.String writes a canonical form that parses back
-// to the same sections (FuzzParse). ReadServer reads `server <name> <address>
-// [options]`, grouping options by the number of values each keyword takes; Weight,
-// Disabled and IPPort read what the planner and the read-back compare.
+// to the same sections (FuzzParse). Config.Replaced derives the parse of a text that
+// differs in one section (a backend's server lines) from the parse of the text
+// before, sharing the other sections and keeping how those after it moved
+// (lines.go). ReadServer reads `server <name> <address> [options]`, grouping options
+// by the number of values each keyword takes; Weight, Disabled and IPPort read what
+// the planner and the read-back compare.
 //
 // # Writers and checks
 //

@@ -8,6 +8,8 @@ import (
 // Config is a parsed haproxy.cfg: its sections in file order.
 type Config struct {
 	Sections []*Section
+	shifts   []lineShift // how sections moved since their parse (lines.go)
+	defaults []int       // the indexes of the defaults sections (Defaults)
 }
 
 // Section is one configuration section. Keyword is "global", "defaults", "backend",
@@ -18,12 +20,13 @@ type Section struct {
 	Keyword    string
 	Name       string
 	Args       []string // header arguments after the keyword, Name included
-	Line       int
+	Line       int      // in the parse that made it: Config.SectionLine is where it is
 	Directives []Directive
 }
 
 // Directive is one configuration line: its keyword, its decoded arguments and the
-// 1-based line it came from.
+// 1-based line it came from (in the parse that made it: Config.DirectiveLine is
+// where it is).
 type Directive struct {
 	Keyword string
 	Args    []string
@@ -40,6 +43,10 @@ func (s *Section) Title() string {
 	}
 	return s.Keyword + " " + s.Name
 }
+
+// Defaults are the indexes of c's defaults sections, in order: what a proxy
+// inherits is found without a pass over every section (50,000 backends).
+func (c *Config) Defaults() []int { return c.defaults }
 
 // IsProxy reports whether the section is a proxy that can hold servers.
 func (s *Section) IsProxy() bool { return IsProxyKeyword(s.Keyword) }
@@ -65,6 +72,9 @@ func Parse(text string) (*Config, error) {
 			cur = &Section{Keyword: words[0], Args: words[1:], Line: lineNo}
 			if len(words) > 1 {
 				cur.Name = words[1]
+			}
+			if cur.Keyword == "defaults" {
+				cfg.defaults = append(cfg.defaults, len(cfg.Sections))
 			}
 			cfg.Sections = append(cfg.Sections, cur)
 			continue
