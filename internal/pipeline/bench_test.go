@@ -62,18 +62,31 @@ func benchSnapshot(tb testing.TB, p *Pipeline, kind benchmix.Kind, n int) *snaps
 
 var benchKinds = []benchmix.Kind{benchmix.Ingress, benchmix.HTTPRoute}
 
+// probeSizes are the route counts BenchmarkProbeChange runs at: 500 and 3,000 (the
+// flatness #13 measures), or HAPTIC_PROBE_SIZES.
+func probeSizes(tb testing.TB) []int {
+	if os.Getenv("HAPTIC_PROBE_SIZES") == "" {
+		return []int{500, 3000}
+	}
+	return sizesFrom(tb, "HAPTIC_PROBE_SIZES")
+}
+
 // benchSizes are the object counts the store, render and plan benchmarks run at:
 // 1,000 and 5,000, or HAPTIC_BENCH_SIZES (e.g. "50000", a comma-separated list).
 func benchSizes(tb testing.TB) []int {
-	env := os.Getenv("HAPTIC_BENCH_SIZES")
-	if env == "" {
+	if os.Getenv("HAPTIC_BENCH_SIZES") == "" {
 		return []int{1000, 5000}
 	}
+	return sizesFrom(tb, "HAPTIC_BENCH_SIZES")
+}
+
+// sizesFrom is the comma-separated counts of environment variable env.
+func sizesFrom(tb testing.TB, env string) []int {
 	var out []int
-	for _, f := range strings.Split(env, ",") {
+	for _, f := range strings.Split(os.Getenv(env), ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n <= 0 {
-			tb.Fatalf("HAPTIC_BENCH_SIZES: %q is not a count", f)
+			tb.Fatalf("%s: %q is not a count", env, f)
 		}
 		out = append(out, n)
 	}
@@ -388,7 +401,7 @@ func BenchmarkProbeChange(b *testing.B) {
 	for _, kind := range benchKinds {
 		p := benchPipeline(b, kind)
 		extra := benchExtra(kind)
-		for _, n := range []int{500, 3000} {
+		for _, n := range probeSizes(b) {
 			build, res, probe := benchmix.BuildProbe, "http-routes", benchmix.ProbeRoute
 			if kind == benchmix.Ingress {
 				build, res, probe = benchmix.BuildProbeIngress, "ingresses", benchmix.ProbeIngress
@@ -454,12 +467,16 @@ func benchProbeStep(b *testing.B, name string, p *Pipeline, caps plan.Capabiliti
 		start := cpuTime()
 		for _, s := range snaps {
 			t0 := time.Now()
-			cur, err := p.Engine.Render(context.Background(), render.Input{Snapshot: s, ExtraContext: extra})
-			if err != nil {
-				b.Fatal(err)
-			}
+			var cur *render.Result
+			pprof.Do(context.Background(), pprof.Labels("phase", "render"), func(ctx context.Context) {
+				var err error
+				if cur, err = p.Engine.Render(ctx, render.Input{Snapshot: s, ExtraContext: extra}); err != nil {
+					b.Fatal(err)
+				}
+			})
 			t1 := time.Now()
-			res := plan.Plan(running, cur.Bundle, caps)
+			var res plan.Result
+			pprof.Do(context.Background(), pprof.Labels("phase", "plan"), func(context.Context) { res = plan.Plan(running, cur.Bundle, caps) })
 			renderTime, planTime = renderTime+t1.Sub(t0), planTime+time.Since(t1)
 			if res.Running == nil {
 				b.Fatal("a probe step needs a reload")

@@ -78,8 +78,10 @@ func (m *parsedMap) entriesBefore(at int) int {
 
 // keySet is the keys of a map: a set of its own, or its parent's with the keys of
 // out taken out and those of in put in (one change's), so that a map derived from
-// another does not copy the other's keys. A chain longer than maxKeyDepth is made
-// a set of its own again.
+// another does not copy the other's keys. A chain longer than maxKeyDepth becomes
+// one layer over its root's set (flattened), and a set of its own again when that
+// layer has grown to a quarter of the set: every eighth change made the set anew,
+// a pass over 30,000 keys of each map the change touched.
 type keySet struct {
 	own     map[string]bool
 	parent  *keySet
@@ -98,6 +100,32 @@ func mapKeys(m *parsedMap) (*keySet, bool) {
 		own[key] = true
 	}
 	return &keySet{own: own}, dup
+}
+
+// flattened is k as one layer over the set of its own at the root of its chain; nil
+// when that layer would hold more keys than a quarter of the set's.
+func (k *keySet) flattened() *keySet {
+	root := k
+	for root.parent != nil {
+		root = root.parent
+	}
+	f := &keySet{parent: root, out: map[string]bool{}, in: map[string]bool{}, depth: 1}
+	for l := k; l.parent != nil; l = l.parent {
+		for _, keys := range []map[string]bool{l.in, l.out} {
+			for key := range keys {
+				switch now, was := k.has(key), root.own[key]; {
+				case now && !was:
+					f.in[key] = true
+				case !now && was:
+					f.out[key] = true
+				}
+			}
+		}
+	}
+	if 4*(len(f.in)+len(f.out)) > len(root.own) {
+		return nil
+	}
+	return f
 }
 
 func (k *keySet) has(key string) bool {
@@ -250,17 +278,21 @@ func (c *mapParses) change(old, cur bundle.File) mapChange {
 // curMid: without duplicates in old, old's keys with oldMid's taken out and
 // curMid's put in.
 func deriveKeys(old *parsedMap, oldMid, curMid []runtime.MapEntry, cur *parsedMap) (*keySet, bool) {
-	if old.dup || old.keys.depth >= maxKeyDepth {
+	parent := old.keys
+	if !old.dup && parent.depth >= maxKeyDepth {
+		parent = parent.flattened()
+	}
+	if old.dup || parent == nil {
 		return mapKeys(cur)
 	}
-	k := &keySet{parent: old.keys, out: make(map[string]bool, len(oldMid)), in: make(map[string]bool, len(curMid)), depth: old.keys.depth + 1}
+	k := &keySet{parent: parent, out: make(map[string]bool, len(oldMid)), in: make(map[string]bool, len(curMid)), depth: parent.depth + 1}
 	// (copies: a chain must not keep the texts the keys were parsed from alive)
 	for _, e := range oldMid {
 		k.out[strings.Clone(e.Key)] = true
 	}
 	for _, e := range curMid {
 		// a duplicate: twice in the middle, or also in the common lines
-		if k.in[e.Key] || (!k.out[e.Key] && old.keys.has(e.Key)) {
+		if k.in[e.Key] || (!k.out[e.Key] && parent.has(e.Key)) {
 			return mapKeys(cur)
 		}
 		k.in[strings.Clone(e.Key)] = true

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -177,6 +178,58 @@ func TestMapChangeChains(t *testing.T) {
 			}
 			text = next
 		}
+	}
+}
+
+// TestMapKeyChainsFlatten: along a long chain of changes of a few keys each, a map
+// without repeated keys keeps its keys right as its chain is flattened over the
+// first map's set, made anew only once the changes reach a quarter of it.
+func TestMapKeyChainsFlatten(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	keys := map[int]bool{}
+	text := func() string {
+		var b strings.Builder
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			fmt.Fprintf(&b, "k%d v%d\n", k, k%3)
+		}
+		return b.String()
+	}
+	for len(keys) < 400 {
+		keys[r.IntN(100000)] = true
+	}
+	last, flattened, remade := text(), 0, 0
+	ever := maps.Clone(keys) // (keys taken out are asked for too)
+	for step := range 40 * maxKeyDepth {
+		for range 1 + r.IntN(3) { // a key taken out, one put in
+			for k := range keys {
+				delete(keys, k)
+				break
+			}
+			k := r.IntN(100000)
+			keys[k], ever[k] = true, true
+		}
+		next := text()
+		c := parsedMaps.change(bundle.File{Kind: bundle.KindMap, Name: "flatten.map", Content: last},
+			bundle.File{Kind: bundle.KindMap, Name: "flatten.map", Content: next})
+		want := parseMap(next)
+		for k := range ever {
+			if key := fmt.Sprint("k", k); c.cur.keys.has(key) != want.keys.has(key) {
+				t.Fatalf("step %d: key %q: %v, want %v", step, key, c.cur.keys.has(key), want.keys.has(key))
+			}
+		}
+		switch k := c.cur.keys; {
+		case k.own != nil:
+			remade++
+		case k.depth == 2:
+			flattened++
+		}
+		if c.cur.keys.depth > maxKeyDepth {
+			t.Fatalf("step %d: a chain of %d", step, c.cur.keys.depth)
+		}
+		last = next
+	}
+	if flattened < 20 || remade == 0 {
+		t.Fatalf("flattened %d times, made anew %d", flattened, remade)
 	}
 }
 
