@@ -13,8 +13,8 @@ import (
 // server lines of one backend (an endpoint moved, added or removed, a server's
 // option changed). Its parse is the running one with that section parsed again and
 // every other section shared, those after it moved by the lines it gained or lost
-// (config.Replaced); placement leaves it as it is (the same backends), and the plan compares
-// that section alone. A parse of the whole desired configuration, its layout,
+// (config.Replaced); placement leaves it as it is (the same backends), and the plan
+// compares that section alone. A parse of the whole desired configuration, its layout,
 // placement and the comparison of every section cost 140 ms at 50,000 backends for
 // one server line.
 type serverEdit struct {
