@@ -62,26 +62,16 @@ func benchSnapshot(tb testing.TB, p *Pipeline, kind benchmix.Kind, n int) *snaps
 
 var benchKinds = []benchmix.Kind{benchmix.Ingress, benchmix.HTTPRoute}
 
-// probeSizes are the route counts BenchmarkProbeChange runs at: 500 and 3,000 (the
-// flatness #13 measures), or HAPTIC_PROBE_SIZES.
-func probeSizes(tb testing.TB) []int {
-	if os.Getenv("HAPTIC_PROBE_SIZES") == "" {
-		return []int{500, 3000}
-	}
-	return sizesFrom(tb, "HAPTIC_PROBE_SIZES")
-}
-
 // benchSizes are the object counts the store, render and plan benchmarks run at:
 // 1,000 and 5,000, or HAPTIC_BENCH_SIZES (e.g. "50000", a comma-separated list).
-func benchSizes(tb testing.TB) []int {
-	if os.Getenv("HAPTIC_BENCH_SIZES") == "" {
-		return []int{1000, 5000}
-	}
-	return sizesFrom(tb, "HAPTIC_BENCH_SIZES")
-}
+func benchSizes(tb testing.TB) []int { return sizesFrom(tb, "HAPTIC_BENCH_SIZES", 1000, 5000) }
 
-// sizesFrom is the comma-separated counts of environment variable env.
-func sizesFrom(tb testing.TB, env string) []int {
+// sizesFrom is the comma-separated counts of environment variable env, or
+// otherwise when it is not set.
+func sizesFrom(tb testing.TB, env string, otherwise ...int) []int {
+	if os.Getenv(env) == "" {
+		return otherwise
+	}
 	var out []int
 	for _, f := range strings.Split(os.Getenv(env), ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -401,7 +391,7 @@ func BenchmarkProbeChange(b *testing.B) {
 	for _, kind := range benchKinds {
 		p := benchPipeline(b, kind)
 		extra := benchExtra(kind)
-		for _, n := range probeSizes(b) {
+		for _, n := range sizesFrom(b, "HAPTIC_PROBE_SIZES", 500, 3000) { // (500 and 3,000: the flatness #13 measures)
 			build, res, probe := benchmix.BuildProbe, "http-routes", benchmix.ProbeRoute
 			if kind == benchmix.Ingress {
 				build, res, probe = benchmix.BuildProbeIngress, "ingresses", benchmix.ProbeIngress
