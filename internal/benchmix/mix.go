@@ -69,12 +69,13 @@ func IngressObject(i int) map[string]any {
 }
 
 // Route is HTTPRoute i on the Gateway: hostname bench-i.example.com, a PathPrefix /
-// and an Exact /api/v1 match, both to Service i port 80.
+// and an Exact /api/v1 match, both to Service i port 80, created after route i-1
+// (the API server stamps every object; the Gateway library orders routes by it).
 func Route(i int) map[string]any {
 	ref := func() []any { return []any{map[string]any{"name": svcName(i), "port": int64(80), "weight": int64(1)}} }
 	return map[string]any{
 		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
-		"metadata": map[string]any{"name": fmt.Sprintf("bench-route-%d", i), "namespace": Namespace},
+		"metadata": map[string]any{"name": fmt.Sprintf("bench-route-%d", i), "namespace": Namespace, "creationTimestamp": created(i)},
 		"spec": map[string]any{
 			"parentRefs": []any{map[string]any{"name": "bench-gw"}},
 			"hostnames":  []any{fmt.Sprintf("bench-%d.example.com", i)},
@@ -172,7 +173,7 @@ func ProbeRoute(i int) map[string]any {
 	return map[string]any{
 		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
 		"metadata": map[string]any{"name": fmt.Sprintf("%d-route", i), "namespace": Namespace,
-			"creationTimestamp": time.Date(2026, 1, 1, 0, 0, i/20, 0, time.UTC).Format(time.RFC3339)},
+			"creationTimestamp": created(i)},
 		"spec": map[string]any{
 			"parentRefs": []any{map[string]any{"name": "bench-gw"}},
 			"hostnames":  []any{fmt.Sprintf("%d-route.example.com", i)},
@@ -209,4 +210,9 @@ func ProbeIngress(i int) map[string]any {
 			}},
 		},
 	}
+}
+
+// created is route i's creationTimestamp: routes created 20 a second, in order.
+func created(i int) string {
+	return time.Date(2026, 1, 1, 0, 0, i/20, 0, time.UTC).Format(time.RFC3339)
 }

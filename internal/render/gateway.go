@@ -172,6 +172,9 @@ type routeOrder struct {
 	stores  []*snapshot.Store
 	entries []routeOrderEntry // sorted by key
 	out     [][]string
+	// covered is how much of out's array the orders given cover: more than out
+	// when the newest routes went (out was cut, not copied).
+	covered int
 }
 
 type routeOrderEntry struct {
@@ -239,18 +242,30 @@ func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds [
 		r.entries = slices.DeleteFunc(r.entries, func(en routeOrderEntry) bool { return removed[en.key] })
 		r.entries = append(r.entries, added...)
 		sort.Slice(r.entries, func(i, j int) bool { return r.entries[i].key < r.entries[j].key })
-		r.out = make([][]string, len(r.entries))
+		r.out, r.covered = make([][]string, len(r.entries)), 0
 		for i, en := range r.entries {
 			r.out[i] = en.item
 		}
 		return r.given()
 	}
+	// The newest routes gone: the order is cut short, its array kept as the orders
+	// given hold it.
+	if len(added) == 0 && r.newest(removed) {
+		n := len(r.entries) - len(removed)
+		r.entries, r.out = r.entries[:n], r.out[:n]
+		return r.given()
+	}
 	// Routes only added after every other (new routes are the newest): appended
-	// after the order's items, which stay as they were.
+	// after the order's items, which stay as they were, where no order given covers
+	// the array or it holds those routes already (the newest gone and back).
 	sort.Slice(added, func(i, j int) bool { return added[i].key < added[j].key })
-	if len(removed) == 0 && (len(r.entries) == 0 || added[0].key > r.entries[len(r.entries)-1].key) {
+	if len(removed) == 0 && (len(r.entries) == 0 || added[0].key > r.entries[len(r.entries)-1].key) && r.appendable(added) {
 		for _, en := range added {
-			r.entries, r.out = append(r.entries, en), append(r.out, en.item)
+			if len(r.out) < r.covered {
+				r.entries, r.out = append(r.entries, en), r.out[:len(r.out)+1]
+			} else {
+				r.entries, r.out = append(r.entries, en), append(r.out, en.item)
+			}
 		}
 		return r.given()
 	}
@@ -267,13 +282,44 @@ func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds [
 		at, _ := r.find(en.key)
 		r.entries, out = slices.Insert(r.entries, at, en), slices.Insert(out, at, en.item)
 	}
-	r.out = out
+	r.out, r.covered = out, 0
 	return r.given()
 }
 
 // given is the order as update gives it: without the room past its end, so that
 // nothing appended to it writes there.
-func (r *routeOrder) given() [][]string { return r.out[:len(r.out):len(r.out)] }
+func (r *routeOrder) given() [][]string {
+	r.covered = max(r.covered, len(r.out))
+	return r.out[:len(r.out):len(r.out)]
+}
+
+// newest reports whether the keys are those of the last entries.
+func (r *routeOrder) newest(keys map[string]bool) bool {
+	if len(keys) > len(r.entries) {
+		return false
+	}
+	for _, en := range r.entries[len(r.entries)-len(keys):] {
+		if !keys[en.key] {
+			return false
+		}
+	}
+	return true
+}
+
+// appendable reports whether added can go past the order's end without changing
+// what an order given holds: where one covers out's array, it names those routes.
+func (r *routeOrder) appendable(added []routeOrderEntry) bool {
+	for i, en := range added {
+		at := len(r.out) + i
+		if at >= r.covered {
+			return true
+		}
+		if !slices.Equal(r.out[:at+1][at], en.item) {
+			return false
+		}
+	}
+	return true
+}
 
 // gave reports whether order is the last order update gave: never modified, so
 // that it can be kept without a copy.
