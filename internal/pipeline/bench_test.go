@@ -161,7 +161,9 @@ func benchFullRenders(b *testing.B, newObjects bool) {
 // one route changed (a new version with the same content), and after each of a
 // chain of EndpointSlice changes, as a fleet's changes come (each planned against
 // what the plan before made to run): an address moved (haproxy.cfg differs in one
-// server line), and an address added (a server line added: the lines after it move).
+// server line), an address added (a server line added: the lines after it move), and
+// a route added with its Service (its backend run from a pool slot, the maps that name
+// it translated; every 32nd a reload, when the slots are taken).
 func BenchmarkPlan(b *testing.B) {
 	caps, err := plan.CapabilitiesFor("2.6.12")
 	if err != nil {
@@ -186,8 +188,9 @@ func BenchmarkPlan(b *testing.B) {
 					plan.Plan(plan.Running{Bundle: before.Bundle}, after.Bundle, caps)
 				}
 			})
-			// chain plans the renders of step's snapshots, one after another.
-			chain := func(name string, step func(s *snapshot.Snapshot, i int) *snapshot.Snapshot) {
+			// chain plans the renders of step's snapshots, one after another (a change
+			// that needs a reload fails it unless reloads).
+			chain := func(name string, reloads bool, step func(s *snapshot.Snapshot, i int) *snapshot.Snapshot) {
 				b.Run(fmt.Sprintf("%s/n=%d/%s", kind, n, name), func(b *testing.B) {
 					running, s, i := plan.Running{Bundle: before.Bundle}, snap, 0
 					b.ReportAllocs()
@@ -200,19 +203,27 @@ func BenchmarkPlan(b *testing.B) {
 						}
 						b.StartTimer()
 						res := plan.Plan(running, next.Bundle, caps)
-						if res.Running == nil {
+						switch {
+						case res.Running != nil:
+							running = *res.Running
+						case reloads: // (the pods reloaded: they run the render)
+							running = plan.Running{Bundle: next.Bundle}
+						default:
 							b.Fatalf("change %d needs a reload: %v", i, res.Reasons)
 						}
-						running, i = *res.Running, i+1
+						i++
 					}
 				})
 			}
 			addr := func(i int) string { return fmt.Sprintf("10.99.%d.%d", i/250%250, i%250) }
-			chain("endpoints", func(s *snapshot.Snapshot, i int) *snapshot.Snapshot {
+			chain("endpoints", false, func(s *snapshot.Snapshot, i int) *snapshot.Snapshot {
 				return moveEndpointTo(b, p, s, i%n, addr(i)) // a server line changed
 			})
-			chain("endpoints-added", func(s *snapshot.Snapshot, i int) *snapshot.Snapshot {
+			chain("endpoints-added", false, func(s *snapshot.Snapshot, i int) *snapshot.Snapshot {
 				return moveEndpointTo(b, p, s, i%n, endpointAddress(i%n), addr(i)) // a server line added
+			})
+			chain("routes-added", true, func(s *snapshot.Snapshot, i int) *snapshot.Snapshot {
+				return addOne(b, p, s, kind, n+i) // a backend into a pool slot, its lines into the maps
 			})
 		}
 	}
