@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 )
 
@@ -28,6 +29,11 @@ type configParse struct {
 	err    error
 	from   string  // the running configuration this one was planned from
 	layout *layout // (layoutOf)
+	// base is the parse cfg was derived from (config.Reparsed) and splice what
+	// changed: its layout is derived from base's.
+	base   *config.Config
+	splice config.Splice
+	spent  bool // a desired text placed anew: kept to derive the next one from
 }
 
 type configParses struct {
@@ -35,19 +41,57 @@ type configParses struct {
 	list []configParse // oldest first
 }
 
-// parse is config.Parse(text), remembered.
+// parse is config.Parse(text), remembered; derived from the remembered parse whose
+// text shares the most lines with text (config.Reparsed) when that is most of it.
 func (c *configParses) parse(text string) (*config.Config, error) {
 	c.mu.Lock()
-	for _, p := range c.list {
+	var bases []configParse
+	for i := len(c.list) - 1; i >= 0; i-- {
+		p := c.list[i]
 		if p.text == text {
 			c.mu.Unlock()
 			return p.cfg, p.err
 		}
+		if p.err == nil && len(bases) < derivedFrom {
+			bases = append(bases, p)
+		}
 	}
 	c.mu.Unlock()
+	if p, ok := derive(bases, text); ok {
+		return c.keep(p).cfg, nil
+	}
 	cfg, err := config.Parse(text)
 	p := c.keep(configParse{text: text, cfg: cfg, err: err})
 	return p.cfg, p.err
+}
+
+// derivedFrom is how many of the latest parses parse compares a text with.
+const derivedFrom = 3
+
+// derivedParses turns derive on (tests compare plans with and without it).
+var derivedParses = true
+
+// derive is the parse of text made from the base sharing the most lines with it,
+// when they share most of them.
+func derive(bases []configParse, text string) (configParse, bool) {
+	var best configParse
+	bestPre, bestSuf := 0, 0
+	for _, b := range bases {
+		if !derivedParses {
+			break
+		}
+		if pre, suf := bundle.CommonLines(b.text, text); pre+suf > bestPre+bestSuf {
+			best, bestPre, bestSuf = b, pre, suf
+		}
+	}
+	if best.cfg == nil || 2*(bestPre+bestSuf) < len(text) {
+		return configParse{}, false
+	}
+	cfg, splice, ok := best.cfg.Reparsed(best.text, text, bestPre, bestSuf)
+	if !ok {
+		return configParse{}, false
+	}
+	return configParse{text: text, cfg: cfg, base: best.cfg, splice: splice}, true
 }
 
 // keep remembers a parse (made by parse, or otherwise: serverEdit) unless one of its
@@ -84,12 +128,18 @@ func (c *configParses) ran(text string) (*config.Config, error) {
 }
 
 // planned records that placed was planned from running, in place of desired: the
-// desired text, placed anew, is asked for by no later plan.
+// desired text, placed anew, is asked for by no later plan, but the next desired
+// text is derived from its parse (the last one only is kept).
 func (c *configParses) planned(running, desired, placed string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if desired != placed && desired != running {
-		c.forget(desired)
+		c.list = slices.DeleteFunc(c.list, func(p configParse) bool { return p.spent })
+		for i := range c.list {
+			if c.list[i].text == desired {
+				c.list[i].spent = true
+			}
+		}
 	}
 	for i := range c.list {
 		if c.list[i].text == placed {

@@ -9,8 +9,9 @@ import (
 )
 
 // The parse cache keeps what the next plan asks for — each fleet's running and
-// placed configuration — and forgets the desired text a plan placed anew, and the
-// configuration a plan was made from once a plan starts from the placed one.
+// placed configuration, and the last desired text a plan placed anew (the next
+// desired one is derived from it) — and forgets the desired texts placed before,
+// and the configuration a plan was made from once a plan starts from the placed one.
 func TestParsedConfigsKeepWhatPlansAskFor(t *testing.T) {
 	c := &configParses{}
 	texts := func() []string {
@@ -21,7 +22,7 @@ func TestParsedConfigsKeepWhatPlansAskFor(t *testing.T) {
 		return out
 	}
 	cfg := func(name string) string { return "global\n    # " + name + "\n" }
-	running := cfg("running")
+	running, spent := cfg("running"), ""
 	for i, name := range []string{"first", "second", "third"} {
 		desired, placed := cfg(name+" desired"), cfg(name+" placed")
 		if _, err := c.ran(running); err != nil {
@@ -30,16 +31,16 @@ func TestParsedConfigsKeepWhatPlansAskFor(t *testing.T) {
 		_, _ = c.parse(desired)
 		_, _ = c.parse(placed)
 		c.planned(running, desired, placed)
-		if got := texts(); slices.Contains(got, desired) || !slices.Contains(got, placed) || !slices.Contains(got, running) {
+		if got := texts(); !slices.Contains(got, desired) || slices.Contains(got, spent) || !slices.Contains(got, placed) || !slices.Contains(got, running) {
 			t.Fatalf("change %d: kept %q", i, got)
 		}
 		if _, err := c.ran(placed); err != nil { // the pods run it: the next plan starts there
 			t.Fatal(err)
 		}
-		if got := texts(); !slices.Equal(got, []string{placed}) {
+		if got := texts(); !slices.Equal(got, []string{desired, placed}) {
 			t.Fatalf("change %d: after the pods ran the placed config, kept %q", i, got)
 		}
-		running = placed
+		running, spent = placed, desired
 	}
 	// A desired config that needed no placing is the one the pods will run.
 	desired := cfg("unplaced")

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -44,36 +45,32 @@ func place(run *config.Config, runText string, want *config.Config, wantText str
 	rl, wl := layoutOf(run), layoutOf(want)
 	runB, wantB := rl.backends, wl.backends
 	runInherit, wantInherit := rl.inherit, wl.inherit
+	// (from the sorted names, not a pass over every backend's: a change brings a few)
+	onlyRun, onlyWant := sortedDifference(rl.names, wl.names)
 
 	aliases := map[string]string{}
-	taken := map[string]bool{} // running names that serve a desired backend
+	served := map[string]bool{} // running names that serve a renamed desired backend
 	for _, d := range sortedKeys(previous) {
 		r := previous[d]
-		if wantB[d] == nil || runB[r] == nil || runB[d] != nil || taken[r] || (wantB[r] != nil && !isPool(r)) {
+		if wantB[d] == nil || runB[r] == nil || runB[d] != nil || served[r] || (wantB[r] != nil && !isPool(r)) {
 			continue
 		}
-		aliases[d], taken[r] = r, true
+		aliases[d], served[r] = r, true
 	}
-	for name, s := range wantB {
-		if _, renamed := aliases[name]; !renamed && !isPool(name) && runB[name] != nil {
-			taken[s.Name] = true
-		}
-	}
+	// A running name is taken when it serves a desired backend: its own (a desired
+	// backend that runs under its name is never renamed), or one renamed to it.
+	taken := func(r string) bool { return served[r] || !isPool(r) && wantB[r] != nil && runB[r] != nil }
 
-	var spares []string
-	for name := range runB {
-		if !taken[name] {
-			spares = append(spares, name)
-		}
-	}
+	spares := slices.Concat(withPrefix(rl.names, PoolPrefix), onlyRun)
+	spares = slices.DeleteFunc(spares, taken)
 	sort.Slice(spares, func(i, j int) bool {
 		if isPool(spares[i]) != isPool(spares[j]) {
 			return isPool(spares[i])
 		}
 		return spares[i] < spares[j]
 	})
-	for _, d := range wl.names {
-		if isPool(d) || runB[d] != nil {
+	for _, d := range onlyWant {
+		if isPool(d) {
 			continue
 		}
 		if _, renamed := aliases[d]; renamed {
@@ -81,8 +78,8 @@ func place(run *config.Config, runText string, want *config.Config, wantText str
 		}
 		sig := signature(wantB[d], wantInherit)
 		for _, r := range spares {
-			if !taken[r] && !hasServers(runB[r]) && signature(runB[r], runInherit) == sig {
-				aliases[d], taken[r] = r, true
+			if !served[r] && !hasServers(runB[r]) && signature(runB[r], runInherit) == sig {
+				aliases[d], served[r] = r, true
 				break
 			}
 		}
@@ -91,21 +88,24 @@ func place(run *config.Config, runText string, want *config.Config, wantText str
 	// Desired pool backends are dropped when their name is in use or they are not
 	// running; running backends nobody claims are kept, without servers.
 	drop := map[string]bool{}
-	for name := range wantB {
-		if isPool(name) && (taken[name] || runB[name] == nil) {
+	for _, name := range withPrefix(wl.names, PoolPrefix) {
+		if taken(name) || runB[name] == nil {
 			drop[name] = true
 		}
 	}
 	var retired []int // run's sections
-	for i, s := range run.Sections {
-		if s.Keyword == "backend" && s.Name != "" && !taken[s.Name] && (wantB[s.Name] == nil || drop[s.Name]) {
-			retired = append(retired, i)
+	if len(onlyRun) > 0 || len(drop) > 0 {
+		for i, s := range run.Sections {
+			if s.Keyword == "backend" && s.Name != "" && !taken(s.Name) && (wantB[s.Name] == nil || drop[s.Name]) {
+				retired = append(retired, i)
+			}
 		}
 	}
 	if len(aliases) == 0 && len(drop) == 0 && len(retired) == 0 {
 		return placement{text: wantText}
 	}
 	var b strings.Builder
+	b.Grow(len(wantText))
 	writeSections(&b, want, wantText, func(s *config.Section) (string, bool) {
 		if s.Keyword != "backend" {
 			return "", true
@@ -115,58 +115,120 @@ func place(run *config.Config, runText string, want *config.Config, wantText str
 		}
 		return "", !drop[s.Name]
 	})
-	runLines := textLines(runText)
-	for _, i := range retired {
-		servers := map[int]bool{}
-		for _, d := range run.Sections[i].Directives {
-			if d.Keyword == "server" {
-				servers[run.DirectiveLine(i, d)] = true
+	if len(retired) > 0 {
+		runLines := textLines(runText)
+		for _, i := range retired {
+			servers := map[int]bool{}
+			for _, d := range run.Sections[i].Directives {
+				if d.Keyword == "server" {
+					servers[run.DirectiveLine(i, d)] = true
+				}
 			}
-		}
-		start, end := sectionSpan(run, i, len(runLines))
-		for n := start; n <= end; n++ {
-			if !servers[n] {
-				b.WriteString(runLines[n-1])
-				b.WriteByte('\n')
+			start, end := sectionSpan(run, i, len(runLines))
+			for n := start; n <= end; n++ {
+				if !servers[n] {
+					b.WriteString(runLines[n-1])
+					b.WriteByte('\n')
+				}
 			}
 		}
 	}
 	return placement{text: b.String(), aliases: aliases}
 }
 
-// writeSections copies text section by section; keep says whether a section stays
-// and, for a backend, the name it is renamed to ("" keeps its name).
-func writeSections(b *strings.Builder, c *config.Config, text string, keep func(*config.Section) (rename string, ok bool)) {
-	lines := textLines(text)
-	first := len(lines) + 1
-	for i, s := range c.Sections {
-		if s.Keyword != "" {
-			first = c.SectionLine(i)
-			break
+// sortedDifference is the strings of sorted a not in sorted b, and those of b not
+// in a.
+func sortedDifference(a, b []string) (onlyA, onlyB []string) {
+	for len(a) > 0 && len(b) > 0 {
+		switch {
+		case a[0] == b[0]:
+			a, b = a[1:], b[1:]
+		case a[0] < b[0]:
+			onlyA, a = append(onlyA, a[0]), a[1:]
+		default:
+			onlyB, b = append(onlyB, b[0]), b[1:]
 		}
 	}
-	for n := 1; n < first && n <= len(lines); n++ {
-		b.WriteString(lines[n-1])
-		b.WriteByte('\n')
+	return append(onlyA, a...), append(onlyB, b...)
+}
+
+// withPrefix is the strings of sorted names that start with prefix.
+func withPrefix(names []string, prefix string) []string {
+	i := sort.SearchStrings(names, prefix)
+	j := i
+	for j < len(names) && strings.HasPrefix(names[j], prefix) {
+		j++
 	}
+	return names[i:j]
+}
+
+// writeSections copies text section by section; keep says whether a section stays
+// and, for a backend, the name it is renamed to ("" keeps its name). The sections
+// that stay as they are are copied in runs, as text.
+func writeSections(b *strings.Builder, c *config.Config, text string, keep func(*config.Section) (rename string, ok bool)) {
+	lines := lineFinder{text: text, line: 1}
+	pending := 0 // where the text not written yet starts: a run of sections that stay
 	for i, s := range c.Sections {
 		if s.Keyword == "" {
 			continue
 		}
 		rename, ok := keep(s)
+		if ok && rename == "" {
+			continue
+		}
+		start := lines.start(c.SectionLine(i))
+		end := len(text)
+		if i+1 < len(c.Sections) {
+			end = lines.start(c.SectionLine(i + 1))
+		}
+		b.WriteString(text[pending:start])
+		pending = end
 		if !ok {
 			continue
 		}
-		start, end := sectionSpan(c, i, len(lines))
-		for n := start; n <= end; n++ {
-			if n == start && rename != "" {
-				b.WriteString(config.JoinWords(append([]string{s.Keyword, rename}, s.Args[1:]...)))
-			} else {
-				b.WriteString(lines[n-1])
-			}
-			b.WriteByte('\n')
+		header := end
+		if n := strings.IndexByte(text[start:end], '\n'); n >= 0 {
+			header = start + n + 1
 		}
+		b.WriteString(config.JoinWords(append([]string{s.Keyword, rename}, s.Args[1:]...)))
+		b.WriteByte('\n')
+		b.WriteString(text[header:end])
 	}
+	b.WriteString(text[pending:])
+	if str := b.String(); str != "" && !strings.HasSuffix(str, "\n") {
+		b.WriteByte('\n') // (every line written ends with one)
+	}
+}
+
+// lineFinder finds where lines start in a text, walking on from the last line found.
+type lineFinder struct {
+	text string
+	line int // at is on this line
+	at   int
+}
+
+// lineBlock is how much text start counts the newlines of at once.
+const lineBlock = 4096
+
+// start is the offset line n starts at (len(text) past the last line); n is not
+// before the last line found.
+func (f *lineFinder) start(n int) int {
+	for need := n - f.line; need > 0; {
+		rest := f.text[f.at:]
+		if len(rest) > lineBlock {
+			if c := strings.Count(rest[:lineBlock], "\n"); c < need {
+				f.at, f.line, need = f.at+lineBlock, f.line+c, need-c
+				continue
+			}
+		}
+		i := strings.IndexByte(rest, '\n')
+		if i < 0 {
+			f.at, f.line = len(f.text), n
+			break
+		}
+		f.at, f.line, need = f.at+i+1, f.line+1, need-1
+	}
+	return f.at
 }
 
 // sectionSpan is the first and last line (1-based) of section i of c: from its
