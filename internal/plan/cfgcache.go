@@ -68,7 +68,8 @@ func (c *configParses) parse(text string) (*config.Config, error) {
 // derivedFrom is how many of the latest parses parse compares a text with.
 const derivedFrom = 3
 
-// derivedParses turns derive on (tests compare plans with and without it).
+// derivedParses turns derive, and diffInOrder that reads what derived parses share,
+// on (tests compare plans with and without them).
 var derivedParses = true
 
 // derive is the parse of text made from the base sharing the most lines with it,

@@ -16,7 +16,7 @@ import (
 
 // TestDerivedPlansAsWholeParses: over chains of random changes as routes bring them —
 // a backend added (into a pool slot) with its map line, one taken out, a server or a
-// directive edited, several at once — plans made with parses and layouts derived
+// directive edited, a frontend added, taken out or moved, several at once — plans made with parses and layouts derived
 // from the last ones (config.Reparsed, layout.derived) and translations spliced from
 // the last ones are the plans of whole parses, layouts and translations: the same
 // operations, reasons, files, running set and aliases. Each chain runs until the
@@ -53,7 +53,7 @@ func TestDerivedPlansAsWholeParses(t *testing.T) {
 		for step := range 80 {
 			next := maps2(backends)
 			for range 1 + rng.IntN(2) {
-				names := sortedKeys(next)
+				names := slices.DeleteFunc(sortedKeys(next), func(n string) bool { return strings.HasPrefix(n, "!") })
 				name := names[rng.IntN(len(names))]
 				switch k := rng.IntN(10); {
 				case k < 5: // a route and its backend added, amid the others
@@ -64,8 +64,17 @@ func TestDerivedPlansAsWholeParses(t *testing.T) {
 					lines := slices.Clone(next[name])
 					lines[len(lines)-1] = fmt.Sprintf("    server s9 10.9.%d.%d:80", step%250, rng.IntN(250))
 					next[name] = lines
-				default: // a directive changed
+				case k < 9: // a directive changed
 					next[name] = append([]string{"    balance leastconn"}, next[name][1:]...)
+				case next[extraFrontend] == nil: // a section other than a backend added
+					next[extraFrontend] = []string{"    bind :81"}
+				case rng.IntN(2) == 0: // ... or taken out
+					delete(next, extraFrontend)
+				default: // ... or moved after the backends, or back
+					next[extraLate] = []string{}
+					if rng.IntN(2) == 0 {
+						delete(next, extraLate)
+					}
 				}
 			}
 			desired := routeBundle(next)
@@ -108,6 +117,10 @@ func samePlacement(t *testing.T, running Running, desired *bundle.Bundle) {
 	}
 }
 
+// The names routeBundle takes for a frontend of its own (its lines), and for
+// putting it after the backends.
+const extraFrontend, extraLate = "!frontend", "!late"
+
 // plainBackend is a backend's lines after its header: a plain backend (one pool
 // slots take) but for one in five.
 func plainBackend(rng *rand.Rand, b int) []string {
@@ -127,8 +140,17 @@ func routeBundle(backends map[string][]string) *bundle.Bundle {
 	cfg := []string{"global", "    maxconn 100", "defaults", "    mode http", "defaults tuned", "    mode http",
 		"    timeout client 5s", "defaults", "    mode http", "frontend fe", "    bind :80",
 		"    use_backend %[path,map_beg(/etc/haproxy/maps/path.map)]"}
+	extra := func(late bool) {
+		if lines, ok := backends[extraFrontend]; ok && (backends[extraLate] != nil) == late {
+			cfg = append(append(cfg, "", "frontend fe_extra"), lines...)
+		}
+	}
+	extra(false)
 	var routes []string
 	for _, name := range sortedKeys(backends) {
+		if strings.HasPrefix(name, "!") {
+			continue
+		}
 		header := "backend " + name
 		if strings.HasSuffix(name, "30") { // (one in ten of the first ones: pool slots do not take them)
 			header += " from tuned"
@@ -139,6 +161,7 @@ func routeBundle(backends map[string][]string) *bundle.Bundle {
 	for i := range 4 {
 		cfg = append(cfg, "", fmt.Sprintf("backend %s%03d", PoolPrefix, i), "    balance roundrobin")
 	}
+	extra(true)
 	sort.Strings(routes)
 	return bundleOf(strings.Join(cfg, "\n")+"\n", "map:path.map", strings.Join(routes, "\n")+"\n")
 }

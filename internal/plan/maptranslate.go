@@ -33,8 +33,9 @@ type mapTranslations struct {
 }
 
 // translate is translateMap(text, aliases), derived from the remembered
-// translation of name under the same aliases whose input shares the most lines
-// with text, and hashed (bundle.HashEdited) from that translation's hash.
+// translation of name whose input shares the most lines with text, under the same
+// aliases or fewer (a route's backend added into a pool slot since) that its common
+// lines do not name, and hashed (bundle.HashEdited) from that translation's hash.
 func (m *mapTranslations) translate(name, text string, aliases map[string]string) (out, hash string) {
 	if len(aliases) == 0 {
 		return text, bundle.HashContent(text)
@@ -45,14 +46,19 @@ func (m *mapTranslations) translate(name, text string, aliases map[string]string
 	kept := m.byName[name]
 	for i := len(kept) - 1; i >= 0; i-- { // the latest first: most likely the last version
 		t := kept[i]
-		if !maps.Equal(t.aliases, aliases) {
+		same := maps.Equal(t.aliases, aliases)
+		if !same && !withinAliases(t.aliases, aliases) {
 			continue
 		}
-		if t.in == text {
+		if t.in == text && same {
 			base, pre, suf = t, len(text), 0
 			break
 		}
-		if p, s := bundle.CommonLines(t.in, text); base == nil || p+s > pre+suf {
+		p, s := bundle.CommonLines(t.in, text)
+		if !same && !namesNone(t.in, p, s, t.aliases, aliases) {
+			continue
+		}
+		if base == nil || p+s > pre+suf {
 			base, pre, suf = t, p, s
 		}
 		if 2*(pre+suf) >= len(text) {
@@ -84,6 +90,42 @@ func (m *mapTranslations) translate(name, text string, aliases map[string]string
 	m.byName[name] = append(kept, &translation{in: text, out: out, aliases: aliases, same: same})
 	return out, hash
 }
+
+// withinAliases reports whether every alias of some is one of all's.
+func withinAliases(some, all map[string]string) bool {
+	if len(some) > len(all) {
+		return false
+	}
+	for d, r := range some {
+		if all[d] != r {
+			return false
+		}
+	}
+	return true
+}
+
+// namesNone reports whether the first pre and last suf bytes of text translate
+// under aliases as under some (a subset of them: a route's backend added since into
+// a pool slot): none of them holds a backend aliases add (as a substring, at worst
+// a line translated again).
+func namesNone(text string, pre, suf int, some, aliases map[string]string) bool {
+	if len(some) == len(aliases) {
+		return true
+	}
+	if len(aliases)-len(some) > maxAddedAliases {
+		return false
+	}
+	for d := range aliases {
+		if _, had := some[d]; !had && (strings.Contains(text[:pre], d) || strings.Contains(text[len(text)-suf:], d)) {
+			return false
+		}
+	}
+	return true
+}
+
+// maxAddedAliases bounds the aliases added since a translation that translate looks
+// for in its text (a scan each).
+const maxAddedAliases = 4
 
 // spliceTranslation translates text whose first pre and last suf bytes are whole
 // lines of base.in: those lines' translations are the same lines of base.out, found

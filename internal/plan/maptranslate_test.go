@@ -11,15 +11,17 @@ import (
 
 // TestTranslateDerivedIsFull: over random edits of maps (lines added, removed and
 // changed anywhere, with and without a final newline, blank and comment lines,
-// aliases changing now and then), the translation derived from a remembered one
+// aliases changing now and then, most often by one added), the translation derived from a remembered one
 // equals translateMap of the whole text, and its hash is the translation's.
 func TestTranslateDerivedIsFull(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	backends := []string{"be_a", "be_b", "be_c", "be_cc"}
-	aliasSets := []map[string]string{
+	aliasSets := []map[string]string{ // (each but the third and fifth adds to the one before: backends into pool slots)
 		{"be_c": "haptic_pool_000"},
 		{"be_c": "haptic_pool_000", "be_a": "haptic_pool_001"},
+		{"be_c": "haptic_pool_000", "be_a": "haptic_pool_001", "be_new": "haptic_pool_004"},
 		{"be_b": "haptic_pool_002"},
+		{"be_b": "haptic_pool_002", "be_cc": "haptic_pool_005"},
 		{"be_zz": "haptic_pool_003"}, // names no backend of the maps: each is its own translation
 	}
 	line := func() string {
@@ -61,7 +63,7 @@ func TestTranslateDerivedIsFull(t *testing.T) {
 		if rng.IntN(3) > 0 {
 			text += "\n"
 		}
-		aliases := aliasSets[(step/200)%len(aliasSets)]
+		aliases := aliasSets[(step/40)%len(aliasSets)]
 		name := fmt.Sprintf("m%d.map", rng.IntN(2))
 		if kept := cache.byName[name]; len(kept) > 0 && kept[len(kept)-1].in != text {
 			derived++

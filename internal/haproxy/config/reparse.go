@@ -21,7 +21,7 @@ func (c *Config) Reparsed(oldText, newText string, pre, suf int) (*Config, Splic
 	if pre+suf > min(len(oldText), len(newText)) {
 		return nil, Splice{}, false
 	}
-	first := strings.Count(oldText[:pre], "\n") + 1                      // the first line that differs, in oldText
+	first := strings.Count(oldText[:pre], "\n") + 1                     // the first line that differs, in oldText
 	after := first + strings.Count(oldText[pre:len(oldText)-suf], "\n") // the first line of the common end
 	// lo: the last section whose header comes before the first line that differs
 	// (-1: none, the text is parsed again from its start); hi: the first section
