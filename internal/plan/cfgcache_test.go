@@ -60,7 +60,7 @@ func TestLayoutsMadeOnceAndBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if l := c.layoutOf(cfg); l != c.layoutOf(cfg) || l.backends["be_"+strconv.Itoa(i)] == nil {
+		if l := c.layoutOf(cfg); l != c.layoutOf(cfg) || l.backends.get("be_"+strconv.Itoa(i)) == nil {
 			t.Fatalf("config %d: layout made twice, or without its backend", i)
 		}
 	}

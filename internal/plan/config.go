@@ -50,8 +50,8 @@ func inheritedDefaults(c *config.Config, keys []string) map[*config.Section]stri
 
 // defaultsChain returns the defaults sections a proxy inherits from, nearest first:
 // the one its key names, then those each names with "from" (bounded against loops).
-func defaultsChain(named, byKey map[string]*config.Section, key string) []*config.Section {
-	return defaultsFrom(named, byKey[strings.TrimSuffix(key, "\x00from")])
+func defaultsChain(named map[string]*config.Section, byKey *layered[string, *config.Section], key string) []*config.Section {
+	return defaultsFrom(named, byKey.get(strings.TrimSuffix(key, "\x00from")))
 }
 
 // defaultsFrom is defaults section d, then those each names with "from".
@@ -106,8 +106,8 @@ func (p *planner) diffConfig(run, want *config.Config) {
 		return
 	}
 	for _, k := range rl.keys {
-		if _, ok := wl.byKey[k]; !ok {
-			p.sectionAddedOrRemoved(rl.byKey[k], "removed")
+		if wl.byKey.get(k) == nil {
+			p.sectionAddedOrRemoved(rl.byKey.get(k), "removed")
 		}
 	}
 	for _, k := range wl.keys {
@@ -117,19 +117,19 @@ func (p *planner) diffConfig(run, want *config.Config) {
 
 // diffKeyed compares the section of key k on both sides, or reports it added.
 func (p *planner) diffKeyed(rl, wl *layout, k string) {
-	newSec := wl.byKey[k]
-	oldSec, ok := rl.byKey[k]
-	if !ok {
+	newSec := wl.byKey.get(k)
+	oldSec := rl.byKey.get(k)
+	if oldSec == nil {
 		p.sectionAddedOrRemoved(newSec, "added")
 		return
 	}
 	if slices.Equal(oldSec.Args, newSec.Args) && sameDirectives(oldSec.Directives, newSec.Directives) &&
-		rl.inherit[oldSec] == wl.inherit[newSec] {
+		rl.inherit.get(oldSec) == wl.inherit.get(newSec) {
 		return // the common case on large configs
 	}
-	_, isProxy := wl.inherit[newSec]
-	p.diffSection(oldSec, newSec, isProxy && rl.inherit[oldSec] != wl.inherit[newSec], func() []*config.Section {
-		return defaultsChain(wl.named, wl.byKey, wl.inherit[newSec])
+	_, isProxy := wl.inherit.lookup(newSec)
+	p.diffSection(oldSec, newSec, isProxy && rl.inherit.get(oldSec) != wl.inherit.get(newSec), func() []*config.Section {
+		return defaultsChain(wl.named, wl.byKey, wl.inherit.get(newSec))
 	})
 }
 
@@ -162,16 +162,16 @@ func (p *planner) diffInOrder(run, want *config.Config, rl, wl *layout) bool {
 				inOrder = append(inOrder, k)
 			}
 			i, j = i+1, j+1
-		case i < len(rl.keys) && wl.byKey[rl.keys[i]] == nil:
+		case i < len(rl.keys) && wl.byKey.get(rl.keys[i]) == nil:
 			removed, i = append(removed, run.Sections[i]), i+1
-		case rl.byKey[k] == nil:
+		case rl.byKey.get(k) == nil:
 			inOrder, j = append(inOrder, k), j+1 // (added)
 		default:
 			return false // a section moved
 		}
 	}
 	for ; i < len(rl.keys); i++ {
-		if wl.byKey[rl.keys[i]] != nil {
+		if wl.byKey.get(rl.keys[i]) != nil {
 			return false
 		}
 		removed = append(removed, run.Sections[i])

@@ -179,8 +179,15 @@ func maps2(m map[string][]string) map[string][]string {
 // must give.
 func placeByPasses(run *config.Config, runText string, want *config.Config, wantText string, previous map[string]string) placement {
 	rl, wl := layoutOf(run), layoutOf(want)
-	runB, wantB := rl.backends, wl.backends
-	runInherit, wantInherit := rl.inherit, wl.inherit
+	byName := func(l *layout) map[string]*config.Section {
+		m := map[string]*config.Section{}
+		for _, n := range l.names {
+			m[n] = l.backends.get(n)
+		}
+		return m
+	}
+	runB, wantB := byName(rl), byName(wl)
+	runInherit, wantInherit := rl.inherit.get, wl.inherit.get
 
 	aliases := map[string]string{}
 	taken := map[string]bool{} // running names that serve a desired backend

@@ -16,21 +16,80 @@ import (
 // was most of a plan at 5,000 backends).
 type layout struct {
 	keys     []string
-	byKey    map[string]*config.Section
-	inherit  map[*config.Section]string
+	byKey    *layered[string, *config.Section]
+	inherit  *layered[*config.Section, string]
 	named    map[string]*config.Section
-	backends map[string]*config.Section
+	backends *layered[string, *config.Section]
 	names    []string // the backends' names, sorted
 }
 
 func newLayout(c *config.Config) *layout {
 	l := &layout{}
-	l.keys, l.byKey = sectionKeys(c)
-	l.inherit = inheritedDefaults(c, l.keys)
+	keys, byKey := sectionKeys(c)
+	backends := backendsByName(c)
+	l.keys, l.byKey, l.backends = keys, rootLayer(byKey), rootLayer(backends)
+	l.inherit = rootLayer(inheritedDefaults(c, l.keys))
 	l.named = namedDefaults(c)
-	l.backends = backendsByName(c)
-	l.names = sortedKeys(l.backends)
+	l.names = sortedKeys(backends)
 	return l
+}
+
+// layered is a map made from another by a few keys set or taken out, sharing it: a
+// derived layout's maps (a copy of each was most of a plan's time at 50,000
+// backends). Past maxLayers the layers are made one map again.
+type layered[K comparable, V any] struct {
+	parent *layered[K, V]
+	set    map[K]V    // at the root every entry; above it the entries set
+	gone   map[K]bool // (above the root) the keys taken out
+	depth  int
+}
+
+const maxLayers = 8
+
+func rootLayer[K comparable, V any](m map[K]V) *layered[K, V] { return &layered[K, V]{set: m} }
+
+// get is the value of k, the zero value when k is not there.
+func (m *layered[K, V]) get(k K) V {
+	v, _ := m.lookup(k)
+	return v
+}
+
+func (m *layered[K, V]) lookup(k K) (V, bool) {
+	for l := m; l != nil; l = l.parent {
+		if v, ok := l.set[k]; ok {
+			return v, true
+		}
+		if l.gone[k] {
+			break
+		}
+	}
+	var zero V
+	return zero, false
+}
+
+// edited is m with the keys of gone taken out, then those of set set.
+func (m *layered[K, V]) edited(gone []K, set map[K]V) *layered[K, V] {
+	out := &layered[K, V]{parent: m, set: set, gone: make(map[K]bool, len(gone)), depth: m.depth + 1}
+	for _, k := range gone {
+		if _, ok := set[k]; !ok {
+			out.gone[k] = true
+		}
+	}
+	if out.depth <= maxLayers {
+		return out
+	}
+	var layers []*layered[K, V]
+	for l := out; l.parent != nil; l = l.parent {
+		layers = append(layers, l)
+	}
+	flat := maps.Clone(layers[len(layers)-1].parent.set)
+	for i := len(layers) - 1; i >= 0; i-- {
+		for k := range layers[i].gone {
+			delete(flat, k)
+		}
+		maps.Copy(flat, layers[i].set)
+	}
+	return rootLayer(flat)
 }
 
 // layoutOf is c's layout, remembered with c's parse while parsedConfigs holds it
@@ -95,37 +154,38 @@ func (l *layout) derived(old, c *config.Config, splice config.Splice) (*layout, 
 			return nil, false
 		}
 	}
-	out := &layout{byKey: maps.Clone(l.byKey), inherit: maps.Clone(l.inherit), named: l.named,
-		backends: maps.Clone(l.backends), names: l.names}
-	var gone, came []string // backend names
+	var goneKeys, gone []string // gone: backend names
+	var goneSections []*config.Section
 	for i, s := range removed {
 		key := l.keys[splice.At+i]
-		if !strings.HasSuffix(key, "\x000") || l.byKey[strings.TrimSuffix(key, "0")+"1"] != nil {
+		if !strings.HasSuffix(key, "\x000") || l.byKey.get(strings.TrimSuffix(key, "0")+"1") != nil {
 			return nil, false // (one of several of its name)
 		}
-		delete(out.byKey, key)
-		delete(out.inherit, s)
+		goneKeys, goneSections = append(goneKeys, key), append(goneSections, s)
 		if s.Keyword == "backend" && s.Name != "" {
-			delete(out.backends, s.Name)
 			gone = append(gone, s.Name)
 		}
 	}
 	keys := make([]string, len(added))
+	byKey, inherit, backends := map[string]*config.Section{}, map[*config.Section]string{}, map[string]*config.Section{}
+	var came []string
 	for i, s := range added {
 		keys[i] = s.Keyword + "\x00" + s.Name + "\x000"
-		if out.byKey[keys[i]] != nil {
+		if byKey[keys[i]] != nil || (!slices.Contains(goneKeys, keys[i]) && l.byKey.get(keys[i]) != nil) {
 			return nil, false
 		}
-		out.byKey[keys[i]] = s
+		byKey[keys[i]] = s
 		if config.InheritsDefaults(s.Keyword) {
-			out.inherit[s] = inheritOf(c, l.keys, splice.At+i)
+			inherit[s] = inheritOf(c, l.keys, splice.At+i)
 		}
 		if s.Keyword == "backend" && s.Name != "" {
-			out.backends[s.Name] = s
+			backends[s.Name] = s
 			came = append(came, s.Name)
 		}
 	}
-	out.keys = slices.Concat(l.keys[:splice.At], keys, l.keys[splice.At+splice.Removed:])
+	out := &layout{keys: slices.Concat(l.keys[:splice.At], keys, l.keys[splice.At+splice.Removed:]),
+		byKey: l.byKey.edited(goneKeys, byKey), inherit: l.inherit.edited(goneSections, inherit),
+		named: l.named, backends: l.backends.edited(gone, backends), names: l.names}
 	slices.Sort(gone)
 	slices.Sort(came)
 	if !slices.Equal(gone, came) { // (a section parsed again keeps its name)

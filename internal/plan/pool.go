@@ -43,8 +43,8 @@ type placement struct {
 // empty backend is harmless until the next reload drops it.
 func place(run *config.Config, runText string, want *config.Config, wantText string, previous map[string]string) placement {
 	rl, wl := layoutOf(run), layoutOf(want)
-	runB, wantB := rl.backends, wl.backends
-	runInherit, wantInherit := rl.inherit, wl.inherit
+	runB, wantB := rl.backends.get, wl.backends.get
+	runInherit, wantInherit := rl.inherit.get, wl.inherit.get
 	// (from the sorted names, not a pass over every backend's: a change brings a few)
 	onlyRun, onlyWant := sortedDifference(rl.names, wl.names)
 
@@ -52,14 +52,14 @@ func place(run *config.Config, runText string, want *config.Config, wantText str
 	served := map[string]bool{} // running names that serve a renamed desired backend
 	for _, d := range sortedKeys(previous) {
 		r := previous[d]
-		if wantB[d] == nil || runB[r] == nil || runB[d] != nil || served[r] || (wantB[r] != nil && !isPool(r)) {
+		if wantB(d) == nil || runB(r) == nil || runB(d) != nil || served[r] || (wantB(r) != nil && !isPool(r)) {
 			continue
 		}
 		aliases[d], served[r] = r, true
 	}
 	// A running name is taken when it serves a desired backend: its own (a desired
 	// backend that runs under its name is never renamed), or one renamed to it.
-	taken := func(r string) bool { return served[r] || !isPool(r) && wantB[r] != nil && runB[r] != nil }
+	taken := func(r string) bool { return served[r] || !isPool(r) && wantB(r) != nil && runB(r) != nil }
 
 	spares := slices.Concat(withPrefix(rl.names, PoolPrefix), onlyRun)
 	spares = slices.DeleteFunc(spares, taken)
@@ -76,9 +76,9 @@ func place(run *config.Config, runText string, want *config.Config, wantText str
 		if _, renamed := aliases[d]; renamed {
 			continue
 		}
-		sig := signature(wantB[d], wantInherit)
+		sig := signature(wantB(d), wantInherit)
 		for _, r := range spares {
-			if !served[r] && !hasServers(runB[r]) && signature(runB[r], runInherit) == sig {
+			if !served[r] && !hasServers(runB(r)) && signature(runB(r), runInherit) == sig {
 				aliases[d], served[r] = r, true
 				break
 			}
@@ -89,14 +89,14 @@ func place(run *config.Config, runText string, want *config.Config, wantText str
 	// running; running backends nobody claims are kept, without servers.
 	drop := map[string]bool{}
 	for _, name := range withPrefix(wl.names, PoolPrefix) {
-		if taken(name) || runB[name] == nil {
+		if taken(name) || runB(name) == nil {
 			drop[name] = true
 		}
 	}
 	var retired []int // run's sections
 	if len(onlyRun) > 0 || len(drop) > 0 {
 		for i, s := range run.Sections {
-			if s.Keyword == "backend" && s.Name != "" && !taken(s.Name) && (wantB[s.Name] == nil || drop[s.Name]) {
+			if s.Keyword == "backend" && s.Name != "" && !taken(s.Name) && (wantB(s.Name) == nil || drop[s.Name]) {
 				retired = append(retired, i)
 			}
 		}
@@ -302,11 +302,11 @@ func hasServers(s *config.Section) bool {
 }
 
 // signature is everything about a backend but its name and servers.
-func signature(s *config.Section, inherit map[*config.Section]string) string {
+func signature(s *config.Section, inherit func(*config.Section) string) string {
 	var b strings.Builder
 	b.WriteString(config.JoinWords(s.Args[1:]))
 	b.WriteString("\x00")
-	b.WriteString(inherit[s])
+	b.WriteString(inherit(s))
 	for _, d := range s.Directives {
 		if d.Keyword != "server" {
 			b.WriteString("\x00")
