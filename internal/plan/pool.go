@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -94,9 +95,9 @@ func place(run *config.Config, runText string, want *config.Config, wantText str
 		}
 	}
 	var retired []int // run's sections
-	if len(onlyRun) > 0 || len(drop) > 0 {
+	if names := retiring(onlyRun, drop, taken); len(names) > 0 {
 		for i, s := range run.Sections {
-			if s.Keyword == "backend" && s.Name != "" && !taken(s.Name) && (wantB(s.Name) == nil || drop[s.Name]) {
+			if s.Keyword == "backend" && names[s.Name] {
 				retired = append(retired, i)
 			}
 		}
@@ -134,6 +135,20 @@ func place(run *config.Config, runText string, want *config.Config, wantText str
 		}
 	}
 	return placement{text: b.String(), aliases: aliases}
+}
+
+// retiring is the running backends nobody claims (see place): those the desired
+// configuration does not have, and the desired pool backends dropped, untaken.
+func retiring(onlyRun []string, drop map[string]bool, taken func(string) bool) map[string]bool {
+	names := map[string]bool{}
+	for _, n := range onlyRun {
+		names[n] = !taken(n)
+	}
+	for n := range drop {
+		names[n] = !taken(n)
+	}
+	maps.DeleteFunc(names, func(_ string, retires bool) bool { return !retires })
+	return names
 }
 
 // sortedDifference is the strings of sorted a not in sorted b, and those of b not
