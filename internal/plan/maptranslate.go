@@ -152,25 +152,16 @@ func spliceTranslation(base *translation, text string, pre, suf int, aliases map
 
 // afterLines is the byte offset after the first n lines of s.
 func afterLines(s string, n int) int {
-	at := 0
-	for range n {
-		at += strings.IndexByte(s[at:], '\n') + 1
-	}
-	return at
+	f := lineFinder{text: s, line: 1}
+	return f.start(n + 1)
 }
 
 // beforeLastLines is the byte offset where the last n lines of s start; when
 // terminated, s ends with a newline that ends its last line.
 func beforeLastLines(s string, n int, terminated bool) int {
-	at := len(s)
-	if n == 0 {
-		return at
+	lines := strings.Count(s, "\n")
+	if !terminated {
+		lines++
 	}
-	if terminated {
-		at--
-	}
-	for range n {
-		at = strings.LastIndexByte(s[:at], '\n')
-	}
-	return at + 1
+	return afterLines(s, lines-n)
 }

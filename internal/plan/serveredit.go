@@ -54,10 +54,10 @@ func editOfServers(run *config.Config, runText, wantText string) (serverEdit, bo
 	}
 	// The section's text: from its header (the same line on both sides) to the next
 	// section (moved by the lines it gained or lost).
-	from := linesBack(runText, pre, first-secLine)
+	from := config.LinesBack(runText, pre, first-secLine)
 	to := len(runText)
 	if at+1 < len(run.Sections) {
-		to = linesOn(runText, len(runText)-suf, run.SectionLine(at+1)-(first+runLines))
+		to = config.LinesOn(runText, len(runText)-suf, run.SectionLine(at+1)-(first+runLines))
 	}
 	parsed, err := config.Parse(wantText[from : to+len(wantText)-len(runText)])
 	if err != nil || len(parsed.Sections) != 1 {
@@ -83,26 +83,6 @@ func serverLinesOnly(text string) bool {
 		}
 	}
 	return true
-}
-
-// linesBack is the start of the line n lines before the line that starts at at.
-func linesBack(text string, at, n int) int {
-	for ; n > 0 && at > 0; n-- {
-		at = strings.LastIndexByte(text[:at-1], '\n') + 1
-	}
-	return at
-}
-
-// linesOn is the start of the line n lines after the line that starts at at.
-func linesOn(text string, at, n int) int {
-	for ; n > 0; n-- {
-		i := strings.IndexByte(text[at:], '\n')
-		if i < 0 {
-			return len(text)
-		}
-		at += i + 1
-	}
-	return at
 }
 
 // defaultsOf is defaultsChain for section at of c without its layout: the defaults

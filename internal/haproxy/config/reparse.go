@@ -30,11 +30,11 @@ func (c *Config) Reparsed(oldText, newText string, pre, suf int) (*Config, Splic
 	hi := sort.Search(len(c.Sections), func(i int) bool { return c.SectionLine(i) >= after })
 	from, startLine := 0, 1
 	if lo >= 0 {
-		from, startLine = linesBack(oldText, pre, first-c.SectionLine(lo)), c.SectionLine(lo)
+		from, startLine = LinesBack(oldText, pre, first-c.SectionLine(lo)), c.SectionLine(lo)
 	}
 	to := len(oldText)
 	if hi < len(c.Sections) {
-		to = linesOn(oldText, len(oldText)-suf, c.SectionLine(hi)-after)
+		to = LinesOn(oldText, len(oldText)-suf, c.SectionLine(hi)-after)
 	}
 	lo = max(lo, 0)
 	mid := newText[from : to+len(newText)-len(oldText)]
@@ -90,16 +90,16 @@ func (c *Config) spliced(lo, hi int, added []*Section, first, lines int) *Config
 	return out
 }
 
-// linesBack is the start of the line n lines before the line that starts at at.
-func linesBack(text string, at, n int) int {
+// LinesBack is the start of the line n lines before the line that starts at at.
+func LinesBack(text string, at, n int) int {
 	for ; n > 0 && at > 0; n-- {
 		at = strings.LastIndexByte(text[:at-1], '\n') + 1
 	}
 	return at
 }
 
-// linesOn is the start of the line n lines after the line that starts at at.
-func linesOn(text string, at, n int) int {
+// LinesOn is the start of the line n lines after the line that starts at at.
+func LinesOn(text string, at, n int) int {
 	for ; n > 0; n-- {
 		i := strings.IndexByte(text[at:], '\n')
 		if i < 0 {
