@@ -2,6 +2,7 @@ package plan
 
 import (
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
@@ -29,10 +30,10 @@ type configParse struct {
 	err    error
 	from   string  // the running configuration this one was planned from
 	layout *layout // (layoutOf)
-	// base is the parse cfg was derived from (config.Reparsed) and splice what
+	// base is the parse cfg was derived from (config.Reparsed) and splices what
 	// changed: its layout is derived from base's.
-	base   *config.Config
-	splice config.Splice
+	base    *config.Config
+	splices []config.Splice
 	spent  bool // a desired text placed anew: kept to derive the next one from
 }
 
@@ -88,12 +89,48 @@ func derive(bases []configParse, text string) (configParse, bool) {
 	if best.cfg == nil || 2*(bestPre+bestSuf) < len(text) {
 		return configParse{}, false
 	}
-	cfg, splice, ok := best.cfg.Reparsed(best.text, text, bestPre, bestSuf)
+	cfg, splices, ok := best.cfg.Reparsed(best.text, text, lineEdits(best.text, text, bestPre, bestSuf))
 	if !ok {
 		return configParse{}, false
 	}
-	return configParse{text: text, cfg: cfg, base: best.cfg, splice: splice}, true
+	return configParse{text: text, cfg: cfg, base: best.cfg, splices: splices}, true
 }
+
+// lineEdits is where a and b differ, given that they share their first pre and last
+// suf bytes: the lines between as one edit, or, when those are many, the few runs of
+// lines that differ among them (placing a route's backend edits the configuration
+// where the backend goes and where the pool slot it takes was).
+func lineEdits(a, b string, pre, suf int) []config.Edit {
+	whole := []config.Edit{{OldFrom: pre, OldTo: len(a) - suf, NewFrom: pre, NewTo: len(b) - suf}}
+	if len(a)-suf-pre < splitEditsFrom {
+		return whole
+	}
+	la, lb := strings.SplitAfter(a[pre:len(a)-suf], "\n"), strings.SplitAfter(b[pre:len(b)-suf], "\n")
+	hunks, ok := bundle.Hunks(la, lb, maxSplitEdits)
+	if !ok {
+		return whole
+	}
+	offsets := func(lines []string) []int {
+		at := make([]int, len(lines)+1)
+		at[0] = pre
+		for i, l := range lines {
+			at[i+1] = at[i] + len(l)
+		}
+		return at
+	}
+	oa, ob := offsets(la), offsets(lb)
+	edits := make([]config.Edit, len(hunks))
+	for i, h := range hunks {
+		edits[i] = config.Edit{OldFrom: oa[h.A0], OldTo: oa[h.A1], NewFrom: ob[h.B0], NewTo: ob[h.B1]}
+	}
+	return edits
+}
+
+// An edit of more than splitEditsFrom bytes is looked into for lines it shares, up
+// to maxSplitEdits lines differing (a variable: tests split every edit).
+var splitEditsFrom = 64 << 10
+
+const maxSplitEdits = 64
 
 // keep remembers a parse (made by parse, or otherwise: serverEdit) unless one of its
 // text is remembered, and returns the one remembered.

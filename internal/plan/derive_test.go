@@ -22,9 +22,9 @@ import (
 // operations, reasons, files, running set and aliases. Each chain runs until the
 // pool slots are taken, reloads, and goes on from what the reload runs.
 func TestDerivedPlansAsWholeParses(t *testing.T) {
-	defer func(p *configParses, tr *mapTranslations, on bool) {
-		parsedConfigs, translatedMaps, derivedParses = p, tr, on
-	}(parsedConfigs, translatedMaps, derivedParses)
+	defer func(p *configParses, tr *mapTranslations, on bool, split int) {
+		parsedConfigs, translatedMaps, derivedParses, splitEditsFrom = p, tr, on, split
+	}(parsedConfigs, translatedMaps, derivedParses, splitEditsFrom)
 	rng := rand.New(rand.NewPCG(31, 32))
 	kept, keptMaps := &configParses{}, &mapTranslations{byName: map[string][]*translation{}}
 	planOf := func(running Running, desired *bundle.Bundle, derived bool) (Result, string) {
@@ -45,6 +45,7 @@ func TestDerivedPlansAsWholeParses(t *testing.T) {
 	}
 	runtimePlans, reloads := 0, 0
 	for chain := range 6 {
+		splitEditsFrom = 64 << 10 * (chain % 2) // (every edit looked into in half the chains)
 		backends := map[string][]string{} // name → its lines after the header
 		for b := range 30 + rng.IntN(60) {
 			backends[fmt.Sprintf("be_%04d", 10*b)] = plainBackend(rng, b)

@@ -104,14 +104,14 @@ func (c *configParses) layoutOf(cfg *config.Config) *layout {
 	c.mu.Lock()
 	var base *layout
 	var from *config.Config
-	var splice config.Splice
+	var splices []config.Splice
 	for _, p := range c.list {
 		if p.cfg == cfg && p.layout != nil {
 			c.mu.Unlock()
 			return p.layout
 		}
 		if p.cfg == cfg && p.base != nil {
-			from, splice = p.base, p.splice
+			from, splices = p.base, p.splices
 		}
 	}
 	for _, p := range c.list {
@@ -123,7 +123,7 @@ func (c *configParses) layoutOf(cfg *config.Config) *layout {
 	// (outside the lock: other pods' plans go on)
 	l, ok := (*layout)(nil), false
 	if base != nil {
-		l, ok = base.derived(from, cfg, splice)
+		l, ok = base.derived(from, cfg, splices)
 	}
 	if !ok {
 		l = newLayout(cfg)
@@ -142,49 +142,54 @@ func (c *configParses) layoutOf(cfg *config.Config) *layout {
 	return l
 }
 
-// derived is the layout of c, made from old (whose layout l is) by splice
+// derived is the layout of c, made from old (whose layout l is) by splices
 // (config.Reparsed), without a pass over every section: false when a defaults
-// section or a section whose keyword and name another has is in the splice (the
-// keys and what proxies inherit then move).
-func (l *layout) derived(old, c *config.Config, splice config.Splice) (*layout, bool) {
-	removed := old.Sections[splice.At : splice.At+splice.Removed]
-	added := c.Sections[splice.At : splice.At+splice.Added]
-	for _, s := range slices.Concat(removed, added) {
-		if s.Keyword == "defaults" || s.Keyword == "" {
-			return nil, false
-		}
-	}
-	var goneKeys, gone []string // gone: backend names
+// section or a section whose keyword and name another has is in a splice (the keys
+// and what proxies inherit then move).
+func (l *layout) derived(old, c *config.Config, splices []config.Splice) (*layout, bool) {
+	goneKeys := map[string]bool{}
+	var gone, came []string // backend names
 	var goneSections []*config.Section
-	for i, s := range removed {
-		key := l.keys[splice.At+i]
-		if !strings.HasSuffix(key, "\x000") || l.byKey.get(strings.TrimSuffix(key, "0")+"1") != nil {
-			return nil, false // (one of several of its name)
-		}
-		goneKeys, goneSections = append(goneKeys, key), append(goneSections, s)
-		if s.Keyword == "backend" && s.Name != "" {
-			gone = append(gone, s.Name)
-		}
-	}
-	keys := make([]string, len(added))
 	byKey, inherit, backends := map[string]*config.Section{}, map[*config.Section]string{}, map[string]*config.Section{}
-	var came []string
-	for i, s := range added {
-		keys[i] = s.Keyword + "\x00" + s.Name + "\x000"
-		if byKey[keys[i]] != nil || (!slices.Contains(goneKeys, keys[i]) && l.byKey.get(keys[i]) != nil) {
-			return nil, false
+	var keys []string // the new keys, in order
+	at, shift := 0, 0 // l.keys copied up to at; splices before move c's indexes by shift
+	for _, sp := range splices {
+		removed := old.Sections[sp.At : sp.At+sp.Removed]
+		added := c.Sections[sp.At+shift : sp.At+shift+sp.Added]
+		for _, s := range slices.Concat(removed, added) {
+			if s.Keyword == "defaults" || s.Keyword == "" {
+				return nil, false
+			}
 		}
-		byKey[keys[i]] = s
-		if config.InheritsDefaults(s.Keyword) {
-			inherit[s] = inheritOf(c, l.keys, splice.At+i)
+		for i, s := range removed {
+			key := l.keys[sp.At+i]
+			if !strings.HasSuffix(key, "\x000") || l.byKey.get(strings.TrimSuffix(key, "0")+"1") != nil {
+				return nil, false // (one of several of its name)
+			}
+			goneKeys[key], goneSections = true, append(goneSections, s)
+			if s.Keyword == "backend" && s.Name != "" {
+				gone = append(gone, s.Name)
+			}
 		}
-		if s.Keyword == "backend" && s.Name != "" {
-			backends[s.Name] = s
-			came = append(came, s.Name)
+		keys = append(keys, l.keys[at:sp.At]...)
+		for i, s := range added {
+			key := s.Keyword + "\x00" + s.Name + "\x000"
+			if byKey[key] != nil || (!goneKeys[key] && l.byKey.get(key) != nil) {
+				return nil, false
+			}
+			keys, byKey[key] = append(keys, key), s
+			if config.InheritsDefaults(s.Keyword) {
+				inherit[s] = inheritOf(c, l.keys, sp.At+shift+i)
+			}
+			if s.Keyword == "backend" && s.Name != "" {
+				backends[s.Name] = s
+				came = append(came, s.Name)
+			}
 		}
+		at, shift = sp.At+sp.Removed, shift+sp.Added-sp.Removed
 	}
-	out := &layout{keys: slices.Concat(l.keys[:splice.At], keys, l.keys[splice.At+splice.Removed:]),
-		byKey: l.byKey.edited(goneKeys, byKey), inherit: l.inherit.edited(goneSections, inherit),
+	out := &layout{keys: append(keys, l.keys[at:]...),
+		byKey: l.byKey.edited(slices.Collect(maps.Keys(goneKeys)), byKey), inherit: l.inherit.edited(goneSections, inherit),
 		named: l.named, backends: l.backends.edited(gone, backends), names: l.names}
 	slices.Sort(gone)
 	slices.Sort(came)

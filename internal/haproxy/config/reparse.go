@@ -5,83 +5,139 @@ import (
 	"strings"
 )
 
+// Edit is where two texts differ: oldText[OldFrom:OldTo] became
+// newText[NewFrom:NewTo], whole lines. The edits of a pair are in ascending order,
+// apart.
+type Edit struct{ OldFrom, OldTo, NewFrom, NewTo int }
+
 // Splice says how a configuration made by Reparsed differs from the one it was made
-// from: Removed sections from index At replaced by Added ones (parsed again: new
-// values, the same content for the first of them most often).
+// from: Removed sections from index At (of the old configuration) replaced by Added
+// ones (parsed again: new values, the same content for the first of them most
+// often). The splices of a configuration are in ascending order of At.
 type Splice struct{ At, Removed, Added int }
 
-// Reparsed is Parse(newText) made from c, the parse of oldText, when the two texts
-// share their first pre and last suf bytes (whole lines: a route's backend added
-// or taken out, a section edited). Only the sections the lines between touch are
-// parsed again, from the header of the section before them (a line both texts
-// have) to the header of the first section after them; the others are shared with
-// c, those after moved by the lines gained or lost. c is left as it is. false when
-// the lines between do not parse (Parse of the whole text says where).
-func (c *Config) Reparsed(oldText, newText string, pre, suf int) (*Config, Splice, bool) {
-	if pre+suf > min(len(oldText), len(newText)) {
-		return nil, Splice{}, false
+// Reparsed is Parse(newText) made from c, the parse of oldText, when the texts
+// differ by edits (a route's backend added or taken out, a section edited). Only
+// the sections an edit's lines touch are parsed again, from the header of the
+// section before them (a line both texts have) to the header of the first section
+// after them; the others are shared with c, those after an edit moved by the lines
+// it gained or lost. c is left as it is. false when the lines edited do not parse
+// (Parse of the whole text says where).
+func (c *Config) Reparsed(oldText, newText string, edits []Edit) (*Config, []Splice, bool) {
+	type window struct {
+		lo, hi       int // c's sections replaced
+		from, to     int // their text in oldText
+		newFrom      int // where it starts in newText
+		newTo        int
+		line         int // the line it starts on in oldText
+		added        []*Section
+		linesChanged int
 	}
-	first := strings.Count(oldText[:pre], "\n") + 1                     // the first line that differs, in oldText
-	after := first + strings.Count(oldText[pre:len(oldText)-suf], "\n") // the first line of the common end
-	// lo: the last section whose header comes before the first line that differs
-	// (-1: none, the text is parsed again from its start); hi: the first section
-	// whose header is in the common end.
-	lo := sort.Search(len(c.Sections), func(i int) bool { return c.SectionLine(i) >= first }) - 1
-	hi := sort.Search(len(c.Sections), func(i int) bool { return c.SectionLine(i) >= after })
-	from, startLine := 0, 1
-	if lo >= 0 {
-		from, startLine = LinesBack(oldText, pre, first-c.SectionLine(lo)), c.SectionLine(lo)
+	var windows []window
+	for _, e := range edits {
+		if e.OldFrom > e.OldTo || e.NewFrom > e.NewTo || e.OldTo > len(oldText) || e.NewTo > len(newText) {
+			return nil, nil, false
+		}
+		first := strings.Count(oldText[:e.OldFrom], "\n") + 1          // the first line edited, in oldText
+		after := first + strings.Count(oldText[e.OldFrom:e.OldTo], "\n") // the first line after the edit
+		// lo: the last section whose header comes before the first line edited (-1:
+		// none, the text is parsed again from its start); hi: the first section whose
+		// header comes after the edit.
+		lo := sort.Search(len(c.Sections), func(i int) bool { return c.SectionLine(i) >= first }) - 1
+		hi := sort.Search(len(c.Sections), func(i int) bool { return c.SectionLine(i) >= after })
+		w := window{lo: max(lo, 0), hi: hi, line: 1, to: len(oldText)}
+		if lo >= 0 {
+			w.from, w.line = LinesBack(oldText, e.OldFrom, first-c.SectionLine(lo)), c.SectionLine(lo)
+		}
+		if hi < len(c.Sections) {
+			w.to = LinesOn(oldText, e.OldTo, c.SectionLine(hi)-after)
+		}
+		// (the text around an edit is the same on both sides)
+		w.newFrom, w.newTo = w.from+e.NewFrom-e.OldFrom, w.to+e.NewTo-e.OldTo
+		if n := len(windows); n > 0 && windows[n-1].hi > w.lo { // (two edits in one section's reach)
+			windows[n-1].hi, windows[n-1].to, windows[n-1].newTo = w.hi, w.to, w.newTo
+			continue
+		}
+		windows = append(windows, w)
 	}
-	to := len(oldText)
-	if hi < len(c.Sections) {
-		to = LinesOn(oldText, len(oldText)-suf, c.SectionLine(hi)-after)
+	for i := range windows {
+		w := &windows[i]
+		mid := newText[w.newFrom:w.newTo]
+		parsed, err := Parse(mid)
+		if err != nil {
+			return nil, nil, false
+		}
+		w.added, w.linesChanged = parsed.Sections, strings.Count(mid, "\n")-strings.Count(oldText[w.from:w.to], "\n")
 	}
-	lo = max(lo, 0)
-	mid := newText[from : to+len(newText)-len(oldText)]
-	parsed, err := Parse(mid)
-	if err != nil {
-		return nil, Splice{}, false
+	splices := make([]Splice, len(windows))
+	parts := make([]splicePart, len(windows))
+	for i, w := range windows {
+		splices[i] = Splice{At: w.lo, Removed: w.hi - w.lo, Added: len(w.added)}
+		parts[i] = splicePart{lo: w.lo, hi: w.hi, added: w.added, line: w.line, lines: w.linesChanged}
 	}
-	added := parsed.Sections
-	by := strings.Count(mid, "\n") - strings.Count(oldText[from:to], "\n")
-	return c.spliced(lo, hi, added, startLine-1, by), Splice{At: lo, Removed: hi - lo, Added: len(added)}, true
+	return c.spliced(parts), splices, true
 }
 
-// spliced is c with sections lo to hi replaced by added (parsed on their own: line
-// first+1 is their first line), the sections after moved by lines.
-func (c *Config) spliced(lo, hi int, added []*Section, first, lines int) *Config {
-	delta := len(added) - (hi - lo)
-	out := &Config{Sections: make([]*Section, 0, len(c.Sections)+delta)}
-	out.Sections = append(append(append(out.Sections, c.Sections[:lo]...), added...), c.Sections[hi:]...)
-	// The moves of the sections from lo on move those after the splice (at their new
-	// index); the sections added are where they are, less the moves before lo.
-	before := c.shiftAt(lo)
+// splicePart is sections lo to hi replaced by added, parsed on their own from the
+// text that started on line line (of the text before the parts before it), which
+// gained lines lines.
+type splicePart struct {
+	lo, hi int
+	added  []*Section
+	line   int
+	lines  int
+}
+
+// spliced is c with the parts (ascending, apart) replaced, the sections after each
+// moved by the lines it gained or lost.
+func (c *Config) spliced(parts []splicePart) *Config {
+	n := len(c.Sections)
+	for _, p := range parts {
+		n += len(p.added) - (p.hi - p.lo)
+	}
+	out := &Config{Sections: make([]*Section, 0, n)}
+	// newIndex is where c's section i is in out (a section replaced: where the
+	// sections after its part start).
+	newIndex := func(i int) int {
+		d := 0
+		for _, p := range parts {
+			switch {
+			case i >= p.hi:
+				d += len(p.added) - (p.hi - p.lo)
+			case i > p.lo:
+				return p.lo + d + len(p.added)
+			}
+		}
+		return i + d
+	}
+	at := 0
+	for _, p := range parts {
+		out.Sections = append(append(out.Sections, c.Sections[at:p.lo]...), p.added...)
+		at = p.hi
+	}
+	out.Sections = append(out.Sections, c.Sections[at:]...)
+	// c's moves move the same sections, at their new index; each part's lines move
+	// the sections after it.
 	for _, s := range c.shifts {
-		if s.from <= lo {
-			out.shifts = append(out.shifts, s)
-		} else {
-			out.shifts = append(out.shifts, lineShift{from: max(s.from, hi) + delta, by: s.by})
+		out.shifts = append(out.shifts, lineShift{from: newIndex(s.from), by: s.by})
+	}
+	linesBefore := 0 // lines the parts before gained
+	for _, p := range parts {
+		end := newIndex(p.hi)
+		if p.lines != 0 {
+			out.shifts = append(out.shifts, lineShift{from: end, by: p.lines})
 		}
-	}
-	for _, s := range added {
-		s.move(first - before)
-	}
-	if lines != 0 {
-		out.shifts = append(out.shifts, lineShift{from: lo + len(added), by: lines})
-	}
-	for _, i := range c.defaults {
-		if i < lo {
-			out.defaults = append(out.defaults, i)
+		first := end - len(p.added)
+		// (the sections added are where they are, less the moves kept before them)
+		by := p.line - 1 + linesBefore - out.shiftAt(first)
+		for _, s := range p.added {
+			s.move(by)
 		}
+		linesBefore += p.lines
 	}
-	for i, s := range added {
+	for i, s := range out.Sections {
 		if s.Keyword == "defaults" {
-			out.defaults = append(out.defaults, lo+i)
-		}
-	}
-	for _, i := range c.defaults {
-		if i >= hi {
-			out.defaults = append(out.defaults, i+delta)
+			out.defaults = append(out.defaults, i)
 		}
 	}
 	if len(out.shifts) > maxShifts {

@@ -14,7 +14,7 @@ import (
 // Random edits of a configuration — sections added, taken out or replaced, lines
 // added, taken out or changed anywhere (headers, the preprocessor lines before the
 // first section, blank and comment lines), several at once — each made by Reparsed
-// from the parse before it, give what a parse of the whole text gives, lines and
+// from the parse before it, given as one edit or as each run of lines that differs, give what a parse of the whole text gives, lines and
 // defaults included, past maxShifts many times; the parse edited is left as it was.
 func TestReparsedIsAParseOfTheEditedText(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -68,9 +68,9 @@ func TestReparsedIsAParseOfTheEditedText(t *testing.T) {
 		}
 		nextText := strings.Join(next, "\n") + "\n"
 		whole, wholeErr := Parse(nextText)
-		pre, suf := bundle.CommonLines(text, nextText)
+		edits := editsOf(text, nextText, step%2 == 0)
 		before := linesOf(c)
-		got, _, ok := c.Reparsed(text, nextText, pre, suf)
+		got, _, ok := c.Reparsed(text, nextText, edits)
 		if !slices.Equal(linesOf(c), before) {
 			t.Fatalf("step %d: the parse edited changed", step)
 		}
@@ -98,4 +98,24 @@ func TestReparsedIsAParseOfTheEditedText(t *testing.T) {
 	if derived < 600 {
 		t.Fatalf("only %d of 1,200 edits parsed", derived)
 	}
+}
+
+// editsOf is where a and b differ: the lines between those they begin and end with,
+// or (apart) each run of lines that differs.
+func editsOf(a, b string, apart bool) []Edit {
+	pre, suf := bundle.CommonLines(a, b)
+	if !apart {
+		return []Edit{{OldFrom: pre, OldTo: len(a) - suf, NewFrom: pre, NewTo: len(b) - suf}}
+	}
+	la, lb := strings.SplitAfter(a, "\n"), strings.SplitAfter(b, "\n")
+	hunks, ok := bundle.Hunks(la, lb, 1000)
+	if !ok {
+		panic("no hunks")
+	}
+	at := func(lines []string, n int) int { return len(strings.Join(lines[:n], "")) }
+	var edits []Edit
+	for _, h := range hunks {
+		edits = append(edits, Edit{OldFrom: at(la, h.A0), OldTo: at(la, h.A1), NewFrom: at(lb, h.B0), NewTo: at(lb, h.B1)})
+	}
+	return edits
 }
