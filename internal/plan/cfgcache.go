@@ -34,7 +34,7 @@ type configParse struct {
 	// changed: its layout is derived from base's.
 	base    *config.Config
 	splices []config.Splice
-	spent  bool // a desired text placed anew: kept to derive the next one from
+	spent   bool // a desired text placed anew: kept to derive the next one from
 }
 
 type configParses struct {

@@ -46,7 +46,7 @@ func TestDerivedPlansAsWholeParses(t *testing.T) {
 	runtimePlans, reloads := 0, 0
 	for chain := range 6 {
 		splitEditsFrom = 64 << 10 * (chain % 2) // (every edit looked into in half the chains)
-		backends := map[string][]string{} // name → its lines after the header
+		backends := map[string][]string{}       // name → its lines after the header
 		for b := range 30 + rng.IntN(60) {
 			backends[fmt.Sprintf("be_%04d", 10*b)] = plainBackend(rng, b)
 		}

@@ -38,7 +38,7 @@ func (c *Config) Reparsed(oldText, newText string, edits []Edit) (*Config, []Spl
 		if e.OldFrom > e.OldTo || e.NewFrom > e.NewTo || e.OldTo > len(oldText) || e.NewTo > len(newText) {
 			return nil, nil, false
 		}
-		first := strings.Count(oldText[:e.OldFrom], "\n") + 1          // the first line edited, in oldText
+		first := strings.Count(oldText[:e.OldFrom], "\n") + 1            // the first line edited, in oldText
 		after := first + strings.Count(oldText[e.OldFrom:e.OldTo], "\n") // the first line after the edit
 		// lo: the last section whose header comes before the first line edited (-1:
 		// none, the text is parsed again from its start); hi: the first section whose
