@@ -151,19 +151,11 @@ func (l *layout) derived(old, c *config.Config, splices []config.Splice) (*layou
 	var gone, came []string // backend names
 	var goneSections []*config.Section
 	byKey, inherit, backends := map[string]*config.Section{}, map[*config.Section]string{}, map[string]*config.Section{}
-	var keys []string // the new keys, in order
-	at, shift := 0, 0 // l.keys copied up to at; splices before move c's indexes by shift
-	for _, sp := range splices {
-		removed := old.Sections[sp.At : sp.At+sp.Removed]
-		added := c.Sections[sp.At+shift : sp.At+shift+sp.Added]
-		for _, s := range slices.Concat(removed, added) {
-			if s.Keyword == "defaults" || s.Keyword == "" {
-				return nil, false
-			}
-		}
-		for i, s := range removed {
+	for _, sp := range splices { // (what every splice takes out first: a key may move from one to another)
+		for i, s := range old.Sections[sp.At : sp.At+sp.Removed] {
 			key := l.keys[sp.At+i]
-			if !strings.HasSuffix(key, "\x000") || l.byKey.get(strings.TrimSuffix(key, "0")+"1") != nil {
+			if s.Keyword == "defaults" || s.Keyword == "" ||
+				!strings.HasSuffix(key, "\x000") || l.byKey.get(strings.TrimSuffix(key, "0")+"1") != nil {
 				return nil, false // (one of several of its name)
 			}
 			goneKeys[key], goneSections = true, append(goneSections, s)
@@ -171,10 +163,15 @@ func (l *layout) derived(old, c *config.Config, splices []config.Splice) (*layou
 				gone = append(gone, s.Name)
 			}
 		}
+	}
+	var keys []string // the new keys, in order
+	at, shift := 0, 0 // l.keys copied up to at; splices before move c's indexes by shift
+	for _, sp := range splices {
+		added := c.Sections[sp.At+shift : sp.At+shift+sp.Added]
 		keys = append(keys, l.keys[at:sp.At]...)
 		for i, s := range added {
 			key := s.Keyword + "\x00" + s.Name + "\x000"
-			if byKey[key] != nil || (!goneKeys[key] && l.byKey.get(key) != nil) {
+			if s.Keyword == "defaults" || s.Keyword == "" || byKey[key] != nil || (!goneKeys[key] && l.byKey.get(key) != nil) {
 				return nil, false
 			}
 			keys, byKey[key] = append(keys, key), s
