@@ -43,8 +43,10 @@ type configParses struct {
 }
 
 // parse is config.Parse(text), remembered; derived from the remembered parse whose
-// text shares the most lines with text (config.Reparsed) when that is most of it.
-func (c *configParses) parse(text string) (*config.Config, error) {
+// text shares the most lines with text (config.Reparsed) when that is most of it,
+// or from that of near when it is remembered and does (a placed configuration from
+// the running one: the config diff then passes what they share by its pointer).
+func (c *configParses) parse(text string, near ...string) (*config.Config, error) {
 	c.mu.Lock()
 	var bases []configParse
 	for i := len(c.list) - 1; i >= 0; i-- {
@@ -53,12 +55,16 @@ func (c *configParses) parse(text string) (*config.Config, error) {
 			c.mu.Unlock()
 			return p.cfg, p.err
 		}
-		if p.err == nil && len(bases) < derivedFrom {
+		switch {
+		case p.err != nil:
+		case slices.Contains(near, p.text):
+			bases = slices.Insert(bases, 0, p)
+		case len(bases) < derivedFrom:
 			bases = append(bases, p)
 		}
 	}
 	c.mu.Unlock()
-	if p, ok := derive(bases, text); ok {
+	if p, ok := derive(bases, text, len(near) > 0); ok {
 		return c.keep(p).cfg, nil
 	}
 	cfg, err := config.Parse(text)
@@ -74,16 +80,19 @@ const derivedFrom = 3
 var derivedParses = true
 
 // derive is the parse of text made from the base sharing the most lines with it,
-// when they share most of them.
-func derive(bases []configParse, text string) (configParse, bool) {
+// when they share most of them; from the first when near and it does.
+func derive(bases []configParse, text string, near bool) (configParse, bool) {
 	var best configParse
 	bestPre, bestSuf := 0, 0
-	for _, b := range bases {
+	for i, b := range bases {
 		if !derivedParses {
 			break
 		}
 		if pre, suf := bundle.CommonLines(b.text, text); pre+suf > bestPre+bestSuf {
 			best, bestPre, bestSuf = b, pre, suf
+		}
+		if i == 0 && near && 2*(bestPre+bestSuf) >= len(text) {
+			break
 		}
 	}
 	if best.cfg == nil || 2*(bestPre+bestSuf) < len(text) {

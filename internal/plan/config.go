@@ -133,12 +133,12 @@ func (p *planner) diffKeyed(rl, wl *layout, k string) {
 	})
 }
 
-// diffInOrder is diffConfig when the two configurations have their common sections
-// in the same order (sections added or taken out, none moved), walking both in
-// step: a section both share (a derived parse shares what did not change) is
-// compared by its pointer alone where the defaults before it are those it had. A
-// change of a route compared 100,000 keys and their sections at 50,000 backends.
-// false (nothing reported) when a section moved.
+// diffInOrder is diffConfig walking both configurations in step: a section both
+// share (a derived parse shares what did not change) is compared by its pointer
+// alone where the defaults before it are those it had; a section added, taken out
+// or found elsewhere (a pool slot's name now where the backend it takes goes) is
+// compared by its key. A change of a route compared 100,000 keys and their sections
+// at 50,000 backends. false (nothing reported) when the walk loses its way.
 func (p *planner) diffInOrder(run, want *config.Config, rl, wl *layout) bool {
 	// The defaults sections the same ones at the same places: past the first
 	// section added or taken out after the last of them, what a shared section
@@ -153,10 +153,13 @@ func (p *planner) diffInOrder(run, want *config.Config, rl, wl *layout) bool {
 	}
 	var removed []*config.Section
 	var inOrder []string // want's keys, in order, whose sections are compared
+	moved := map[string]bool{}
 	i, j := 0, 0
 	for j < len(wl.keys) {
 		k := wl.keys[j]
 		switch {
+		case i < len(rl.keys) && moved[rl.keys[i]]:
+			i++ // (compared where want has it)
 		case i < len(rl.keys) && rl.keys[i] == k:
 			if run.Sections[i] != want.Sections[j] || !settled || (i != j && min(i, j) <= lastDefaults) {
 				inOrder = append(inOrder, k)
@@ -166,15 +169,18 @@ func (p *planner) diffInOrder(run, want *config.Config, rl, wl *layout) bool {
 			removed, i = append(removed, run.Sections[i]), i+1
 		case rl.byKey.get(k) == nil:
 			inOrder, j = append(inOrder, k), j+1 // (added)
-		default:
-			return false // a section moved
+		default: // elsewhere in run (a pool slot's name where the backend it takes goes)
+			inOrder, moved[k], j = append(inOrder, k), true, j+1
 		}
 	}
 	for ; i < len(rl.keys); i++ {
-		if wl.byKey.get(rl.keys[i]) != nil {
+		switch {
+		case moved[rl.keys[i]]:
+		case wl.byKey.get(rl.keys[i]) != nil:
 			return false
+		default:
+			removed = append(removed, run.Sections[i])
 		}
-		removed = append(removed, run.Sections[i])
 	}
 	for _, s := range removed {
 		p.sectionAddedOrRemoved(s, "removed")

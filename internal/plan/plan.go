@@ -169,7 +169,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 				// (hashed around what placing changed: the rest has the desired file's chunks)
 				wantCfgFile.Content, wantCfgFile.Hash = pl.text, bundle.HashEdited(desired, pl.text)
 				wantFiles["haproxy.cfg"] = wantCfgFile
-				wantCfg, wantErr = parsedConfigs.parse(pl.text)
+				wantCfg, wantErr = parsedConfigs.parse(pl.text, runCfgFile.Content)
 			}
 			parsedConfigs.planned(runCfgFile.Content, desired, pl.text)
 		}
