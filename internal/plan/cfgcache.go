@@ -106,40 +106,89 @@ func derive(bases []configParse, text string, near bool) (configParse, bool) {
 }
 
 // lineEdits is where a and b differ, given that they share their first pre and last
-// suf bytes: the lines between as one edit, or, when those are many, the few runs of
+// suf bytes: the lines between as one edit, or, when those are many, the runs of
 // lines that differ among them (placing a route's backend edits the configuration
 // where the backend goes and where the pool slot it takes was).
 func lineEdits(a, b string, pre, suf int) []config.Edit {
-	whole := []config.Edit{{OldFrom: pre, OldTo: len(a) - suf, NewFrom: pre, NewTo: len(b) - suf}}
-	if len(a)-suf-pre < splitEditsFrom {
-		return whole
-	}
-	la, lb := strings.SplitAfter(a[pre:len(a)-suf], "\n"), strings.SplitAfter(b[pre:len(b)-suf], "\n")
-	hunks, ok := bundle.Hunks(la, lb, maxSplitEdits)
-	if !ok {
-		return whole
-	}
-	offsets := func(lines []string) []int {
-		at := make([]int, len(lines)+1)
-		at[0] = pre
-		for i, l := range lines {
-			at[i+1] = at[i] + len(l)
-		}
-		return at
-	}
-	oa, ob := offsets(la), offsets(lb)
-	edits := make([]config.Edit, len(hunks))
-	for i, h := range hunks {
-		edits[i] = config.Edit{OldFrom: oa[h.A0], OldTo: oa[h.A1], NewFrom: ob[h.B0], NewTo: ob[h.B1]}
-	}
-	return edits
+	return splitEdit(a, b, config.Edit{OldFrom: pre, OldTo: len(a) - suf, NewFrom: pre, NewTo: len(b) - suf}, maxSplits)
 }
 
-// An edit of more than splitEditsFrom bytes is looked into for lines it shares, up
-// to maxSplitEdits lines differing (a variable: tests split every edit).
+// splitEdit is edit e of a into b as the runs of lines that differ within it: the
+// line at the middle of a's side is looked for in b's, and the lines the two share
+// around it are taken out of the edit; each side is split again, depth times. (Any
+// lines both share, in place, make a valid split: a line found elsewhere than where
+// it belongs only leaves a larger edit.)
+func splitEdit(a, b string, e config.Edit, depth int) []config.Edit {
+	ra, rb := a[e.OldFrom:e.OldTo], b[e.NewFrom:e.NewTo]
+	if depth == 0 || len(ra) < splitEditsFrom {
+		return []config.Edit{e}
+	}
+	m := strings.LastIndexByte(ra[:len(ra)/2], '\n') + 1
+	n := strings.IndexByte(ra[m:], '\n')
+	j := -1
+	if n >= 0 {
+		j = strings.Index(rb, ra[m:m+n+1])
+	}
+	if j < 0 {
+		return []config.Edit{e}
+	}
+	back, fwd := commonSuffixLen(ra[:m], rb[:j]), commonPrefixLen(ra[m:], rb[j:])
+	start, stop := m-back, m+fwd // the shared run in ra; at j-back and j+fwd in rb
+	if start > 0 || j-back > 0 { // (a run's start is a line start on both sides; else the first after a newline both have)
+		nl := strings.IndexByte(ra[start:stop], '\n')
+		if nl < 0 {
+			return []config.Edit{e}
+		}
+		start += nl + 1
+	}
+	if stop < len(ra) || j+fwd < len(rb) {
+		stop = start + strings.LastIndexByte(ra[start:stop], '\n') + 1
+	}
+	if start >= stop {
+		return []config.Edit{e}
+	}
+	nstart, nstop := start+j-m, stop+j-m
+	var out []config.Edit
+	for _, side := range []config.Edit{
+		{OldFrom: e.OldFrom, OldTo: e.OldFrom + start, NewFrom: e.NewFrom, NewTo: e.NewFrom + nstart},
+		{OldFrom: e.OldFrom + stop, OldTo: e.OldTo, NewFrom: e.NewFrom + nstop, NewTo: e.NewTo},
+	} {
+		if side.OldFrom < side.OldTo || side.NewFrom < side.NewTo {
+			out = append(out, splitEdit(a, b, side, depth-1)...)
+		}
+	}
+	return out
+}
+
+// commonPrefixLen is how many bytes a and b begin with alike; commonSuffixLen how
+// many they end with.
+func commonPrefixLen(a, b string) int {
+	n, i := min(len(a), len(b)), 0
+	for i+64 <= n && a[i:i+64] == b[i:i+64] {
+		i += 64
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+func commonSuffixLen(a, b string) int {
+	n, i := min(len(a), len(b)), 0
+	for i+64 <= n && a[len(a)-i-64:len(a)-i] == b[len(b)-i-64:len(b)-i] {
+		i += 64
+	}
+	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
+}
+
+// An edit of more than splitEditsFrom bytes is looked into for lines it shares,
+// maxSplits times (a variable: tests split every edit).
 var splitEditsFrom = 64 << 10
 
-const maxSplitEdits = 64
+const maxSplits = 4
 
 // keep remembers a parse (made by parse, or otherwise: serverEdit) unless one of its
 // text is remembered, and returns the one remembered.
