@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -33,15 +32,7 @@ func TestDerivedPlansAsWholeParses(t *testing.T) {
 			parsedConfigs, translatedMaps = kept, keptMaps
 		}
 		derivedParses = derived
-		res := Plan(running, desired, caps26)
-		out, err := json.Marshal(res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Running != nil {
-			out = fmt.Appendf(out, " running %s %v", res.Running.Bundle.Hash, res.Running.Aliases)
-		}
-		return res, string(out)
+		return planned(t, running, desired)
 	}
 	runtimePlans, reloads := 0, 0
 	for chain := range 6 {

@@ -54,15 +54,7 @@ func TestServerEditsPlanAsAWholeParse(t *testing.T) {
 	planOf := func(running Running, desired *bundle.Bundle, fast bool) (Result, string) {
 		parsedConfigs = &configParses{} // (neither plan sees the other's parses)
 		serverEdits = fast
-		res := Plan(running, desired, caps26)
-		out, err := json.Marshal(res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Running != nil {
-			out = fmt.Appendf(out, " running %s %v", res.Running.Bundle.Hash, res.Running.Aliases)
-		}
-		return res, string(out)
+		return planned(t, running, desired)
 	}
 	fast, ops := 0, 0
 	for chain := range 20 {
@@ -203,4 +195,19 @@ func TestSameWithoutCommentLinesReadsTheMiddle(t *testing.T) {
 	if same < 30 {
 		t.Fatalf("only %d edits were of comment lines alone", same)
 	}
+}
+
+// planned is Plan(running, desired) and the plan as text, with the running set's hash
+// and aliases: what tests comparing two ways of planning compare.
+func planned(t *testing.T, running Running, desired *bundle.Bundle) (Result, string) {
+	t.Helper()
+	res := Plan(running, desired, caps26)
+	out, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Running != nil {
+		out = fmt.Appendf(out, " running %s %v", res.Running.Bundle.Hash, res.Running.Aliases)
+	}
+	return res, string(out)
 }
