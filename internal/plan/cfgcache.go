@@ -83,22 +83,29 @@ var derivedParses = true
 // when they share most of them; from the first when near and it does.
 func derive(bases []configParse, text string, near bool) (configParse, bool) {
 	var best configParse
-	bestPre, bestSuf := 0, 0
+	var bestEdits []config.Edit
+	bestShared := 0
 	for i, b := range bases {
 		if !derivedParses {
 			break
 		}
-		if pre, suf := bundle.CommonLines(b.text, text); pre+suf > bestPre+bestSuf {
-			best, bestPre, bestSuf = b, pre, suf
+		pre, suf := bundle.CommonLines(b.text, text)
+		edits := lineEdits(b.text, text, pre, suf)
+		shared := len(text)
+		for _, e := range edits {
+			shared -= e.NewTo - e.NewFrom
 		}
-		if i == 0 && near && 2*(bestPre+bestSuf) >= len(text) {
+		if shared > bestShared {
+			best, bestEdits, bestShared = b, edits, shared
+		}
+		if i == 0 && near && 2*bestShared >= len(text) {
 			break
 		}
 	}
-	if best.cfg == nil || 2*(bestPre+bestSuf) < len(text) {
+	if best.cfg == nil || 2*bestShared < len(text) {
 		return configParse{}, false
 	}
-	cfg, splices, ok := best.cfg.Reparsed(best.text, text, lineEdits(best.text, text, bestPre, bestSuf))
+	cfg, splices, ok := best.cfg.Reparsed(best.text, text, bestEdits)
 	if !ok {
 		return configParse{}, false
 	}
