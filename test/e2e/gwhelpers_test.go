@@ -83,6 +83,11 @@ func (g *gwEnv) gatewayAddress(name string, within time.Duration) (string, error
 
 // httpRoute is a route host → the echo Service (port 80) attached to gateway.
 func httpRoute(name, gateway, host, path string) *gwv1.HTTPRoute {
+	return httpRouteTo(name, gateway, host, path, "echo")
+}
+
+// httpRouteTo is httpRoute to Service service.
+func httpRouteTo(name, gateway, host, path, service string) *gwv1.HTTPRoute {
 	port := gwv1.PortNumber(80)
 	prefix := gwv1.PathMatchPathPrefix
 	return &gwv1.HTTPRoute{
@@ -92,7 +97,7 @@ func httpRoute(name, gateway, host, path string) *gwv1.HTTPRoute {
 			Hostnames:       []gwv1.Hostname{gwv1.Hostname(host)},
 			Rules: []gwv1.HTTPRouteRule{{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: &prefix, Value: &path}}},
 				BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{
-					Name: "echo", Port: &port}}}}}},
+					Name: gwv1.ObjectName(service), Port: &port}}}}}},
 		},
 	}
 }
