@@ -49,6 +49,7 @@ type configParses struct {
 func (c *configParses) parse(text string, near ...string) (*config.Config, error) {
 	c.mu.Lock()
 	var bases []configParse
+	nearFound := false
 	for i := len(c.list) - 1; i >= 0; i-- {
 		p := c.list[i]
 		if p.text == text {
@@ -57,14 +58,14 @@ func (c *configParses) parse(text string, near ...string) (*config.Config, error
 		}
 		switch {
 		case p.err != nil:
-		case slices.Contains(near, p.text):
-			bases = slices.Insert(bases, 0, p)
+		case !nearFound && slices.Contains(near, p.text):
+			bases, nearFound = slices.Insert(bases, 0, p), true
 		case len(bases) < derivedFrom:
 			bases = append(bases, p)
 		}
 	}
 	c.mu.Unlock()
-	if p, ok := derive(bases, text, len(near) > 0); ok {
+	if p, ok := derive(bases, text, nearFound); ok {
 		return c.keep(p).cfg, nil
 	}
 	cfg, err := config.Parse(text)
@@ -80,36 +81,59 @@ const derivedFrom = 3
 var derivedParses = true
 
 // derive is the parse of text made from the base sharing the most lines with it,
-// when they share most of them; from the first when near and it does.
+// when they share most of them; from the first when near and it does. The lines a
+// base shares at the start and end of the texts decide when they are most of the
+// text; else the runs that differ are found for each (a backend whose name sorts
+// first, placed: the text differs near its start and near its end).
 func derive(bases []configParse, text string, near bool) (configParse, bool) {
-	var best configParse
-	var bestEdits []config.Edit
-	bestShared := 0
-	for i, b := range bases {
-		if !derivedParses {
-			break
-		}
-		pre, suf := bundle.CommonLines(b.text, text)
-		edits := lineEdits(b.text, text, pre, suf)
-		shared := len(text)
-		for _, e := range edits {
-			shared -= e.NewTo - e.NewFrom
-		}
-		if shared > bestShared {
-			best, bestEdits, bestShared = b, edits, shared
-		}
-		if i == 0 && near && 2*bestShared >= len(text) {
-			break
-		}
-	}
-	if best.cfg == nil || 2*bestShared < len(text) {
+	if !derivedParses || len(bases) == 0 {
 		return configParse{}, false
 	}
-	cfg, splices, ok := best.cfg.Reparsed(best.text, text, bestEdits)
+	type candidate struct {
+		base     configParse
+		pre, suf int
+	}
+	cands := make([]candidate, 0, len(bases))
+	for _, b := range bases {
+		pre, suf := bundle.CommonLines(b.text, text)
+		cands = append(cands, candidate{b, pre, suf})
+	}
+	best := slices.MaxFunc(cands, func(x, y candidate) int { return (x.pre + x.suf) - (y.pre + y.suf) })
+	var edits []config.Edit
+	if near { // (the first, when it shares most of the text once the runs that differ are found)
+		if e := lineEdits(bases[0].text, text, cands[0].pre, cands[0].suf); 2*sharedBytes(text, e) >= len(text) {
+			best, edits = cands[0], e
+		}
+	}
+	if edits == nil {
+		edits = lineEdits(best.base.text, text, best.pre, best.suf)
+	}
+	if 2*(best.pre+best.suf) < len(text) && 2*sharedBytes(text, edits) < len(text) {
+		bestShared := 0
+		for _, c := range cands {
+			e := lineEdits(c.base.text, text, c.pre, c.suf)
+			if shared := sharedBytes(text, e); shared > bestShared {
+				best, edits, bestShared = c, e, shared
+			}
+		}
+		if 2*bestShared < len(text) {
+			return configParse{}, false
+		}
+	}
+	cfg, splices, ok := best.base.cfg.Reparsed(best.base.text, text, edits)
 	if !ok {
 		return configParse{}, false
 	}
-	return configParse{text: text, cfg: cfg, base: best.cfg, splices: splices}, true
+	return configParse{text: text, cfg: cfg, base: best.base.cfg, splices: splices}, true
+}
+
+// sharedBytes is how much of text the edits leave as it was.
+func sharedBytes(text string, edits []config.Edit) int {
+	n := len(text)
+	for _, e := range edits {
+		n -= e.NewTo - e.NewFrom
+	}
+	return n
 }
 
 // lineEdits is where a and b differ, given that they share their first pre and last
