@@ -94,9 +94,12 @@ func derive(bases []configParse, text string, near bool) (configParse, bool) {
 		pre, suf int
 	}
 	cands := make([]candidate, 0, len(bases))
-	for _, b := range bases {
+	for i, b := range bases {
 		pre, suf := bundle.CommonLines(b.text, text)
 		cands = append(cands, candidate{b, pre, suf})
+		if i == 0 && near && 2*(pre+suf) >= len(text) {
+			break // (most of it, before the runs are looked for)
+		}
 	}
 	best := slices.MaxFunc(cands, func(x, y candidate) int { return (x.pre + x.suf) - (y.pre + y.suf) })
 	var edits []config.Edit
