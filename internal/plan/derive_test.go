@@ -167,8 +167,8 @@ func maps2(m map[string][]string) map[string][]string {
 }
 
 // placeByPasses is place as it was made before it read the sorted names (a pass over
-// every backend of both sides, the text copied line by line): the placement place
-// must give.
+// every backend of both sides, the desired text copied line by line): the placement
+// place must give.
 func placeByPasses(run *config.Config, runText string, want *config.Config, wantText string, previous map[string]string) placement {
 	rl, wl := layoutOf(run), layoutOf(want)
 	byName := func(l *layout) map[string]*config.Section {
@@ -242,31 +242,8 @@ func placeByPasses(run *config.Config, runText string, want *config.Config, want
 		return placement{text: wantText}
 	}
 	var b strings.Builder
-	writeSectionsByLines(&b, want, wantText, func(s *config.Section) (string, bool) {
-		if s.Keyword != "backend" {
-			return "", true
-		}
-		if r, ok := aliases[s.Name]; ok {
-			return r, true
-		}
-		return "", !drop[s.Name]
-	})
-	runLines := textLines(runText)
-	for _, i := range retired {
-		servers := map[int]bool{}
-		for _, d := range run.Sections[i].Directives {
-			if d.Keyword == "server" {
-				servers[run.DirectiveLine(i, d)] = true
-			}
-		}
-		start, end := sectionSpan(run, i, len(runLines))
-		for n := start; n <= end; n++ {
-			if !servers[n] {
-				b.WriteString(runLines[n-1])
-				b.WriteByte('\n')
-			}
-		}
-	}
+	writeSectionsByLines(&b, want, wantText, placedName(aliases, drop))
+	writeRetired(&b, run, runText, retired)
 	return placement{text: b.String(), aliases: aliases}
 }
 

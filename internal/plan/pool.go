@@ -107,7 +107,15 @@ func place(run *config.Config, runText string, want *config.Config, wantText str
 	}
 	var b strings.Builder
 	b.Grow(len(wantText))
-	writeSections(&b, want, wantText, func(s *config.Section) (string, bool) {
+	writeSections(&b, want, wantText, placedName(aliases, drop))
+	writeRetired(&b, run, runText, retired)
+	return placement{text: b.String(), aliases: aliases}
+}
+
+// placedName is writeSections' keep of a placement: a backend renamed to the running
+// backend that serves it, a desired pool backend dropped.
+func placedName(aliases map[string]string, drop map[string]bool) func(*config.Section) (string, bool) {
+	return func(s *config.Section) (string, bool) {
 		if s.Keyword != "backend" {
 			return "", true
 		}
@@ -115,26 +123,30 @@ func place(run *config.Config, runText string, want *config.Config, wantText str
 			return r, true
 		}
 		return "", !drop[s.Name]
-	})
-	if len(retired) > 0 {
-		runLines := textLines(runText)
-		for _, i := range retired {
-			servers := map[int]bool{}
-			for _, d := range run.Sections[i].Directives {
-				if d.Keyword == "server" {
-					servers[run.DirectiveLine(i, d)] = true
-				}
+	}
+}
+
+// writeRetired writes run's sections retired, without their servers.
+func writeRetired(b *strings.Builder, run *config.Config, runText string, retired []int) {
+	if len(retired) == 0 {
+		return
+	}
+	runLines := textLines(runText)
+	for _, i := range retired {
+		servers := map[int]bool{}
+		for _, d := range run.Sections[i].Directives {
+			if d.Keyword == "server" {
+				servers[run.DirectiveLine(i, d)] = true
 			}
-			start, end := sectionSpan(run, i, len(runLines))
-			for n := start; n <= end; n++ {
-				if !servers[n] {
-					b.WriteString(runLines[n-1])
-					b.WriteByte('\n')
-				}
+		}
+		start, end := sectionSpan(run, i, len(runLines))
+		for n := start; n <= end; n++ {
+			if !servers[n] {
+				b.WriteString(runLines[n-1])
+				b.WriteByte('\n')
 			}
 		}
 	}
-	return placement{text: b.String(), aliases: aliases}
 }
 
 // retiring is the running backends nobody claims (see place): those the desired
