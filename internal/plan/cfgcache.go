@@ -111,9 +111,11 @@ func derive(bases []configParse, text string, near bool) (configParse, bool) {
 	if edits == nil {
 		edits = lineEdits(best.base.text, text, best.pre, best.suf)
 	}
-	if 2*(best.pre+best.suf) < len(text) && 2*sharedBytes(text, edits) < len(text) {
-		bestShared := 0
+	if bestShared := sharedBytes(text, edits); 2*bestShared < len(text) {
 		for _, c := range cands {
+			if c.base.cfg == best.base.cfg {
+				continue
+			}
 			e := lineEdits(c.base.text, text, c.pre, c.suf)
 			if shared := sharedBytes(text, e); shared > bestShared {
 				best, edits, bestShared = c, e, shared

@@ -24,16 +24,7 @@ type Splice struct{ At, Removed, Added int }
 // it gained or lost. c is left as it is. false when the lines edited do not parse
 // (Parse of the whole text says where).
 func (c *Config) Reparsed(oldText, newText string, edits []Edit) (*Config, []Splice, bool) {
-	type window struct {
-		lo, hi       int // c's sections replaced
-		from, to     int // their text in oldText
-		newFrom      int // where it starts in newText
-		newTo        int
-		line         int // the line it starts on in oldText
-		added        []*Section
-		linesChanged int
-	}
-	var windows []window
+	var windows []splicePart
 	for _, e := range edits {
 		if e.OldFrom > e.OldTo || e.NewFrom > e.NewTo || e.OldTo > len(oldText) || e.NewTo > len(newText) {
 			return nil, nil, false
@@ -45,7 +36,7 @@ func (c *Config) Reparsed(oldText, newText string, edits []Edit) (*Config, []Spl
 		// header comes after the edit.
 		lo := sort.Search(len(c.Sections), func(i int) bool { return c.SectionLine(i) >= first }) - 1
 		hi := sort.Search(len(c.Sections), func(i int) bool { return c.SectionLine(i) >= after })
-		w := window{lo: max(lo, 0), hi: hi, line: 1, to: len(oldText)}
+		w := splicePart{lo: max(lo, 0), hi: hi, line: 1, to: len(oldText)}
 		if lo >= 0 {
 			w.from, w.line = LinesBack(oldText, e.OldFrom, first-c.SectionLine(lo)), c.SectionLine(lo)
 		}
@@ -67,25 +58,26 @@ func (c *Config) Reparsed(oldText, newText string, edits []Edit) (*Config, []Spl
 		if err != nil {
 			return nil, nil, false
 		}
-		w.added, w.linesChanged = parsed.Sections, strings.Count(mid, "\n")-strings.Count(oldText[w.from:w.to], "\n")
+		w.added, w.lines = parsed.Sections, strings.Count(mid, "\n")-strings.Count(oldText[w.from:w.to], "\n")
 	}
 	splices := make([]Splice, len(windows))
-	parts := make([]splicePart, len(windows))
 	for i, w := range windows {
 		splices[i] = Splice{At: w.lo, Removed: w.hi - w.lo, Added: len(w.added)}
-		parts[i] = splicePart{lo: w.lo, hi: w.hi, added: w.added, line: w.line, lines: w.linesChanged}
 	}
-	return c.spliced(parts), splices, true
+	return c.spliced(windows), splices, true
 }
 
-// splicePart is sections lo to hi replaced by added, parsed on their own from the
-// text that started on line line (of the text before the parts before it), which
-// gained lines lines.
+// splicePart is sections lo to hi of a configuration replaced by added, parsed on
+// their own from the new text's newFrom to newTo (from and to in the old text, which
+// started on line line there, of the text before the parts before it) that gained
+// lines lines.
 type splicePart struct {
-	lo, hi int
-	added  []*Section
-	line   int
-	lines  int
+	lo, hi         int
+	from, to       int
+	newFrom, newTo int
+	line           int
+	added          []*Section
+	lines          int
 }
 
 // spliced is c with the parts (ascending, apart) replaced, the sections after each
