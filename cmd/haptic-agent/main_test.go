@@ -253,7 +253,7 @@ func applyAnswering(t *testing.T, client *http.Client, addr string, fePort int, 
 	t.Helper()
 	cfg := fmt.Sprintf("global\n    hard-stop-after 5s\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n"+
 		"frontend fe\n    bind 127.0.0.1:%d\n    http-request return status 200 content-type text/plain string %q\n", fePort, text)
-	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}})
+	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(cfg)}})
 	body, _ := json.Marshal(agentapi.ConfigRequest{Hash: b.Hash, Files: b.Files})
 	req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/v1/config", bytes.NewReader(body))
 	req.SetBasicAuth("u", "secret-password")

@@ -34,7 +34,7 @@ func readBundleDir(dir string, l bundle.Layout) (*bundle.Bundle, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("bundle dir %s: %w", dir, err)
 	}
-	files := []bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: string(cfg)}}
+	files := []bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(string(cfg))}}
 	seen := map[string]bool{root.ConfigFile: true}
 	for _, d := range []struct {
 		path string
@@ -60,7 +60,7 @@ func readBundleDir(dir string, l bundle.Layout) (*bundle.Bundle, error) {
 			if err != nil {
 				return nil, fmt.Errorf("bundle dir %s: %w", dir, err)
 			}
-			files = append(files, bundle.File{Kind: d.kind(string(data)), Name: e.Name(), Content: string(data)})
+			files = append(files, bundle.File{Kind: d.kind(string(data)), Name: e.Name(), Content: bundle.TextOf(string(data))})
 		}
 	}
 	b := bundle.New(files).Relocate(root, l)

@@ -130,14 +130,14 @@ func TestReadBundleDirRoundTrip(t *testing.T) {
 			}
 			if got.Hash != want.Hash {
 				for i := range want.Files {
-					if i < len(got.Files) && got.Files[i] != want.Files[i] {
-						t.Errorf("%s:\n%q\nwant %s:\n%q", got.Files[i].Target(), got.Files[i].Content, want.Files[i].Target(), want.Files[i].Content)
+					if i < len(got.Files) && !got.Files[i].Equal(want.Files[i]) {
+						t.Errorf("%s:\n%q\nwant %s:\n%q", got.Files[i].Target(), got.Files[i].Content.String(), want.Files[i].Target(), want.Files[i].Content.String())
 					}
 				}
 				t.Fatalf("read back %d files (%s), rendered %d (%s)", len(got.Files), got.Hash, len(want.Files), want.Hash)
 			}
-			if !strings.Contains(got.Config().Content, c.layout.MapsDir+"/host.map") {
-				t.Fatalf("haproxy.cfg does not reference the map at its production path:\n%s", got.Config().Content)
+			if !strings.Contains(got.Config().Content.String(), c.layout.MapsDir+"/host.map") {
+				t.Fatalf("haproxy.cfg does not reference the map at its production path:\n%s", got.Config().Content.String())
 			}
 		})
 	}

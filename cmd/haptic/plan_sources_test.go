@@ -278,7 +278,7 @@ func TestPlanOutputRedactsCertificates(t *testing.T) {
 			t.Errorf("op %d: %s, want %s", i, got, want[i])
 		}
 	}
-	res := plan.Result{Ops: ops, Files: []bundle.File{{Kind: bundle.KindCert, Name: "site.pem", Content: key, Hash: bundle.HashContent(key)}}}
+	res := plan.Result{Ops: ops, Files: []bundle.File{{Kind: bundle.KindCert, Name: "site.pem", Content: bundle.TextOf(key), Hash: bundle.HashContent(key)}}}
 	caps, _ := plan.CapabilitiesFor("2.6.12")
 	var summary strings.Builder
 	writePlan(&summary, res, caps)

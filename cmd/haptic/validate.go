@@ -150,8 +150,8 @@ func writeTraces(w io.Writer, rendered map[string]*render.Result, f validateFlag
 		}
 		if f.dumpRendered {
 			for _, file := range res.Bundle.Files {
-				fmt.Fprintf(w, "=== %s: %s\n%s", n, file.Target(), file.Content)
-				if !strings.HasSuffix(file.Content, "\n") {
+				fmt.Fprintf(w, "=== %s: %s\n%s", n, file.Target(), file.Content.String())
+				if !strings.HasSuffix(file.Content.String(), "\n") {
 					fmt.Fprintln(w)
 				}
 			}

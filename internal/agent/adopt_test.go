@@ -51,7 +51,7 @@ func TestAdoptRunningMaster(t *testing.T) {
 	srv1 := serve(t, first)
 	port := freePort(t)
 	cfg := configFile(mapCfg(port, opts.Layout.MapsDir))
-	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "a.test be_a\n"}
+	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf("a.test be_a\n")}
 	if code, res := putConfig(t, srv1, cfg, hostMap); code != http.StatusOK {
 		t.Fatalf("config: %d %+v", code, res)
 	}
@@ -82,7 +82,7 @@ func TestAdoptRunningMaster(t *testing.T) {
 	}
 
 	newMap := hostMap
-	newMap.Content = "a.test be_a\nb.test be_b\n"
+	newMap.Content = bundle.TextOf("a.test be_a\nb.test be_b\n")
 	next := bundle.New([]bundle.File{cfg, newMap})
 	code, res := call(t, srv2, http.MethodPost, "/v1/runtime", testUser, testPass, agentapi.RuntimeRequest{
 		BaseHash:   st.Hash,

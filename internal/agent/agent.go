@@ -241,7 +241,7 @@ func (a *Agent) loadCurrent() (*bundle.Bundle, map[string]string, error) {
 	} else if err != nil {
 		return nil, nil, fmt.Errorf("read config file: %w", err)
 	}
-	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: filepath.Base(o.Layout.ConfigFile), Content: string(data)}})
+	b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: filepath.Base(o.Layout.ConfigFile), Content: bundle.TextOf(string(data))}})
 	return b, nil, writeJSON(o.manifestPath(), manifestOf(b))
 }
 
@@ -250,7 +250,7 @@ func (a *Agent) bootstrap() *bundle.Bundle {
 	if text == "" {
 		text = BootstrapConfig(a.opts.StatusAddress, a.opts.StatusPort)
 	}
-	return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: filepath.Base(a.opts.Layout.ConfigFile), Content: text}})
+	return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: filepath.Base(a.opts.Layout.ConfigFile), Content: bundle.TextOf(text)}})
 }
 
 // installSet makes b the set on disk (removing files of the current set it lacks)

@@ -41,8 +41,8 @@ frontend fe
 		fmt.Fprintf(&paths, "/%d/ be_%d\n", i, i)
 	}
 	return []bundle.File{configFile(cfg.String()),
-		{Kind: bundle.KindMap, Name: "host.map", Content: hosts.String()},
-		{Kind: bundle.KindMap, Name: "path-prefix.map", Content: paths.String()}}
+		{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(hosts.String())},
+		{Kind: bundle.KindMap, Name: "path-prefix.map", Content: bundle.TextOf(paths.String())}}
 }
 
 // BenchmarkRuntimeApply is one route added at runtime (two map entries) to an
@@ -76,8 +76,8 @@ func benchRuntimeApply(b *testing.B, n int, asEdits bool) {
 		host := fmt.Sprintf("%d-route.example.com", k)
 		path := fmt.Sprintf("/%d/", k)
 		files := []bundle.File{
-			{Kind: bundle.KindMap, Name: "host.map", Content: mapContent(cur, "host.map") + host + " r" + strconv.Itoa(k) + "\n"},
-			{Kind: bundle.KindMap, Name: "path-prefix.map", Content: mapContent(cur, "path-prefix.map") + path + " be_" + strconv.Itoa(k) + "\n"},
+			{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(mapContent(cur, "host.map") + host + " r" + strconv.Itoa(k) + "\n")},
+			{Kind: bundle.KindMap, Name: "path-prefix.map", Content: bundle.TextOf(mapContent(cur, "path-prefix.map") + path + " be_" + strconv.Itoa(k) + "\n")},
 		}
 		next := merged(cur, files)
 		req := agentapi.RuntimeRequest{BaseHash: cur.Hash, Hash: next.Hash, Files: files, Operations: []runtime.Op{
@@ -112,7 +112,7 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func mapContent(b *bundle.Bundle, name string) string { return fileOf(b, name).Content }
+func mapContent(b *bundle.Bundle, name string) string { return fileOf(b, name).Content.String() }
 
 func fileOf(b *bundle.Bundle, name string) bundle.File {
 	for _, f := range b.Files {

@@ -48,12 +48,12 @@ func TestGetConfigReturnsTheRunningSet(t *testing.T) {
 
 	const secret = "-----BEGIN PRIVATE KEY-----\nTOP-SECRET-KEY\n-----END PRIVATE KEY-----\n"
 	cfg := configFile(mapCfg(port, opts.Layout.MapsDir))
-	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "a.test be_a\n"}
+	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf("a.test be_a\n")}
 	files := []bundle.File{
 		cfg, hostMap,
-		{Kind: bundle.KindFile, Name: "page.html", Content: "<p>hi</p>\n"},
-		{Kind: bundle.KindCert, Name: "site.pem", Content: secret},
-		{Kind: bundle.KindCrtList, Name: "list.txt", Content: filepath.Join(opts.Layout.SSLCertsDir, "site.pem") + "\n"},
+		{Kind: bundle.KindFile, Name: "page.html", Content: bundle.TextOf("<p>hi</p>\n")},
+		{Kind: bundle.KindCert, Name: "site.pem", Content: bundle.TextOf(secret)},
+		{Kind: bundle.KindCrtList, Name: "list.txt", Content: bundle.TextOf(filepath.Join(opts.Layout.SSLCertsDir, "site.pem") + "\n")},
 	}
 	applied := bundle.New(files)
 	if code, res := putConfig(t, srv, files...); code != http.StatusOK || res.Result != agentapi.ResultApplied {
@@ -99,14 +99,14 @@ func TestGetConfigReturnsTheRunningSet(t *testing.T) {
 		t.Fatalf("after put: hash %s with %d files, want %s with %d", cur.Hash, len(cur.Files), applied.Hash, len(applied.Files))
 	}
 	for i, f := range applied.Files {
-		if cur.Files[i] != f {
+		if !cur.Files[i].Equal(f) {
 			t.Errorf("file %d: got %s (%s), want %s (%s)", i, cur.Files[i].Target(), cur.Files[i].Hash, f.Target(), f.Hash)
 		}
 	}
 
 	// A runtime apply changes the running set: GET follows it.
 	newMap := hostMap
-	newMap.Content = "a.test be_a\nb.test be_b\n"
+	newMap.Content = bundle.TextOf("a.test be_a\nb.test be_b\n")
 	next := bundle.New([]bundle.File{cfg, newMap, files[2], files[3], files[4]})
 	req := agentapi.RuntimeRequest{
 		BaseHash:   applied.Hash,
@@ -121,7 +121,7 @@ func TestGetConfigReturnsTheRunningSet(t *testing.T) {
 	if cur.Hash != next.Hash {
 		t.Fatalf("after runtime: hash %s, want %s", cur.Hash, next.Hash)
 	}
-	if f, ok := bundle.New(cur.Files).Get("map:host.map"); !ok || f.Content != newMap.Content {
+	if f, ok := bundle.New(cur.Files).Get("map:host.map"); !ok || f.Content.String() != newMap.Content.String() {
 		t.Fatalf("after runtime: host.map %+v", f)
 	}
 }

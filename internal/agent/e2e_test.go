@@ -138,7 +138,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	// Map routing, then runtime operations without reload.
 	mapsDir := opts.Layout.MapsDir
 	cfg := configFile(mapCfg(port, mapsDir))
-	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "a.test be_a\n"}
+	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf("a.test be_a\n")}
 	if code, res := putConfig(t, srv, cfg, hostMap); code != http.StatusOK {
 		t.Fatalf("map config: %d %+v", code, res)
 	}
@@ -152,7 +152,7 @@ func TestAgentEndToEnd(t *testing.T) {
 
 	t.Run("runtime map ops without reload", func(t *testing.T) {
 		newMap := hostMap
-		newMap.Content = "a.test be_a\nb.test be_b\n"
+		newMap.Content = bundle.TextOf("a.test be_a\nb.test be_b\n")
 		next := bundle.New([]bundle.File{cfg, newMap})
 		req := agentapi.RuntimeRequest{
 			BaseHash:   stMap.Hash,
@@ -187,7 +187,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		if st.Reloads != stMap.Reloads || st.Hash != next.Hash || st.TreeHash != next.Hash || st.LastApply.Mode != "runtime" {
 			t.Fatalf("state after runtime: %+v", st)
 		}
-		if readFile(t, filepath.Join(mapsDir, "host.map")) != newMap.Content {
+		if readFile(t, filepath.Join(mapsDir, "host.map")) != newMap.Content.String() {
 			t.Fatal("map file not written")
 		}
 
@@ -201,10 +201,10 @@ func TestAgentEndToEnd(t *testing.T) {
 		defer bsrv.Close()
 		bport := backend.Addr().(*net.TCPAddr).Port
 		map3 := newMap
-		map3.Content += "c.test be_dyn\n"
+		map3.Content = bundle.TextOf(map3.Content.String() + "c.test be_dyn\n")
 		cfg3 := cfg
-		cfg3.Content = strings.Replace(cfg3.Content, "balance roundrobin\n",
-			fmt.Sprintf("balance roundrobin\n    server s1 127.0.0.1:%d\n", bport), 1)
+		cfg3.Content = bundle.TextOf(strings.Replace(cfg3.Content.String(), "balance roundrobin\n",
+			fmt.Sprintf("balance roundrobin\n    server s1 127.0.0.1:%d\n", bport), 1))
 		next3 := bundle.New([]bundle.File{cfg3, map3})
 		code, res = call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, agentapi.RuntimeRequest{
 			Operations: []runtime.Op{
@@ -222,7 +222,7 @@ func TestAgentEndToEnd(t *testing.T) {
 
 		// A failing operation falls back to a verified reload of the resulting set.
 		map4 := map3
-		map4.Content = "a.test be_b\nb.test be_b\nc.test be_dyn\n"
+		map4.Content = bundle.TextOf("a.test be_b\nb.test be_b\nc.test be_dyn\n")
 		next4 := bundle.New([]bundle.File{cfg3, map4})
 		code, res = call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, agentapi.RuntimeRequest{
 			Operations: []runtime.Op{

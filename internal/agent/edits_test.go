@@ -30,15 +30,15 @@ func TestRuntimeEdits(t *testing.T) {
 	for i := range 200 {
 		fmt.Fprintf(&sb, "h%03d.test be_a\n", i)
 	}
-	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: sb.String()}
+	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(sb.String())}
 	if code, res := putConfig(t, srv, cfg, hostMap); code != http.StatusOK {
 		t.Fatalf("base config: %d %+v", code, res)
 	}
 	base := bundle.New([]bundle.File{cfg, hostMap})
 	baseMap := fileOf(base, "host.map")
-	at := strings.Index(baseMap.Content, "h100.test")
+	at := strings.Index(baseMap.Content.String(), "h100.test")
 	want := baseMap
-	want.Content = baseMap.Content[:at] + "new.test be_b\n" + baseMap.Content[at:]
+	want.Content = bundle.TextOf(baseMap.Content.String()[:at] + "new.test be_b\n" + baseMap.Content.String()[at:])
 	edit, ok := agentapi.EditOf(baseMap, want)
 	if !ok || len(edit.Splices) != 1 || edit.Splices[0].Insert != "new.test be_b\n" {
 		t.Fatalf("edit %+v", edit)
@@ -66,11 +66,11 @@ func TestRuntimeEdits(t *testing.T) {
 		wrongHash := edit
 		wrongHash.Hash = bundle.HashContent("other")
 		other := baseMap
-		other.Content = "other"
+		other.Content = bundle.TextOf("other")
 		wrongSet := merged(base, []bundle.File{other}).Hash
 		unsafe := edit
 		unsafe.Splices = []agentapi.Splice{{Offset: at, Insert: "bad\x01.test be_b\n"}}
-		unsafe.Hash = bundle.HashContent(baseMap.Content[:at] + "bad\x01.test be_b\n" + baseMap.Content[at:])
+		unsafe.Hash = bundle.HashContent(baseMap.Content.String()[:at] + "bad\x01.test be_b\n" + baseMap.Content.String()[at:])
 		before := getState(t, srv)
 		for _, c := range []struct {
 			name  string
@@ -89,7 +89,7 @@ func TestRuntimeEdits(t *testing.T) {
 				t.Errorf("%s: %d %+v, want %d %q", c.name, code, res, c.code, c.error)
 			}
 		}
-		if got := onDisk(); got != baseMap.Content {
+		if got := onDisk(); got != baseMap.Content.String() {
 			t.Fatal("a refused edit changed the file")
 		}
 		if got := fetch(t, port, "new.test"); got != "nomatch" {
@@ -110,7 +110,7 @@ func TestRuntimeEdits(t *testing.T) {
 			t.Fatalf("new.test: %q", got)
 		}
 		st := getState(t, srv) // writes what a runtime apply left to be written soon
-		if got := onDisk(); got != want.Content {
+		if got := onDisk(); got != want.Content.String() {
 			t.Fatalf("file on disk is not the edited file")
 		}
 		if st.Hash != next.Hash || st.TreeHash != next.Hash || st.Reloads != before.Reloads {
@@ -125,7 +125,7 @@ func TestRuntimeEdits(t *testing.T) {
 		if err != nil || tree.Hash != next.Hash || m.Hash != next.Hash {
 			t.Fatalf("manifest %s, tree %v (%v), want %s", m.Hash, tree, err, next.Hash)
 		}
-		if cur := a.Current(); fileOf(bundle.New(cur.Files), "host.map").Content != want.Content {
+		if cur := a.Current(); fileOf(bundle.New(cur.Files), "host.map").Content.String() != want.Content.String() {
 			t.Fatal("GET /v1/config does not return the whole edited map")
 		}
 		// The last known good file follows within lkgWriteDelay.

@@ -81,7 +81,7 @@ func checkMaps(files []bundle.File) error {
 		if err := (&runtime.ReplaceMap{Map: f.Name}).Validate(); err != nil {
 			return fmt.Errorf("map file %q: the runtime API cannot name it", f.Name)
 		}
-		if err := config.CheckMapFile(f.Content); err != nil {
+		if err := config.CheckMapFile(f.Content.String()); err != nil {
 			return fmt.Errorf("map file %s: %w", f.Name, err)
 		}
 	}
@@ -97,7 +97,7 @@ func readTree(l bundle.Layout, m manifest) (*bundle.Bundle, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", f.Target(), err)
 		}
-		f.Content = string(data)
+		f.Content = bundle.TextOf(string(data))
 		files = append(files, f)
 	}
 	return bundle.New(files), nil
@@ -124,7 +124,7 @@ func install(l bundle.Layout, files []bundle.File, prev []fileRef) error {
 		if f.Kind == bundle.KindCert {
 			mode = 0o600
 		}
-		if err := writeString(tmp, f.Content, mode); err != nil {
+		if err := writeText(tmp, f.Content, mode); err != nil {
 			cleanup()
 			_ = os.Remove(tmp)
 			return fmt.Errorf("stage %s: %w", f.Target(), err)
@@ -194,13 +194,13 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// writeString is os.WriteFile of a string, without copying it (a map is megabytes).
-func writeString(path, s string, mode os.FileMode) error {
+// writeText is os.WriteFile of a text, piece by piece (a map is megabytes).
+func writeText(path string, t bundle.Text, mode os.FileMode) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteString(s)
+	_, err = t.WriteTo(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -45,9 +45,9 @@ func TestInstallSwapsAndRemovesStale(t *testing.T) {
 	dir := t.TempDir()
 	l := testLayout(dir)
 	old := bundle.New([]bundle.File{
-		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: "old"},
-		{Kind: bundle.KindMap, Name: "gone.map", Content: "x y\n"},
-		{Kind: bundle.KindMap, Name: "kept.map", Content: "a b\n"},
+		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf("old")},
+		{Kind: bundle.KindMap, Name: "gone.map", Content: bundle.TextOf("x y\n")},
+		{Kind: bundle.KindMap, Name: "kept.map", Content: bundle.TextOf("a b\n")},
 	})
 	if err := install(l, old.Files, nil); err != nil {
 		t.Fatal(err)
@@ -57,9 +57,9 @@ func TestInstallSwapsAndRemovesStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := bundle.New([]bundle.File{
-		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: "new"},
-		{Kind: bundle.KindMap, Name: "kept.map", Content: "a c\n"},
-		{Kind: bundle.KindCert, Name: "site.pem", Content: "PEM"},
+		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf("new")},
+		{Kind: bundle.KindMap, Name: "kept.map", Content: bundle.TextOf("a c\n")},
+		{Kind: bundle.KindCert, Name: "site.pem", Content: bundle.TextOf("PEM")},
 	})
 	if err := install(l, next.Files, manifestOf(old).Files); err != nil {
 		t.Fatal(err)
@@ -87,14 +87,14 @@ func TestInstallSwapsAndRemovesStale(t *testing.T) {
 
 func TestMerge(t *testing.T) {
 	cur := bundle.New([]bundle.File{
-		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: "c"},
-		{Kind: bundle.KindMap, Name: "a.map", Content: "1"},
+		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf("c")},
+		{Kind: bundle.KindMap, Name: "a.map", Content: bundle.TextOf("1")},
 	})
-	got := merged(cur, []bundle.File{{Kind: bundle.KindMap, Name: "a.map", Content: "2"}, {Kind: bundle.KindMap, Name: "b.map", Content: "3"}})
+	got := merged(cur, []bundle.File{{Kind: bundle.KindMap, Name: "a.map", Content: bundle.TextOf("2")}, {Kind: bundle.KindMap, Name: "b.map", Content: bundle.TextOf("3")}})
 	want := bundle.New([]bundle.File{
-		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: "c"},
-		{Kind: bundle.KindMap, Name: "a.map", Content: "2"},
-		{Kind: bundle.KindMap, Name: "b.map", Content: "3"},
+		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf("c")},
+		{Kind: bundle.KindMap, Name: "a.map", Content: bundle.TextOf("2")},
+		{Kind: bundle.KindMap, Name: "b.map", Content: bundle.TextOf("3")},
 	})
 	if got.Hash != want.Hash {
 		t.Fatalf("merge: %+v", got.Files)

@@ -105,7 +105,7 @@ frontend fe
 }
 
 func configFile(content string) bundle.File {
-	return bundle.File{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: content}
+	return bundle.File{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(content)}
 }
 
 // call sends a JSON request to the agent API.

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/haproxy-haptic/haptic/internal/agentapi"
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
@@ -19,15 +20,15 @@ type mapKeys struct {
 // key's entries, in no particular order. Keys and values are copies, so that an
 // index kept across edits holds no old content.
 type keyIndex struct {
-	content string
+	content bundle.Text
 	values  map[string][]string
 }
 
 // entries returns the index of name's content, or nil when the one remembered
 // is of another content (the caller scans the content: building an index costs
 // more than one scan, and pays only when edits follow).
-func (m *mapKeys) entries(name, content string) *keyIndex {
-	if ix := m.byName[name]; ix != nil && ix.content == content {
+func (m *mapKeys) entries(name string, content bundle.Text) *keyIndex {
+	if ix := m.byName[name]; ix != nil && ix.content.Equal(content) {
 		return ix
 	}
 	return nil
@@ -37,15 +38,15 @@ func (m *mapKeys) entries(name, content string) *keyIndex {
 // base is built first when the one remembered is of another content (the map
 // arrived whole). Unless every splice takes out and puts in whole lines, the
 // index is dropped.
-func (m *mapKeys) edited(name, base, content string, e agentapi.FileEdit) {
+func (m *mapKeys) edited(name string, base, content bundle.Text, e agentapi.FileEdit) {
 	if !wholeLines(base, e) {
 		delete(m.byName, name)
 		return
 	}
 	ix := m.byName[name]
-	if ix == nil || ix.content != base {
+	if ix == nil || !ix.content.Equal(base) {
 		ix = &keyIndex{values: map[string][]string{}}
-		runtime.EachMapEntry(base, ix.add)
+		runtime.EachMapEntry(base.String(), ix.add)
 		if m.byName == nil {
 			m.byName = map[string]*keyIndex{}
 		}
@@ -53,7 +54,7 @@ func (m *mapKeys) edited(name, base, content string, e agentapi.FileEdit) {
 	}
 	for _, s := range e.Splices {
 		ok := true
-		runtime.EachMapEntry(base[s.Offset:s.Offset+s.Delete], func(k, v string) { ok = ix.remove(k, v) && ok })
+		runtime.EachMapEntry(base.Slice(s.Offset, s.Offset+s.Delete), func(k, v string) { ok = ix.remove(k, v) && ok })
 		if !ok {
 			delete(m.byName, name)
 			return
@@ -65,7 +66,7 @@ func (m *mapKeys) edited(name, base, content string, e agentapi.FileEdit) {
 
 // lookup returns the file's entries of keys (its values by key) and whether a
 // key has more than one entry.
-func (m *mapKeys) lookup(name, content string, keys map[string]bool) (values map[string]string, dup bool) {
+func (m *mapKeys) lookup(name string, content bundle.Text, keys map[string]bool) (values map[string]string, dup bool) {
 	values = make(map[string]string, len(keys))
 	if ix := m.entries(name, content); ix != nil {
 		for k := range keys {
@@ -79,7 +80,7 @@ func (m *mapKeys) lookup(name, content string, keys map[string]bool) (values map
 		}
 		return values, dup
 	}
-	for _, e := range runtime.MapFileEntriesFor(content, keys) {
+	for _, e := range runtime.MapFileEntriesFor(content.String(), keys) {
 		_, seen := values[e.Key]
 		dup = dup || seen
 		values[e.Key] = e.Value
@@ -112,19 +113,20 @@ func (ix *keyIndex) remove(key, value string) bool {
 // entries of the result are base's, less those of the deleted lines, plus those
 // of the inserted ones. Map lines never exceed HAProxy's read buffer here
 // (checkMaps, editBases), so a line is what EachMapEntry reads as one.
-func wholeLines(base string, e agentapi.FileEdit) bool {
+func wholeLines(base bundle.Text, e agentapi.FileEdit) bool {
+	newlineBefore := func(at int) bool { return base.Slice(at-1, at) == "\n" }
 	for _, s := range e.Splices {
 		end := s.Offset + s.Delete
-		if s.Offset < 0 || end > len(base) || s.Delete < 0 {
+		if s.Offset < 0 || end > base.Len() || s.Delete < 0 {
 			return false
 		}
-		if s.Offset > 0 && base[s.Offset-1] != '\n' {
+		if s.Offset > 0 && !newlineBefore(s.Offset) {
 			return false
 		}
-		if s.Delete > 0 && end < len(base) && base[end-1] != '\n' {
+		if s.Delete > 0 && end < base.Len() && !newlineBefore(end) {
 			return false
 		}
-		if s.Insert != "" && !strings.HasSuffix(s.Insert, "\n") && end < len(base) {
+		if s.Insert != "" && !strings.HasSuffix(s.Insert, "\n") && end < base.Len() {
 			return false
 		}
 	}

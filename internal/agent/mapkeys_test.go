@@ -62,7 +62,7 @@ func TestMapKeysFollowEdits(t *testing.T) {
 			}
 		}
 		next := text()
-		e, ok := agentapi.EditOf(bundle.File{Kind: bundle.KindMap, Name: "m", Content: cur}, bundle.File{Kind: bundle.KindMap, Name: "m", Content: next})
+		e, ok := agentapi.EditOf(bundle.File{Kind: bundle.KindMap, Name: "m", Content: bundle.TextOf(cur)}, bundle.File{Kind: bundle.KindMap, Name: "m", Content: bundle.TextOf(next)})
 		if !ok {
 			cur = next
 			continue
@@ -73,7 +73,7 @@ func TestMapKeysFollowEdits(t *testing.T) {
 			next = cur[:at] + "x" + cur[at:]
 			unaligned++
 		}
-		m.edited("m", cur, next, e)
+		m.edited("m", bundle.TextOf(cur), bundle.TextOf(next), e)
 		keys := map[string]bool{}
 		for i := range 30 {
 			keys[fmt.Sprintf("k%d.test", i)] = true
@@ -82,9 +82,9 @@ func TestMapKeysFollowEdits(t *testing.T) {
 		for _, en := range runtime.MapFileEntriesFor(next, keys) {
 			want[en.Key] = append(want[en.Key], en.Value)
 		}
-		ix := m.entries("m", next)
+		ix := m.entries("m", bundle.TextOf(next))
 		if ix == nil {
-			if wholeLines(cur, e) {
+			if wholeLines(bundle.TextOf(cur), e) {
 				t.Fatalf("step %d: no index after a whole-line edit", step)
 			}
 			cur = next
@@ -98,7 +98,7 @@ func TestMapKeysFollowEdits(t *testing.T) {
 				t.Fatalf("step %d: key %s: index %q, scan %q", step, k, got, w)
 			}
 		}
-		if m.entries("m", cur) != nil && cur != next {
+		if m.entries("m", bundle.TextOf(cur)) != nil && cur != next {
 			t.Fatalf("step %d: the index answers for the content before the edit", step)
 		}
 		cur = next

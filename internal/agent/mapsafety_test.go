@@ -15,9 +15,9 @@ import (
 func TestCheckMaps(t *testing.T) {
 	cfg := configFile("global\n")
 	ok := []bundle.File{cfg,
-		{Kind: bundle.KindMap, Name: "host.map", Content: "# generated\n\na.test be_a\r\n  b.test\tbe_b  \nlonely.test\n"},
+		{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf("# generated\n\na.test be_a\r\n  b.test\tbe_b  \nlonely.test\n")},
 		// Other kinds are not map files, whatever they hold.
-		{Kind: bundle.KindFile, Name: "page.http", Content: "HTTP/1.1 200 OK\r\n\r\n  # body\x00"},
+		{Kind: bundle.KindFile, Name: "page.http", Content: bundle.TextOf("HTTP/1.1 200 OK\r\n\r\n  # body\x00")},
 	}
 	if err := checkMaps(ok); err != nil {
 		t.Fatal(err)
@@ -30,13 +30,13 @@ func TestCheckMaps(t *testing.T) {
 		{"a.test be_\x7f\n", "map file host.map: line 1: holds the control character 0x7f"},
 	}
 	for _, name := range []string{"host.map<<", "my host.map", "a;b.map"} {
-		err := checkMaps([]bundle.File{cfg, {Kind: bundle.KindMap, Name: name, Content: "a b\n"}})
+		err := checkMaps([]bundle.File{cfg, {Kind: bundle.KindMap, Name: name, Content: bundle.TextOf("a b\n")}})
 		if err == nil || !strings.Contains(err.Error(), "the runtime API cannot name it") {
 			t.Errorf("map named %q: %v", name, err)
 		}
 	}
 	for _, tt := range bad {
-		err := checkMaps([]bundle.File{cfg, {Kind: bundle.KindMap, Name: "host.map", Content: tt.content}})
+		err := checkMaps([]bundle.File{cfg, {Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(tt.content)}})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%.30q: %v, want %q", tt.content, err, tt.want)
 		}
@@ -61,7 +61,7 @@ func TestMapSafety(t *testing.T) {
 		"#c.test be_a\n" +
 		"\t\n" +
 		"d.test be_b"
-	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: content}
+	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(content)}
 	if code, res := putConfig(t, srv, cfg, hostMap); code != http.StatusOK {
 		t.Fatalf("config: %d %+v", code, res)
 	}
@@ -83,7 +83,7 @@ func TestMapSafety(t *testing.T) {
 		{"a.test be_a<<\n", `map file host.map: line 1: map value "be_a<<"`},
 	} {
 		bad := hostMap
-		bad.Content = tt.content
+		bad.Content = bundle.TextOf(tt.content)
 		code, res := putConfig(t, srv, cfg, bad)
 		if code != http.StatusBadRequest || res.Result != agentapi.ResultError || !strings.Contains(res.Error, tt.want) {
 			t.Errorf("PUT %.30q: %d %+v, want 400 %q", tt.content, code, res, tt.want)
@@ -104,7 +104,7 @@ func TestMapSafety(t *testing.T) {
 		&runtime.SetMap{Map: "host.map", Key: "a.test", Value: "be_b\x00"},
 		&runtime.ReplaceMap{Map: "host.map", Entries: []runtime.MapEntry{{Key: "a.test", Value: "be_b"}, {Key: "e test", Value: "be_a"}}},
 	} {
-		files := []bundle.File{{Kind: bundle.KindMap, Name: "host.map", Content: content + "\ne.test be_a\n"}}
+		files := []bundle.File{{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(content + "\ne.test be_a\n")}}
 		code, res := call(t, srv, http.MethodPost, "/v1/runtime", testUser, testPass, agentapi.RuntimeRequest{
 			Files: files, Hash: merged(bundle.New([]bundle.File{cfg, hostMap}), files).Hash, Operations: []runtime.Op{{Operation: op}},
 		})

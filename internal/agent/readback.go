@@ -180,7 +180,7 @@ func (a *Agent) readBack(ctx context.Context, ops []runtime.Op, b *bundle.Bundle
 		if matched[name] {
 			continue
 		}
-		md, err := a.diffMap(ctx, name, content)
+		md, err := a.diffMap(ctx, name, content.String())
 		if err != nil {
 			return d, fmt.Errorf("read back: %w", err)
 		}
@@ -229,7 +229,7 @@ func sameIP(a, b string) bool {
 // exchange, instead of a dump of each map; a map with an answer it cannot take as
 // a match (another key matched first, a duplicate key in the file, an error) is
 // left out, and the caller compares it whole.
-func (a *Agent) keysReadBack(ctx context.Context, files map[string]string, lookups map[string]map[string]bool) map[string]bool {
+func (a *Agent) keysReadBack(ctx context.Context, files map[string]bundle.Text, lookups map[string]map[string]bool) map[string]bool {
 	type lookup struct{ name, key string }
 	var asked []lookup
 	var cmds []string
@@ -286,14 +286,14 @@ func (a *Agent) mapPath(name string) string { return filepath.Join(a.opts.Layout
 func configOf(b *bundle.Bundle) string {
 	for _, f := range b.Files {
 		if f.Kind == bundle.KindConfig {
-			return f.Content
+			return f.Content.String()
 		}
 	}
 	return ""
 }
 
-func mapFiles(b *bundle.Bundle) map[string]string {
-	out := map[string]string{}
+func mapFiles(b *bundle.Bundle) map[string]bundle.Text {
+	out := map[string]bundle.Text{}
 	for _, f := range b.Files {
 		if f.Kind == bundle.KindMap {
 			out[f.Name] = f.Content

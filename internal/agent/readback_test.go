@@ -85,7 +85,7 @@ func TestRuntimeReadBack(t *testing.T) {
 	port := freePort(t)
 	mapsDir := opts.Layout.MapsDir
 	cfg := rbCfg(port, mapsDir, "")
-	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "a.test be_a\n"}
+	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf("a.test be_a\n")}
 	if code, res := putConfig(t, srv, cfg, hostMap); code != http.StatusOK {
 		t.Fatalf("base config: %d %+v", code, res)
 	}
@@ -109,7 +109,7 @@ func TestRuntimeReadBack(t *testing.T) {
 	t.Run("clean operations read back with zero divergence", func(t *testing.T) {
 		cfg2 := rbCfg(port, mapsDir, "    server s1 127.0.0.1:9 weight 5\n    server s2 127.0.0.1:10 disabled\n")
 		map2 := hostMap
-		map2.Content = "a.test be_a\nb.test be_dyn\n# comment\n  c.test   be_b\n"
+		map2.Content = bundle.TextOf("a.test be_a\nb.test be_dyn\n# comment\n  c.test   be_b\n")
 		code, res := post([]bundle.File{cfg2, map2},
 			&runtime.AddServer{Backend: "be_dyn", Server: "s1", Address: "127.0.0.1", Port: 9, Weight: 5},
 			&runtime.AddServer{Backend: "be_dyn", Server: "s2", Address: "127.0.0.1", Port: 10, Disabled: true},
@@ -121,7 +121,7 @@ func TestRuntimeReadBack(t *testing.T) {
 		}
 		cfg3 := rbCfg(port, mapsDir, "    server s1 127.0.0.2:19 weight 7\n    server s2 127.0.0.1:10\n")
 		map3 := map2
-		map3.Content = "b.test be_a\nc.test be_b\n"
+		map3.Content = bundle.TextOf("b.test be_a\nc.test be_b\n")
 		code, res = post([]bundle.File{cfg3, map3},
 			&runtime.SetServerAddr{Backend: "be_dyn", Server: "s1", Address: "127.0.0.2", Port: 19},
 			&runtime.SetServerWeight{Backend: "be_dyn", Server: "s1", Weight: 7},
@@ -200,7 +200,7 @@ func TestRuntimeReadBack(t *testing.T) {
 		// lookup differs, so the whole map is compared.
 		worker(t, a, "del map "+a.mapPath("host.map")+" c.test")
 		worker(t, a, "add map "+a.mapPath("host.map")+" d.test be_a")
-		map5 := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "b.test be_a\nc.test be_b\nd.test be_dyn\n"}
+		map5 := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf("b.test be_a\nc.test be_b\nd.test be_dyn\n")}
 		code, res := post([]bundle.File{map5}, &runtime.AddMap{Map: "host.map", Key: "d.test", Value: "be_dyn"})
 		if code != http.StatusOK || res.Result != agentapi.ResultRuntimeFallback || !res.Reloaded || res.MapDivergence != 1 || res.ServerDivergence != 0 ||
 			!strings.Contains(res.Error, "1 missing (c.test be_b), 1 extra (d.test be_a)") {
@@ -219,7 +219,7 @@ func TestRuntimeReadBack(t *testing.T) {
 	t.Run("an entry no operation touched is the runtime verification's", func(t *testing.T) {
 		st0 := getState(t, srv)
 		worker(t, a, "del map "+a.mapPath("host.map")+" b.test")
-		map6 := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "b.test be_a\nc.test be_b\nd.test be_dyn\ne.test be_b\n"}
+		map6 := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf("b.test be_a\nc.test be_b\nd.test be_dyn\ne.test be_b\n")}
 		code, res := post([]bundle.File{map6}, &runtime.AddMap{Map: "host.map", Key: "e.test", Value: "be_b"})
 		if code != http.StatusOK || res.Result != agentapi.ResultApplied || res.Reloaded || res.MapDivergence != 0 {
 			t.Fatalf("apply touching e.test only: %d %+v", code, res)
@@ -244,7 +244,7 @@ func TestRuntimeVerifyServers(t *testing.T) {
 	a, srv := startAgent(t, opts)
 	port := freePort(t)
 	cfg := rbCfg(port, opts.Layout.MapsDir, "    server s1 127.0.0.1:10 weight 8\n    server s2 127.0.0.1:11\n")
-	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "a.test be_a\n"}
+	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf("a.test be_a\n")}
 	if code, res := putConfig(t, srv, cfg, hostMap); code != http.StatusOK {
 		t.Fatalf("config: %d %+v", code, res)
 	}
@@ -282,8 +282,8 @@ func TestRuntimeVerify(t *testing.T) {
 	a, srv := startAgent(t, opts)
 	port := freePort(t)
 	cfg := configFile(mapCfg(port, opts.Layout.MapsDir))
-	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "a.test be_a\nb.test be_b\n"}
-	unused := bundle.File{Kind: bundle.KindMap, Name: "unused.map", Content: "x y\n"} // not loaded by HAProxy
+	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf("a.test be_a\nb.test be_b\n")}
+	unused := bundle.File{Kind: bundle.KindMap, Name: "unused.map", Content: bundle.TextOf("x y\n")} // not loaded by HAProxy
 	if code, res := putConfig(t, srv, cfg, hostMap, unused); code != http.StatusOK {
 		t.Fatalf("config: %d %+v", code, res)
 	}
@@ -356,8 +356,8 @@ func TestReadBackOfSeveralMaps(t *testing.T) {
 		cur := a.current
 		host, path := fmt.Sprintf("%d-route.example.com", k), fmt.Sprintf("/%d/", k)
 		files := []bundle.File{
-			{Kind: bundle.KindMap, Name: "host.map", Content: mapContent(cur, "host.map") + host + " r" + strconv.Itoa(k) + "\n"},
-			{Kind: bundle.KindMap, Name: "path-prefix.map", Content: mapContent(cur, "path-prefix.map") + path + " be_" + strconv.Itoa(k) + "\n"},
+			{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(mapContent(cur, "host.map") + host + " r" + strconv.Itoa(k) + "\n")},
+			{Kind: bundle.KindMap, Name: "path-prefix.map", Content: bundle.TextOf(mapContent(cur, "path-prefix.map") + path + " be_" + strconv.Itoa(k) + "\n")},
 		}
 		res, code := a.ApplyRuntime(context.Background(), agentapi.RuntimeRequest{BaseHash: cur.Hash, Hash: merged(cur, files).Hash, Files: files,
 			Operations: []runtime.Op{

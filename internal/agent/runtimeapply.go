@@ -194,7 +194,7 @@ func merge(cur *bundle.Bundle, files, edited []bundle.File) (*bundle.Bundle, err
 		return nil
 	}
 	for _, f := range files {
-		f.Hash = bundle.HashContent(f.Content)
+		f.Hash = bundle.HashText(f.Content)
 		if err := put(f); err != nil {
 			return nil, err
 		}

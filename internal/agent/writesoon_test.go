@@ -25,7 +25,7 @@ func TestRuntimeFilesWrittenSoon(t *testing.T) {
 	// adds host at runtime (from any goroutine: it reports, it does not fail t).
 	tryAdd := func(host string) error {
 		m := fileOf(cur, "host.map")
-		m.Content += host + " be_b\n"
+		m.Content = bundle.TextOf(m.Content.String() + host + " be_b\n")
 		next := merged(cur, []bundle.File{m})
 		req := agentapi.RuntimeRequest{BaseHash: cur.Hash, Hash: next.Hash, Files: []bundle.File{m},
 			Operations: []runtime.Op{{Operation: &runtime.AddMap{Map: "host.map", Key: host, Value: "be_b"}}}}
@@ -75,13 +75,13 @@ func TestRuntimeFilesWrittenSoon(t *testing.T) {
 		return m.Hash
 	}
 	deadline := time.Now().Add(fileWriteDelay + 2*time.Second)
-	for onDisk() != fileOf(cur, "host.map").Content || manifestHash() != cur.Hash {
+	for onDisk() != fileOf(cur, "host.map").Content.String() || manifestHash() != cur.Hash {
 		if time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if got := onDisk(); got != fileOf(cur, "host.map").Content {
+	if got := onDisk(); got != fileOf(cur, "host.map").Content.String() {
 		t.Fatalf("host.map on disk after %s: %q", fileWriteDelay+2*time.Second, got)
 	}
 	var m manifest
@@ -138,7 +138,7 @@ func TestRuntimeFilesWriteRetried(t *testing.T) {
 	}
 
 	m := hostMap
-	m.Content += "b.test be_b\n"
+	m.Content = bundle.TextOf(m.Content.String() + "b.test be_b\n")
 	next := merged(cur, []bundle.File{m})
 	res, code := a.ApplyRuntime(context.Background(), agentapi.RuntimeRequest{BaseHash: cur.Hash, Hash: next.Hash, Files: []bundle.File{m},
 		Operations: []runtime.Op{{Operation: &runtime.AddMap{Map: "host.map", Key: "b.test", Value: "be_b"}}}})
@@ -162,7 +162,7 @@ func TestRuntimeFilesWriteRetried(t *testing.T) {
 	deadline := time.Now().Add(writeRetryDelay + 3*time.Second)
 	for {
 		data, err := os.ReadFile(path)
-		if err == nil && string(data) == m.Content {
+		if err == nil && string(data) == m.Content.String() {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -184,7 +184,7 @@ func startWithHostMap(t *testing.T) (*Agent, Options, int, *bundle.Bundle) {
 	a, srv := startAgent(t, opts)
 	port := freePort(t)
 	cfg := rbCfg(port, opts.Layout.MapsDir, "")
-	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "a.test be_a\n"}
+	hostMap := bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf("a.test be_a\n")}
 	if code, res := putConfig(t, srv, cfg, hostMap); code != http.StatusOK {
 		t.Fatalf("base config: %d %+v", code, res)
 	}

@@ -49,7 +49,7 @@ func fakeAgent(t *testing.T, cur CurrentConfig) *httptest.Server {
 }
 
 func TestClient(t *testing.T) {
-	b := bundle.New([]bundle.File{{Name: "haproxy.cfg", Kind: bundle.KindConfig, Content: "global\n"}})
+	b := bundle.New([]bundle.File{{Name: "haproxy.cfg", Kind: bundle.KindConfig, Content: bundle.TextOf("global\n")}})
 	srv := fakeAgent(t, CurrentConfig{ConfigRequest: ConfigRequest{Hash: b.Hash, Files: b.Files}, HAProxyVersion: "2.6.12"})
 	c := &Client{BaseURL: srv.URL, Username: "u", Password: "p"}
 	ctx := context.Background()
@@ -79,7 +79,7 @@ func TestClient(t *testing.T) {
 // TestClientRefusesAMismatchedSet: GET /v1/config's hash must match its files.
 func TestClientRefusesAMismatchedSet(t *testing.T) {
 	srv := fakeAgent(t, CurrentConfig{ConfigRequest: ConfigRequest{Hash: "not-the-hash", Files: []bundle.File{
-		{Name: "haproxy.cfg", Kind: bundle.KindConfig, Content: "global\n"}}}})
+		{Name: "haproxy.cfg", Kind: bundle.KindConfig, Content: bundle.TextOf("global\n")}}}})
 	c := &Client{BaseURL: srv.URL, Username: "u", Password: "p"}
 	if _, _, err := c.Config(context.Background()); err == nil || !strings.Contains(err.Error(), "does not match") {
 		t.Fatalf("want a hash mismatch, got %v", err)

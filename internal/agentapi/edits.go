@@ -45,20 +45,20 @@ func EditOf(base, f bundle.File) (FileEdit, bool) {
 	for _, s := range splices {
 		size += len(s.Insert) + 32
 	}
-	if size*2 > len(f.Content) {
+	if size*2 > f.Content.Len() {
 		return FileEdit{}, false
 	}
 	// Hashed here rather than trusted from the File: a copied File keeps a stale one.
-	return FileEdit{Kind: f.Kind, Name: f.Name, BaseHash: bundle.HashContent(base.Content),
-		Hash: bundle.HashContent(f.Content), Splices: splices}, true
+	return FileEdit{Kind: f.Kind, Name: f.Name, BaseHash: bundle.HashText(base.Content),
+		Hash: bundle.HashText(f.Content), Splices: splices}, true
 }
 
 // Diff returns the line splices that turn old into new, or false when they
 // differ by more than MaxEditDistance lines. Common leading and trailing lines
 // are skipped first (bundle.CommonLines); the rest is a Myers diff, O((N+M)·D) for D changed lines.
-func Diff(old, new string) ([]Splice, bool) {
+func Diff(old, new bundle.Text) ([]Splice, bool) {
 	pre, suf := bundle.CommonLines(old, new)
-	a, b := splitLines(old[pre:len(old)-suf]), splitLines(new[pre:len(new)-suf])
+	a, b := splitLines(old.Slice(pre, old.Len()-suf)), splitLines(new.Slice(pre, new.Len()-suf))
 	hunks, ok := bundle.Hunks(a, b, MaxEditDistance)
 	if !ok {
 		return nil, false
@@ -87,23 +87,20 @@ func splitLines(s string) []string {
 }
 
 // Apply returns base with the splices applied; it refuses splices out of order,
-// overlapping or outside base.
-func (e FileEdit) Apply(base string) (string, error) {
-	if err := e.check(base); err != nil {
-		return "", err
+// overlapping or outside base. The result shares base's text outside the splices
+// (bundle.Text.Edited).
+func (e FileEdit) Apply(base bundle.Text) (bundle.Text, error) {
+	if err := e.check(base.Len()); err != nil {
+		return bundle.Text{}, err
 	}
-	var sb strings.Builder
-	sb.Grow(len(base))
-	at := 0
-	for _, s := range e.Splices {
-		sb.WriteString(base[at:s.Offset])
-		sb.WriteString(s.Insert)
-		at = s.Offset + s.Delete
+	out := base
+	for i := len(e.Splices) - 1; i >= 0; i-- { // from the end: offsets before stay base's
+		s := e.Splices[i]
+		out = out.Edited(s.Offset, s.Offset+s.Delete, s.Insert)
 	}
-	sb.WriteString(base[at:])
-	out := sb.String()
 	if len(e.Splices) > 0 { // the bytes before the first splice and after the last are base's
-		bundle.Edited(base, out, e.Splices[0].Offset, len(base)-at)
+		last := e.Splices[len(e.Splices)-1]
+		bundle.Edited(base, out, e.Splices[0].Offset, base.Len()-last.Offset-last.Delete)
 	}
 	return out, nil
 }
@@ -112,47 +109,70 @@ func (e FileEdit) Apply(base string) (string, error) {
 // splices wrote: each insert extended to whole lines (what a caller checks line by
 // line before it spends a copy of the file on the edit). It refuses what Apply
 // refuses.
-func (e FileEdit) Touched(base string) ([]string, error) {
-	if err := e.check(base); err != nil {
+func (e FileEdit) Touched(base bundle.Text) ([]string, error) {
+	if err := e.check(base.Len()); err != nil {
 		return nil, err
 	}
-	// The result is pieces[0] + pieces[1] + ...: base and inserts alternating.
-	pieces := make([]string, 0, 2*len(e.Splices)+1)
+	// The result is segments[0] + segments[1] + ...: base's bytes from..to and
+	// inserts alternating (base read only around the inserts).
+	type segment struct {
+		from, to int    // base's bytes, for an even index
+		insert   string // for an odd one
+	}
+	segments := make([]segment, 0, 2*len(e.Splices)+1)
 	at := 0
 	for _, s := range e.Splices {
-		pieces = append(pieces, base[at:s.Offset], s.Insert)
+		segments = append(segments, segment{from: at, to: s.Offset}, segment{insert: s.Insert})
 		at = s.Offset + s.Delete
 	}
-	pieces = append(pieces, base[at:])
+	segments = append(segments, segment{from: at, to: base.Len()})
 	touched := make([]string, 0, len(e.Splices))
-	for p := 1; p < len(pieces); p += 2 {
+	for p := 1; p < len(segments); p += 2 {
 		var line []string
 		for q := p - 1; q >= 0; q-- { // back to the newline before the insert
-			if i := strings.LastIndexByte(pieces[q], '\n'); i >= 0 {
-				line = append(line, pieces[q][i+1:])
+			g := segments[q]
+			if q%2 == 1 {
+				if i := strings.LastIndexByte(g.insert, '\n'); i >= 0 {
+					line = append(line, g.insert[i+1:])
+					break
+				}
+				line = append(line, g.insert)
+				continue
+			}
+			if i := base.LastIndexByte(g.to, '\n'); i >= g.from {
+				line = append(line, base.Slice(i+1, g.to))
 				break
 			}
-			line = append(line, pieces[q])
+			line = append(line, base.Slice(g.from, g.to))
 		}
 		slices.Reverse(line)
-		line = append(line, pieces[p])
-		for q := p + 1; q < len(pieces); q++ { // on to the newline after it
-			if i := strings.IndexByte(pieces[q], '\n'); i >= 0 {
-				line = append(line, pieces[q][:i])
+		line = append(line, segments[p].insert)
+		for q := p + 1; q < len(segments); q++ { // on to the newline after it
+			g := segments[q]
+			if q%2 == 1 {
+				if i := strings.IndexByte(g.insert, '\n'); i >= 0 {
+					line = append(line, g.insert[:i])
+					break
+				}
+				line = append(line, g.insert)
+				continue
+			}
+			if i := base.IndexByte(g.from, '\n'); i >= 0 && i < g.to {
+				line = append(line, base.Slice(g.from, i))
 				break
 			}
-			line = append(line, pieces[q])
+			line = append(line, base.Slice(g.from, g.to))
 		}
 		touched = append(touched, strings.Join(line, ""))
 	}
 	return touched, nil
 }
 
-// check refuses splices out of order, overlapping or outside base.
-func (e FileEdit) check(base string) error {
+// check refuses splices out of order, overlapping or outside a base of size bytes.
+func (e FileEdit) check(size int) error {
 	at := 0
 	for i, s := range e.Splices {
-		if s.Offset < at || s.Delete < 0 || s.Offset+s.Delete > len(base) || s.Offset+s.Delete < s.Offset {
+		if s.Offset < at || s.Delete < 0 || s.Offset+s.Delete > size || s.Offset+s.Delete < s.Offset {
 			return fmt.Errorf("edit of %s:%s: splice %d out of order or outside the file", e.Kind, e.Name, i)
 		}
 		at = s.Offset + s.Delete

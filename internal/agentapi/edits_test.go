@@ -40,16 +40,26 @@ func TestDiffApply(t *testing.T) {
 		if iter%7 == 0 {
 			nw = strings.TrimSuffix(nw, "\n")
 		}
-		splices, ok := Diff(old, nw)
+		splices, ok := Diff(bundle.TextOf(old), bundle.TextOf(nw))
 		if !ok {
 			t.Fatalf("iteration %d: no diff", iter)
 		}
 		e := FileEdit{Kind: bundle.KindMap, Name: "m", Splices: splices}
-		got, err := e.Apply(old)
-		if err != nil || got != nw {
+		got, err := e.Apply(inPieces(r, old))
+		if err != nil || got.String() != nw {
 			t.Fatalf("iteration %d: %v\nold %q\nnew %q\ngot %q\nsplices %+v", iter, err, old, nw, got, splices)
 		}
 	}
+}
+
+// inPieces is s as a text in pieces cut at random places (within lines too).
+func inPieces(r *rand.Rand, s string) bundle.Text {
+	var parts []string
+	for len(s) > 0 {
+		n := 1 + r.IntN(len(s))
+		parts, s = append(parts, s[:n]), s[n:]
+	}
+	return bundle.Pieces(parts)
 }
 
 // TestDiffSmall: one line added among 3,000 is one splice holding that line.
@@ -61,7 +71,7 @@ func TestDiffSmall(t *testing.T) {
 	old := sb.String()
 	at := strings.Index(old, "1500-route")
 	nw := old[:at] + "new.example.com x\n" + old[at:]
-	e, ok := EditOf(bundle.File{Content: old}, bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: nw})
+	e, ok := EditOf(bundle.File{Content: bundle.TextOf(old)}, bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(nw)})
 	if !ok || len(e.Splices) != 1 || e.Splices[0].Insert != "new.example.com x\n" || e.Splices[0].Delete != 0 || e.Splices[0].Offset != at {
 		t.Fatalf("edit %+v ok=%v", e, ok)
 	}
@@ -69,7 +79,7 @@ func TestDiffSmall(t *testing.T) {
 		t.Fatal("hashes")
 	}
 	// A rewrite of most of the file is not an edit.
-	if _, ok := EditOf(bundle.File{Content: old}, bundle.File{Content: strings.ToUpper(old)}); ok {
+	if _, ok := EditOf(bundle.File{Content: bundle.TextOf(old)}, bundle.File{Content: bundle.TextOf(strings.ToUpper(old))}); ok {
 		t.Fatal("a rewrite became an edit")
 	}
 }
@@ -85,17 +95,17 @@ func TestApplyRefuses(t *testing.T) {
 		{{Offset: -1}},
 		{{Offset: 1, Delete: -1}},
 	} {
-		if _, err := (FileEdit{Splices: s}).Apply(base); err == nil {
+		if _, err := (FileEdit{Splices: s}).Apply(bundle.TextOf(base)); err == nil {
 			t.Errorf("%+v applied", s)
 		}
-		if _, err := (FileEdit{Splices: s}).Touched(base); err == nil {
+		if _, err := (FileEdit{Splices: s}).Touched(bundle.TextOf(base)); err == nil {
 			t.Errorf("%+v touched", s)
 		}
 	}
 	e := FileEdit{Splices: []Splice{{Offset: 5, Delete: 1, Insert: "X\x01"}}}
-	out, err := e.Apply(base)
-	touched, _ := e.Touched(base)
-	if err != nil || out != "a 1\nbX\x012\nc 3\n" || len(touched) != 1 || touched[0] != "bX\x012" {
+	out, err := e.Apply(bundle.TextOf(base))
+	touched, _ := e.Touched(bundle.TextOf(base))
+	if err != nil || out.String() != "a 1\nbX\x012\nc 3\n" || len(touched) != 1 || touched[0] != "bX\x012" {
 		t.Fatalf("%q %q %v", out, touched, err)
 	}
 }
@@ -123,11 +133,13 @@ func TestTouchedIsTheResultsLines(t *testing.T) {
 			}
 		}
 		e := FileEdit{Splices: splices}
-		out, err := e.Apply(base)
+		text := inPieces(r, base)
+		applied, err := e.Apply(text)
 		if err != nil {
 			t.Fatalf("iteration %d: %v", iter, err)
 		}
-		got, err := e.Touched(base)
+		out := applied.String()
+		got, err := e.Touched(text)
 		if err != nil {
 			t.Fatalf("iteration %d: %v", iter, err)
 		}

@@ -14,7 +14,7 @@ import (
 // versions read it, so a renamed field or tag is a protocol change, not a refactor.
 func TestWireFormat(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	files := []bundle.File{{Name: "haproxy.cfg", Kind: bundle.KindConfig, Content: "global\n"}}
+	files := []bundle.File{{Name: "haproxy.cfg", Kind: bundle.KindConfig, Content: bundle.TextOf("global\n")}}
 	messages := map[string]any{
 		"config-request":         ConfigRequest{Hash: "h1", Files: files},
 		"config-request-timeout": ConfigRequest{Hash: "h1", Files: files, ReloadVerificationTimeoutMs: 5000},

@@ -27,8 +27,13 @@ const (
 type File struct {
 	Kind    Kind   `json:"kind"`
 	Name    string `json:"name"`
-	Content string `json:"content"`
+	Content Text   `json:"content"`
 	Hash    string `json:"hash"`
+}
+
+// Equal reports whether f and g are the same file with the same content.
+func (f File) Equal(g File) bool {
+	return f.Kind == g.Kind && f.Name == g.Name && f.Hash == g.Hash && f.Content.Equal(g.Content)
 }
 
 // Target is how validation tests name a file: haproxy.cfg, map:<name>, file:<name>,
@@ -54,13 +59,13 @@ func New(files []File) *Bundle {
 	out := make([]File, len(files))
 	copy(out, files)
 	for i := range out {
-		out[i].Hash = HashContent(out[i].Content)
+		out[i].Hash = HashText(out[i].Content)
 	}
 	return assemble(out)
 }
 
 // Assemble builds a bundle from files whose Hash fields the caller computed
-// (HashContent) itself: the agent merging a few changed files into a large set
+// (HashText) itself: the agent merging a few changed files into a large set
 // hashes only those. Never pass files whose Hash came from elsewhere.
 func Assemble(files []File) *Bundle {
 	out := make([]File, len(files))
@@ -85,36 +90,40 @@ func assemble(out []File) *Bundle {
 // HashContent is the content hash used for every file: the SHA-256 of a small
 // content, the chunked hash of a large one (chunks.go). A large content's hash is
 // remembered (hashcache.go): a rendered map is hashed again by plan and deploy.
-func HashContent(s string) string {
-	if len(s) < hashCacheMin {
+func HashContent(s string) string { return HashText(TextOf(s)) }
+
+// HashText is HashContent of a text.
+func HashText(t Text) string {
+	if t.Len() < hashCacheMin {
+		s := t.String()
 		sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(s), len(s)))
 		return hex.EncodeToString(sum[:])
 	}
-	if e, ok := hashes.get(idOf(s)); ok {
+	if e, ok := hashes.get(t.id()); ok {
 		return e.hash
 	}
-	return remember(s, chunkOn(s, 0, nil))
+	return remember(t, chunkOn(t, 0, nil))
 }
 
-// HashEdited is HashContent(s) for s made from base (an edited file): when base's
+// HashEdited is HashText(s) for s made from base (an edited file): when base's
 // hash is remembered, only the chunks around the lines that differ are hashed.
-func HashEdited(base, s string) string {
-	if len(s) < hashCacheMin {
-		return HashContent(s)
+func HashEdited(base, s Text) string {
+	if s.Len() < hashCacheMin {
+		return HashText(s)
 	}
-	if e, ok := hashes.get(idOf(s)); ok {
+	if e, ok := hashes.get(s.id()); ok {
 		return e.hash
 	}
-	b, ok := hashes.get(idOf(base)) // (only large contents are remembered)
+	b, ok := hashes.get(base.id()) // (only large contents are remembered)
 	if !ok {
-		return HashContent(s)
+		return HashText(s)
 	}
 	return remember(s, chunkEdited(base, s, b.chunks))
 }
 
-func remember(s string, chunks []chunkSum) string {
+func remember(s Text, chunks []chunkSum) string {
 	h := chunkedHash(chunks)
-	hashes.put(idOf(s), &hashEntry{h, chunks})
+	hashes.put(s.id(), &hashEntry{h, chunks})
 	return h
 }
 
@@ -178,7 +187,7 @@ func (b *Bundle) Relocate(from, to Layout) *Bundle {
 	)
 	files := make([]File, len(b.Files))
 	for i, f := range b.Files {
-		f.Content = r.Replace(f.Content)
+		f.Content = TextOf(r.Replace(f.Content.String()))
 		files[i] = f
 	}
 	return New(files)
@@ -204,7 +213,7 @@ func (b *Bundle) WriteTo(l Layout) error {
 		if f.Kind == KindCert {
 			mode = 0o600
 		}
-		if err := os.WriteFile(p, []byte(f.Content), mode); err != nil {
+		if err := writeFile(p, f.Content, mode); err != nil {
 			return fmt.Errorf("write %s: %w", f.Target(), err)
 		}
 		// WriteFile keeps an existing file's mode; a certificate must not stay readable.
@@ -213,4 +222,17 @@ func (b *Bundle) WriteTo(l Layout) error {
 		}
 	}
 	return nil
+}
+
+// writeFile is os.WriteFile of a text, written piece by piece.
+func writeFile(path string, t Text, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	_, err = t.WriteTo(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

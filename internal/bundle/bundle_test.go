@@ -15,13 +15,13 @@ import (
 
 func files() []File {
 	return []File{
-		{Kind: KindCrtList, Name: "list.txt", Content: "/etc/haproxy/ssl/a.pem [alpn h2]\n"},
-		{Kind: KindCert, Name: "b.pem", Content: "CERT B"},
-		{Kind: KindMap, Name: "hosts.map", Content: "a.example.com be_a\n"},
-		{Kind: KindFile, Name: "503.http", Content: "HTTP/1.0 503\r\n"},
-		{Kind: KindCert, Name: "a.pem", Content: "CERT A"},
-		{Kind: KindMap, Name: "backends.map", Content: "x y\n"},
-		{Kind: KindConfig, Name: "haproxy.cfg", Content: "global\n"},
+		{Kind: KindCrtList, Name: "list.txt", Content: TextOf("/etc/haproxy/ssl/a.pem [alpn h2]\n")},
+		{Kind: KindCert, Name: "b.pem", Content: TextOf("CERT B")},
+		{Kind: KindMap, Name: "hosts.map", Content: TextOf("a.example.com be_a\n")},
+		{Kind: KindFile, Name: "503.http", Content: TextOf("HTTP/1.0 503\r\n")},
+		{Kind: KindCert, Name: "a.pem", Content: TextOf("CERT A")},
+		{Kind: KindMap, Name: "backends.map", Content: TextOf("x y\n")},
+		{Kind: KindConfig, Name: "haproxy.cfg", Content: TextOf("global\n")},
 	}
 }
 
@@ -47,11 +47,11 @@ func TestNewSortsAndHashes(t *testing.T) {
 	if got := targets(b); !slices.Equal(got, want) {
 		t.Errorf("order = %v, want %v", got, want)
 	}
-	if !slices.Equal(in, inCopy) {
+	if !slices.EqualFunc(in, inCopy, File.Equal) {
 		t.Error("New modified its input")
 	}
 	for _, f := range b.Files {
-		if f.Hash != HashContent(f.Content) {
+		if f.Hash != HashContent(f.Content.String()) {
 			t.Errorf("%s hash = %q, want HashContent", f.Target(), f.Hash)
 		}
 		if len(f.Hash) != 64 {
@@ -93,15 +93,15 @@ func TestBundleHash(t *testing.T) {
 		name   string
 		mutate func([]File) []File
 	}{
-		{"one content byte", func(fs []File) []File { fs[2].Content = "a.example.com be_b\n"; return fs }},
-		{"content appended", func(fs []File) []File { fs[6].Content += " "; return fs }},
+		{"one content byte", func(fs []File) []File { fs[2].Content = TextOf("a.example.com be_b\n"); return fs }},
+		{"content appended", func(fs []File) []File { fs[6].Content = TextOf(fs[6].Content.String() + " "); return fs }},
 		{"renamed", func(fs []File) []File { fs[1].Name = "c.pem"; return fs }},
 		{"kind changed", func(fs []File) []File { fs[3].Kind = KindMap; return fs }},
 		{"file dropped", func(fs []File) []File { return fs[1:] }},
 		{"file added", func(fs []File) []File { return append(fs, File{Kind: KindFile, Name: "x"}) }},
 		// the separator keeps name and content from running into each other
 		{"name/content boundary", func(fs []File) []File {
-			return []File{{Kind: KindFile, Name: "ab", Content: "c"}}
+			return []File{{Kind: KindFile, Name: "ab", Content: TextOf("c")}}
 		}},
 	}
 	seen := map[string]string{base: "base"}
@@ -115,8 +115,8 @@ func TestBundleHash(t *testing.T) {
 		}
 		seen[h] = tt.name
 	}
-	a := New([]File{{Kind: KindFile, Name: "ab", Content: "c"}}).Hash
-	b := New([]File{{Kind: KindFile, Name: "a", Content: "bc"}}).Hash
+	a := New([]File{{Kind: KindFile, Name: "ab", Content: TextOf("c")}}).Hash
+	b := New([]File{{Kind: KindFile, Name: "a", Content: TextOf("bc")}}).Hash
 	if a == b {
 		t.Error("name/content boundary is ambiguous in the bundle hash")
 	}
@@ -146,17 +146,17 @@ func TestGet(t *testing.T) {
 	}
 	for _, tt := range tests {
 		f, ok := b.Get(tt.target)
-		if ok != tt.ok || f.Content != tt.content {
-			t.Errorf("Get(%q) = %q, %v; want %q, %v", tt.target, f.Content, ok, tt.content, tt.ok)
+		if ok != tt.ok || f.Content.String() != tt.content {
+			t.Errorf("Get(%q) = %q, %v; want %q, %v", tt.target, f.Content.String(), ok, tt.content, tt.ok)
 		}
 		if ok && f.Target() != tt.target {
 			t.Errorf("Get(%q) returned %q", tt.target, f.Target())
 		}
 	}
-	if c := b.Config(); c.Content != "global\n" {
-		t.Errorf("Config() = %q", c.Content)
+	if c := b.Config(); c.Content.String() != "global\n" {
+		t.Errorf("Config() = %q", c.Content.String())
 	}
-	if c := New(nil).Config(); c.Content != "" || c.Kind != "" {
+	if c := New(nil).Config(); c.Content.String() != "" || c.Kind != "" {
 		t.Errorf("Config() of an empty bundle = %+v", c)
 	}
 }
@@ -239,36 +239,36 @@ func TestRelocate(t *testing.T) {
 		"",
 	}, "\n")
 	in := New([]File{
-		{Kind: KindConfig, Name: "haproxy.cfg", Content: cfg},
-		{Kind: KindCrtList, Name: "list.txt", Content: "/etc/haproxy/ssl/a.pem [alpn h2] a.example.com\n/etc/haproxy/sslX/b.pem\n"},
-		{Kind: KindMap, Name: "hosts.map", Content: "/etc/haproxy/maps/ is-a-key\n"},
-		{Kind: KindCert, Name: "a.pem", Content: "-----BEGIN CERTIFICATE-----\n"},
+		{Kind: KindConfig, Name: "haproxy.cfg", Content: TextOf(cfg)},
+		{Kind: KindCrtList, Name: "list.txt", Content: TextOf("/etc/haproxy/ssl/a.pem [alpn h2] a.example.com\n/etc/haproxy/sslX/b.pem\n")},
+		{Kind: KindMap, Name: "hosts.map", Content: TextOf("/etc/haproxy/maps/ is-a-key\n")},
+		{Kind: KindCert, Name: "a.pem", Content: TextOf("-----BEGIN CERTIFICATE-----\n")},
 	})
 	inHash := in.Hash
 	out := in.Relocate(prod, to)
 
-	if got := out.Config().Content; got != wantCfg {
+	if got := out.Config().Content.String(); got != wantCfg {
 		t.Errorf("relocated haproxy.cfg:\n%s\nwant:\n%s", got, wantCfg)
 	}
-	if got, _ := out.Get("crtlist:list.txt"); got.Content != "/tmp/v/etc/haproxy/ssl/a.pem [alpn h2] a.example.com\n/etc/haproxy/sslX/b.pem\n" {
-		t.Errorf("relocated crt-list = %q", got.Content)
+	if got, _ := out.Get("crtlist:list.txt"); got.Content.String() != "/tmp/v/etc/haproxy/ssl/a.pem [alpn h2] a.example.com\n/etc/haproxy/sslX/b.pem\n" {
+		t.Errorf("relocated crt-list = %q", got.Content.String())
 	}
-	if got, _ := out.Get("map:hosts.map"); got.Content != "/tmp/v/etc/haproxy/maps/ is-a-key\n" {
-		t.Errorf("relocated map = %q", got.Content)
+	if got, _ := out.Get("map:hosts.map"); got.Content.String() != "/tmp/v/etc/haproxy/maps/ is-a-key\n" {
+		t.Errorf("relocated map = %q", got.Content.String())
 	}
-	if got, _ := out.Get("cert:a.pem"); got.Content != "-----BEGIN CERTIFICATE-----\n" {
-		t.Errorf("cert changed: %q", got.Content)
+	if got, _ := out.Get("cert:a.pem"); got.Content.String() != "-----BEGIN CERTIFICATE-----\n" {
+		t.Errorf("cert changed: %q", got.Content.String())
 	}
 	// hashes follow the new content; the input bundle is unchanged
 	for _, f := range out.Files {
-		if f.Hash != HashContent(f.Content) {
+		if f.Hash != HashContent(f.Content.String()) {
 			t.Errorf("%s: stale hash after Relocate", f.Target())
 		}
 	}
 	if out.Hash == inHash {
 		t.Error("bundle hash unchanged after content was rewritten")
 	}
-	if in.Hash != inHash || in.Config().Content != cfg {
+	if in.Hash != inHash || in.Config().Content.String() != cfg {
 		t.Error("Relocate modified its receiver")
 	}
 	if !slices.Equal(targets(out), targets(in)) {
@@ -276,7 +276,7 @@ func TestRelocate(t *testing.T) {
 	}
 
 	// Relocating onto a layout whose paths contain the old ones is a single pass.
-	if got := out.Relocate(to, prod).Config().Content; got != cfg {
+	if got := out.Relocate(to, prod).Config().Content.String(); got != cfg {
 		t.Errorf("relocating back did not round-trip:\n%s", got)
 	}
 	if got := in.Relocate(prod, prod).Hash; got != inHash {
@@ -298,8 +298,8 @@ func TestWriteTo(t *testing.T) {
 			t.Errorf("%s: %v", f.Target(), err)
 			continue
 		}
-		if string(data) != f.Content {
-			t.Errorf("%s content = %q, want %q", p, data, f.Content)
+		if string(data) != f.Content.String() {
+			t.Errorf("%s content = %q, want %q", p, data, f.Content.String())
 		}
 		if !strings.HasPrefix(p, root+string(filepath.Separator)) {
 			t.Errorf("%s written outside the root", p)
@@ -325,7 +325,7 @@ func TestWriteTo(t *testing.T) {
 	}
 
 	// A second write replaces content.
-	b2 := New([]File{{Kind: KindConfig, Name: "haproxy.cfg", Content: "new"}})
+	b2 := New([]File{{Kind: KindConfig, Name: "haproxy.cfg", Content: TextOf("new")}})
 	if err := b2.WriteTo(l); err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +342,7 @@ func TestWriteToError(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := Layout{ConfigFile: filepath.Join(root, "haproxy.cfg"), MapsDir: blocker, SSLCertsDir: root, GeneralStorageDir: root}
-	err := New([]File{{Kind: KindMap, Name: "hosts.map", Content: "x"}}).WriteTo(l)
+	err := New([]File{{Kind: KindMap, Name: "hosts.map", Content: TextOf("x")}}).WriteTo(l)
 	if err == nil || !strings.Contains(err.Error(), "map:hosts.map") {
 		t.Errorf("WriteTo error = %v, want one naming map:hosts.map", err)
 	}
@@ -401,7 +401,7 @@ func TestHashContentOfLargeContents(t *testing.T) {
 	if got := HashContent(cfg); got != "548af8e594908c8d639989113a3f4c61db146665966f68a2e0b45ad12700b192" {
 		t.Errorf("HashContent(cfg) = %s: the agent protocol's hash changed", got)
 	}
-	chunks, atLines := chunkOn(cfg, 0, nil), 0
+	chunks, atLines := chunkOn(TextOf(cfg), 0, nil), 0
 	for i, c := range chunks[:len(chunks)-1] {
 		if start := c.end - chunkMax; i == 0 && start < 0 || i > 0 && chunks[i-1].end > start {
 			atLines++
@@ -466,7 +466,7 @@ func TestHashEditedIsTheHash(t *testing.T) {
 		if i%7 == 0 {
 			s = s[:rng.IntN(len(s))] // shorter, maybe below the size that is remembered
 		}
-		if got := HashEdited(base, s); got != referenceHash(s) {
+		if got := HashEdited(TextOf(base), TextOf(s)); got != referenceHash(s) {
 			t.Fatalf("step %d: %s, want %s", i, got, referenceHash(s))
 		}
 		if e, ok := hashes.get(idOf(s)); ok && edits == 1 && i%7 != 0 {

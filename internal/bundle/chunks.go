@@ -71,16 +71,20 @@ func le64(s string, i int) uint64 {
 }
 
 // chunkOn appends the chunks of s from start (a chunk's beginning) to its end.
-func chunkOn(s string, start int, out []chunkSum) []chunkSum {
-	for start < len(s) {
-		out = appendChunk(out, s, start, chunkEnd(s, start))
+func chunkOn(s Text, start int, out []chunkSum) []chunkSum {
+	for start < s.Len() {
+		out = appendChunkOf(out, s, start)
 		start = out[len(out)-1].end
 	}
 	return out
 }
 
-func appendChunk(out []chunkSum, s string, start, end int) []chunkSum {
-	return append(out, chunkSum{end: end, sum: sha256.Sum256(unsafe.Slice(unsafe.StringData(s[start:end]), end-start))})
+// appendChunkOf appends the chunk of s that begins at start: read from the bytes
+// it can span, one string even where s is in pieces.
+func appendChunkOf(out []chunkSum, s Text, start int) []chunkSum {
+	w := s.Slice(start, min(s.Len(), start+chunkMax))
+	end := chunkEnd(w, 0)
+	return append(out, chunkSum{end: start + end, sum: sha256.Sum256(unsafe.Slice(unsafe.StringData(w), end))})
 }
 
 // chunkedHash is the hash of a content with these chunks.
@@ -98,7 +102,7 @@ func chunkedHash(chunks []chunkSum) string {
 // the last of them s is cut anew, until a cut falls within the lines the two end
 // with, at a place where one of base's chunks ended: from there on s's chunks are
 // base's, moved.
-func chunkEdited(base, s string, baseChunks []chunkSum) []chunkSum {
+func chunkEdited(base, s Text, baseChunks []chunkSum) []chunkSum {
 	prefix, suffix := CommonLines(base, s)
 	// A chunk that ended before prefix ended there in s too; base's last chunk ended
 	// with base, which s may not.
@@ -109,12 +113,12 @@ func chunkEdited(base, s string, baseChunks []chunkSum) []chunkSum {
 	if k > 0 {
 		start = out[k-1].end
 	}
-	moved := len(s) - len(base)
-	same := len(s) - suffix // s[same:] is base[same-moved:]
-	for start < len(s) {
-		out = appendChunk(out, s, start, chunkEnd(s, start))
+	moved := s.Len() - base.Len()
+	same := s.Len() - suffix // s[same:] is base[same-moved:]
+	for start < s.Len() {
+		out = appendChunkOf(out, s, start)
 		start = out[len(out)-1].end
-		if start < same || start == len(s) {
+		if start < same || start == s.Len() {
 			continue
 		}
 		// From a place where a chunk of base began, the same bytes up to the same

@@ -27,8 +27,9 @@ type hashEntry struct {
 }
 
 type contentID struct {
-	data weak.Pointer[byte]
-	len  int
+	data  weak.Pointer[byte]
+	split weak.Pointer[pieces] // a Text in pieces
+	len   int
 }
 
 // SameString reports whether a and b are one string (the same bytes at the same
@@ -38,7 +39,7 @@ func SameString(a, b string) bool {
 }
 
 func idOf(s string) contentID {
-	return contentID{weak.Make(unsafe.StringData(s)), len(s)}
+	return contentID{data: weak.Make(unsafe.StringData(s)), len: len(s)}
 }
 
 // boundedCache is a map of at most size entries that forgets the oldest first.

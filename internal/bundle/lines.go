@@ -1,34 +1,30 @@
 package bundle
 
-import "strings"
-
 // CommonLines returns the lengths of the longest common prefix and suffix of a and
 // b that are whole lines and do not overlap: the lines between them are the only
 // ones that differ. A new version of a rendered file differs from the last in the
 // lines of the objects that changed, so checks and plans read those lines only.
 // For equal texts it returns (len(a), 0). The answer for two large texts is
 // remembered (linescache.go): the same pair is compared again down the pipeline.
-func CommonLines(a, b string) (prefix, suffix int) {
-	if len(a) < commonCacheMin || len(b) < commonCacheMin {
-		return commonLines(a, b)
+func CommonLines(a, b Text) (prefix, suffix int) {
+	if a.Len() < commonCacheMin || b.Len() < commonCacheMin {
+		return commonLinesFrom(a, b, 0, 0)
 	}
 	if p, s, ok := commonsGet(a, b); ok {
 		return p, s
 	}
-	prefix, suffix = commonLines(a, b)
+	prefix, suffix = commonLinesFrom(a, b, 0, 0)
 	commonsPut(a, b, prefix, suffix)
 	return prefix, suffix
 }
-
-func commonLines(a, b string) (prefix, suffix int) { return commonLinesFrom(a, b, 0, 0) }
 
 // Edited records that b was made from a by replacing what lies between a's first
 // head and last tail bytes: CommonLines(a, b) is computed reading only around the
 // edit and remembered for the compares down the pipeline. Texts too small to be
 // remembered are left alone. The caller vouches that a and b begin with the same
 // head bytes and end with the same tail bytes.
-func Edited(a, b string, head, tail int) {
-	if len(a) >= commonCacheMin && len(b) >= commonCacheMin {
+func Edited(a, b Text, head, tail int) {
+	if a.Len() >= commonCacheMin && b.Len() >= commonCacheMin {
 		prefix, suffix := commonLinesFrom(a, b, head, tail)
 		commonsPut(a, b, prefix, suffix)
 	}
@@ -36,25 +32,64 @@ func Edited(a, b string, head, tail int) {
 
 // commonLinesFrom is CommonLines(a, b) for a and b known to share their first head
 // and last tail bytes: those are not compared.
-func commonLinesFrom(a, b string, head, tail int) (prefix, suffix int) {
-	n := min(len(a), len(b))
-	prefix = head + commonPrefix(a[head:], b[head:], n-head)
-	if prefix == len(a) && prefix == len(b) {
+func commonLinesFrom(a, b Text, head, tail int) (prefix, suffix int) {
+	la, lb := a.Len(), b.Len()
+	n := min(la, lb)
+	prefix = commonPrefixText(a, b, head, n)
+	if prefix == la && prefix == lb {
 		return prefix, 0
 	}
-	prefix = strings.LastIndexByte(a[:prefix], '\n') + 1
+	prefix = a.LastIndexByte(prefix, '\n') + 1
 	known := min(tail, n-prefix)
-	suffix = known + commonSuffix(a[:len(a)-known], b[:len(b)-known], n-prefix-known)
+	suffix = commonSuffixText(a, b, known, n-prefix)
 	// the suffix starts a line on both sides, or after a line's end they share
-	lineStart := func(s string, at int) bool { return at == 0 || s[at-1] == '\n' }
-	if !lineStart(a, len(a)-suffix) || !lineStart(b, len(b)-suffix) {
-		if i := strings.IndexByte(a[len(a)-suffix:], '\n'); i >= 0 {
-			suffix -= i + 1
+	lineStart := func(s Text, at int) bool { return at == 0 || s.byteAt(at-1) == '\n' }
+	if !lineStart(a, la-suffix) || !lineStart(b, lb-suffix) {
+		if i := a.IndexByte(la-suffix, '\n'); i >= 0 {
+			suffix = la - i - 1
 		} else {
 			suffix = 0
 		}
 	}
 	return prefix, suffix
+}
+
+// commonPrefixText is the length of the common prefix of a and b, at most n, known
+// to be at least i. Pieces the two share are passed without a read.
+func commonPrefixText(a, b Text, i, n int) int {
+	for i < n {
+		x, y := a.run(i), b.run(i)
+		m := min(len(x), len(y), n-i)
+		if SameString(x[:m], y[:m]) {
+			i += m
+			continue
+		}
+		k := commonPrefix(x, y, m)
+		if i += k; k < m {
+			return i
+		}
+	}
+	return i
+}
+
+// commonSuffixText is the length of the common suffix of a and b, at most n, known
+// to be at least i.
+func commonSuffixText(a, b Text, i, n int) int {
+	la, lb := a.Len(), b.Len()
+	for i < n {
+		x, y := a.runBack(la-i), b.runBack(lb-i)
+		m := min(len(x), len(y), n-i)
+		x, y = x[len(x)-m:], y[len(y)-m:]
+		if SameString(x, y) {
+			i += m
+			continue
+		}
+		k := commonSuffix(x, y, m)
+		if i += k; k < m {
+			return i
+		}
+	}
+	return i
 }
 
 // CommonPrefixLen is the length of the longest common prefix of a and b.

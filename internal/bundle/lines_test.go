@@ -23,7 +23,7 @@ func TestCommonLinesCases(t *testing.T) {
 		{"q\nw\n", "w\n", 0, 2},
 		{long + "1\n" + long + "\n", long + "2\n" + long + "\n", 0, 701},
 	} {
-		p, s := CommonLines(c.a, c.b)
+		p, s := CommonLines(TextOf(c.a), TextOf(c.b))
 		if p != c.prefix || s != c.suffix {
 			t.Errorf("%q %q: got %d,%d want %d,%d", c.a, c.b, p, s, c.prefix, c.suffix)
 		}
@@ -68,11 +68,11 @@ func TestCommonLinesAreWholeEqualLines(t *testing.T) {
 			big := strings.Repeat("pad line\n", commonCacheMin/9+1)
 			a, b = big+a+big, big+b+big
 		}
-		p, s := CommonLines(a, b)
-		if p2, s2 := CommonLines(b, a); p2 != p || s2 != s {
+		p, s := CommonLines(TextOf(a), TextOf(b))
+		if p2, s2 := CommonLines(TextOf(b), TextOf(a)); p2 != p || s2 != s {
 			t.Fatalf("%q %q: %d,%d one way, %d,%d the other", a, b, p, s, p2, s2)
 		}
-		if p2, s2 := commonLines(a, b); p2 != p || s2 != s {
+		if p2, s2 := commonLinesFrom(TextOf(a), TextOf(b), 0, 0); p2 != p || s2 != s {
 			t.Fatalf("%q %q: %d,%d remembered, %d,%d computed", a, b, p, s, p2, s2)
 		}
 		if p > len(a) || p > len(b) || p+s > min(len(a), len(b)) && a != b {
@@ -118,8 +118,8 @@ func TestEditedIsCommonLines(t *testing.T) {
 		sharedHead := commonPrefix(a, b, n)
 		sharedTail := commonSuffix(a, b, n)
 		head, tail := rng.IntN(sharedHead+1), rng.IntN(sharedTail+1)
-		wantP, wantS := commonLines(a, b)
-		if p, s := commonLinesFrom(a, b, head, tail); p != wantP || s != wantS {
+		wantP, wantS := commonLinesFrom(TextOf(a), TextOf(b), 0, 0)
+		if p, s := commonLinesFrom(TextOf(a), TextOf(b), head, tail); p != wantP || s != wantS {
 			t.Fatalf("%q %q told %d,%d: got %d,%d, CommonLines %d,%d", a, b, head, tail, p, s, wantP, wantS)
 		}
 	}

@@ -19,8 +19,8 @@ type textPair struct{ a, b contentID }
 
 // commonsGet returns the remembered CommonLines(a, b); the answer is the same for
 // (b, a).
-func commonsGet(a, b string) (prefix, suffix int, ok bool) {
-	ia, ib := idOf(a), idOf(b)
+func commonsGet(a, b Text) (prefix, suffix int, ok bool) {
+	ia, ib := a.id(), b.id()
 	v, ok := commons.get(textPair{ia, ib})
 	if !ok {
 		v, ok = commons.get(textPair{ib, ia})
@@ -28,6 +28,6 @@ func commonsGet(a, b string) (prefix, suffix int, ok bool) {
 	return v[0], v[1], ok
 }
 
-func commonsPut(a, b string, prefix, suffix int) {
-	commons.put(textPair{idOf(a), idOf(b)}, [2]int{prefix, suffix})
+func commonsPut(a, b Text, prefix, suffix int) {
+	commons.put(textPair{a.id(), b.id()}, [2]int{prefix, suffix})
 }

@@ -88,7 +88,7 @@ backend {{ ing.Metadata.Namespace }}_{{ ing.Metadata.Name }}
 		t.Fatalf("left out: %+v", fixed.LeftOut)
 	}
 	// d's last good version (3s) keeps serving; b's harmless change is deployed.
-	cfgText := fixed.Bundle.Files[0].Content
+	cfgText := fixed.Bundle.Files[0].Content.String()
 	if !strings.Contains(cfgText, "backend n_d\n    timeout server 3s") || !strings.Contains(cfgText, "timeout server 4s") ||
 		!strings.Contains(fixed.LeftOut[0].Reason, "last good version") {
 		t.Fatalf("config:\n%s\nleft out: %+v", cfgText, fixed.LeftOut)

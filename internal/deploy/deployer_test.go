@@ -65,7 +65,7 @@ func (a *fakeAgent) history() []string {
 }
 
 func testBundle(i int) *bundle.Bundle {
-	return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: fmt.Sprintf("global\n# %d\n", i)}})
+	return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(fmt.Sprintf("global\n# %d\n", i))}})
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

@@ -71,7 +71,7 @@ func TestOutcomeCarriesAgentDivergence(t *testing.T) {
 	mapPath := filepath.Join(opts.Layout.MapsDir, "host.map")
 	cfg := hostMapConfig(t, mapPath)
 	mapFile := func(content string) bundle.File {
-		return bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: content}
+		return bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(content)}
 	}
 	onOutcome, next := outcomes(t)
 	d := New(ctx, Options{Port: port, Username: "u", Password: "p", SyncTimeout: 20 * time.Second,
@@ -132,7 +132,7 @@ func outcomes(t *testing.T) (func(Outcome), func(what string) Outcome) {
 // hostMapConfig is a haproxy.cfg on a free port that picks the backend from the
 // host map at mapPath; be_a answers "A".
 func hostMapConfig(t *testing.T, mapPath string) bundle.File {
-	return bundle.File{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: fmt.Sprintf(`global
+	return bundle.File{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(fmt.Sprintf(`global
     hard-stop-after 5s
 defaults
     mode http
@@ -144,5 +144,5 @@ frontend fe
     use_backend %%[req.hdr(host),lower,map(%s)]
 backend be_a
     http-request return status 200 content-type text/plain string "A"
-`, freeTCPPort(t), mapPath)}
+`, freeTCPPort(t), mapPath))}
 }

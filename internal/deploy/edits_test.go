@@ -59,7 +59,7 @@ func TestRuntimeAppliesSendEdits(t *testing.T) {
 	}
 	lines := sb.String()
 	hostMap := func(content string) bundle.File {
-		return bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: content}
+		return bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(content)}
 	}
 	rec := &bodies{}
 	onOutcome, next := outcomes(t)

@@ -48,7 +48,7 @@ func TestInterleavedRuntimeAndReloadsDoNotDiverge(t *testing.T) {
 			fmt.Fprintf(&hosts, "h%d.test be_a\n", h)
 		}
 		fmt.Fprintf(&hosts, "b.test be_b\n")
-		return bundle.New([]bundle.File{poolConfig(fePort, mapPath, extra.String()), {Kind: bundle.KindMap, Name: "host.map", Content: hosts.String()}})
+		return bundle.New([]bundle.File{poolConfig(fePort, mapPath, extra.String()), {Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(hosts.String())}})
 	}
 	d.SetPods([]Pod{pod})
 	var want *bundle.Bundle

@@ -74,8 +74,8 @@ func TestPlanMemoDeliveryBeforePreparedPlan(t *testing.T) {
 
 // mapSet is a configuration that routes by host.map, with content as the map.
 func mapSet(content string) *bundle.Bundle {
-	return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: "frontend f\n    bind :80\n    use_backend %[req.hdr(host),map(/m/host.map)]\n"},
-		{Kind: bundle.KindMap, Name: "host.map", Content: content}})
+	return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf("frontend f\n    bind :80\n    use_backend %[req.hdr(host),map(/m/host.map)]\n")},
+		{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(content)}})
 }
 
 // TestPlanMemoDropsCarriedOutPlans: a plan from what an earlier plan made to run

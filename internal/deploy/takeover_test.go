@@ -13,7 +13,7 @@ import (
 // poolConfig routes by Host through host.map to be_a and the backends in extra,
 // with two spare pool backends for routes added at runtime.
 func poolConfig(port int, mapPath, extra string) bundle.File {
-	return bundle.File{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: fmt.Sprintf(`global
+	return bundle.File{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(fmt.Sprintf(`global
     hard-stop-after 5s
 defaults
     mode http
@@ -27,7 +27,7 @@ backend be_a
     server a1 127.0.0.1:9 
 backend haptic_pool_000
 backend haptic_pool_001
-%s`, port, mapPath, extra)}
+%s`, port, mapPath, extra))}
 }
 
 // TestNewDeployerAdoptsWhatRuns: a deployer that has no record of a pod (a new
@@ -42,7 +42,7 @@ func TestNewDeployerAdoptsWhatRuns(t *testing.T) {
 	withC := "backend be_c\n    server c1 127.0.0.1:10\n"
 	withD := withC + "backend be_d\n    server d1 127.0.0.1:11\n"
 	desired := func(extra, hostMap string) *bundle.Bundle {
-		return bundle.New([]bundle.File{poolConfig(fePort, mapPath, extra), {Kind: bundle.KindMap, Name: "host.map", Content: hostMap}})
+		return bundle.New([]bundle.File{poolConfig(fePort, mapPath, extra), {Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(hostMap)}})
 	}
 	pod := Pod{Name: "haproxy-0", IP: host}
 	client := &agentapi.Client{BaseURL: fmt.Sprintf("http://%s:%d", host, port), Username: "u", Password: "p"}

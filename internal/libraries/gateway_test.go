@@ -78,7 +78,7 @@ func content(t *testing.T, raw map[string][]map[string]any, target string) strin
 	res := renderFixture(t, load(t), raw)
 	for _, f := range res.Bundle.Files {
 		if f.Target() == target {
-			return f.Content
+			return f.Content.String()
 		}
 	}
 	t.Fatalf("no %s in the bundle", target)

@@ -60,9 +60,9 @@ func TestIngressFirstDefaultBackendWins(t *testing.T) {
 		for _, f := range res.Bundle.Files {
 			switch f.Target() {
 			case "map:path-prefix.map":
-				prefix = f.Content
+				prefix = f.Content.String()
 			case "haproxy.cfg":
-				cfg = f.Content
+				cfg = f.Content.String()
 			}
 		}
 		if !strings.Contains(prefix, "*/ ing_ns0_other-290_80\n") || strings.Contains(prefix, "other-9") {

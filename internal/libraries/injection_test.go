@@ -219,7 +219,7 @@ func shapeOf(b *bundle.Bundle) shape {
 	for _, f := range b.Files {
 		switch f.Kind {
 		case bundle.KindConfig:
-			for _, line := range strings.Split(f.Content, "\n") {
+			for _, line := range strings.Split(f.Content.String(), "\n") {
 				if line != "" && line[0] != ' ' && line[0] != '#' {
 					words, _ := config.Words(line)
 					if len(words) > 0 {
@@ -228,7 +228,7 @@ func shapeOf(b *bundle.Bundle) shape {
 				}
 			}
 		case bundle.KindMap:
-			for _, line := range strings.Split(f.Content, "\n") {
+			for _, line := range strings.Split(f.Content.String(), "\n") {
 				if _, _, ok := config.SplitMapLine(line); ok {
 					s.mapLines[f.Name]++
 				}
@@ -254,7 +254,7 @@ func injected(b *bundle.Bundle, benign shape, tokens bool) error {
 		}
 		switch f.Kind {
 		case bundle.KindConfig, bundle.KindCrtList:
-			for n, line := range strings.Split(f.Content, "\n") {
+			for n, line := range strings.Split(f.Content.String(), "\n") {
 				words, err := config.Words(line)
 				if err != nil {
 					return fmt.Errorf("%s line %d: %v", f.Target(), n+1, err)
@@ -266,7 +266,7 @@ func injected(b *bundle.Bundle, benign shape, tokens bool) error {
 				}
 			}
 		case bundle.KindMap:
-			for n, line := range strings.Split(f.Content, "\n") {
+			for n, line := range strings.Split(f.Content.String(), "\n") {
 				k, v, ok := config.SplitMapLine(line)
 				if ok && (k == tok || v == tok || strings.HasPrefix(k, tok+" ")) {
 					return fmt.Errorf("%s line %d: the token became a map key or value: %.120q", f.Target(), n+1, line)

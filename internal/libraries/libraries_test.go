@@ -125,10 +125,10 @@ func renderFixture(t *testing.T, p *pipeline.Pipeline, raw map[string][]map[stri
 func lines(res *render.Result, target string) int {
 	for _, f := range res.Bundle.Files {
 		if f.Target() == target {
-			if f.Content == "" {
+			if f.Content.String() == "" {
 				return 0
 			}
-			return strings.Count(strings.TrimSuffix(f.Content, "\n"), "\n") + 1
+			return strings.Count(strings.TrimSuffix(f.Content.String(), "\n"), "\n") + 1
 		}
 	}
 	return -1
@@ -171,7 +171,7 @@ func assertMapsLinear(t *testing.T, what string, fixture func(n int) map[string]
 		var cfg string
 		for _, f := range res.Bundle.Files {
 			if f.Target() == "haproxy.cfg" {
-				cfg = f.Content
+				cfg = f.Content.String()
 			}
 		}
 		checkConfig(t, n, cfg)
@@ -201,7 +201,7 @@ func TestWeightedRouting(t *testing.T) {
 	var weighted string
 	for _, f := range res.Bundle.Files {
 		if f.Target() == "map:weighted.map" {
-			weighted = f.Content
+			weighted = f.Content.String()
 		}
 	}
 	if want := "split1 4\nsplit1/0 blue\nsplit1/1 blue\nsplit1/2 blue\nsplit1/3 green\n"; weighted != want {

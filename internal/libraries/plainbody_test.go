@@ -31,7 +31,7 @@ func TestBackendPlainBodyStartsEveryBackend(t *testing.T) {
 	var haproxyCfg string
 	for _, f := range res.Bundle.Files {
 		if f.Target() == "haproxy.cfg" {
-			haproxyCfg = f.Content
+			haproxyCfg = f.Content.String()
 		}
 	}
 	kinds := map[string]int{}

@@ -79,11 +79,11 @@ func TestIncrementalClientCASwitch(t *testing.T) {
 		}
 		var ca string
 		for i, f := range want.Bundle.Files {
-			if g := got.Bundle.Files[i]; g.Target() != f.Target() || g.Content != f.Content {
+			if g := got.Bundle.Files[i]; g.Target() != f.Target() || g.Content.String() != f.Content.String() {
 				t.Fatalf("%s: %s differs from a full render", step, f.Target())
 			}
 			if strings.HasSuffix(f.Name, "-client-ca.pem") {
-				ca = f.Content
+				ca = f.Content.String()
 			}
 		}
 		if strings.TrimSpace(ca) != strings.TrimSpace(wantCA) {

@@ -45,7 +45,7 @@ func TestExampleGolden(t *testing.T) {
 			dir := filepath.Join("testdata", "golden", name)
 			golden.Reset(t, dir)
 			for _, file := range res.Bundle.Files {
-				golden.Assert(t, filepath.Join(dir, strings.ReplaceAll(file.Target(), ":", "_")), []byte(file.Content))
+				golden.Assert(t, filepath.Join(dir, strings.ReplaceAll(file.Target(), ":", "_")), []byte(file.Content.String()))
 			}
 		})
 	}

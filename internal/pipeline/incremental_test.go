@@ -234,8 +234,8 @@ func TestIncrementalEqualsFull(t *testing.T) {
 					t.Fatalf("sequence %d: %d files incrementally, %d in full", seq, len(got.Bundle.Files), len(want.Bundle.Files))
 				}
 				for i, f := range want.Bundle.Files {
-					if g := got.Bundle.Files[i]; g.Target() != f.Target() || g.Content != f.Content {
-						t.Fatalf("sequence %d: %s differs from a full render:\n--- incremental\n%s\n--- full\n%s", seq, f.Target(), g.Content, f.Content)
+					if g := got.Bundle.Files[i]; g.Target() != f.Target() || g.Content.String() != f.Content.String() {
+						t.Fatalf("sequence %d: %s differs from a full render:\n--- incremental\n%s\n--- full\n%s", seq, f.Target(), g.Content.String(), f.Content.String())
 					}
 				}
 				r := got.Reuse

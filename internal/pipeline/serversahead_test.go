@@ -45,11 +45,11 @@ func TestServersAheadRecordsReads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := got.Bundle.Config().Content
+		cfg := got.Bundle.Config().Content.String()
 		if !strings.Contains(cfg, "10.99.0.1") {
 			t.Errorf("endpoint %d: the moved address is not in haproxy.cfg", i)
 		}
-		if cfg != want.Bundle.Config().Content {
+		if cfg != want.Bundle.Config().Content.String() {
 			t.Errorf("endpoint %d: haproxy.cfg differs from a full render", i)
 		}
 	}

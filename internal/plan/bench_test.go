@@ -41,8 +41,8 @@ func bigBundles(backends, entries, changes int) (run, desired *bundle.Bundle) {
 	}
 	mk := func(changed int) *bundle.Bundle {
 		return bundle.New([]bundle.File{
-			{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg(changed)},
-			{Kind: bundle.KindMap, Name: "host.map", Content: hosts(changed)},
+			{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(cfg(changed))},
+			{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(hosts(changed))},
 		})
 	}
 	return mk(0), mk(changes)

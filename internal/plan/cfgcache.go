@@ -95,7 +95,7 @@ func derive(bases []configParse, text string, near bool) (configParse, bool) {
 	}
 	cands := make([]candidate, 0, len(bases))
 	for i, b := range bases {
-		pre, suf := bundle.CommonLines(b.text, text)
+		pre, suf := bundle.CommonLines(bundle.TextOf(b.text), bundle.TextOf(text))
 		cands = append(cands, candidate{b, pre, suf})
 		if i == 0 && near && 2*(pre+suf) >= len(text) {
 			break // (most of it, before the runs are looked for)

@@ -94,7 +94,7 @@ func TestDerivedPlansAsWholeParses(t *testing.T) {
 // samePlacement fails t when place and placeByPasses place desired differently.
 func samePlacement(t *testing.T, running Running, desired *bundle.Bundle) {
 	t.Helper()
-	runText, wantText := running.Bundle.Config().Content, desired.Config().Content
+	runText, wantText := running.Bundle.Config().Content.String(), desired.Config().Content.String()
 	run, err := config.Parse(runText)
 	if err != nil {
 		t.Fatal(err)

@@ -75,11 +75,11 @@ func hostMapFor(n int) string {
 
 func realisticBundle(cfg, hostMap string) *bundle.Bundle {
 	return bundle.New([]bundle.File{
-		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg},
-		{Kind: bundle.KindMap, Name: "host.map", Content: hostMap},
-		{Kind: bundle.KindMap, Name: "path.map", Content: "svc-00.shop.example.com/api/ shop_svc-01_http\n"},
-		{Kind: bundle.KindFile, Name: "503.http", Content: "HTTP/1.0 503 Service Unavailable\r\n\r\n"},
-		{Kind: bundle.KindCrtList, Name: "crt.list", Content: "/etc/haproxy/ssl/default.pem\n"},
+		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(cfg)},
+		{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(hostMap)},
+		{Kind: bundle.KindMap, Name: "path.map", Content: bundle.TextOf("svc-00.shop.example.com/api/ shop_svc-01_http\n")},
+		{Kind: bundle.KindFile, Name: "503.http", Content: bundle.TextOf("HTTP/1.0 503 Service Unavailable\r\n\r\n")},
+		{Kind: bundle.KindCrtList, Name: "crt.list", Content: bundle.TextOf("/etc/haproxy/ssl/default.pem\n")},
 	})
 }
 

@@ -19,7 +19,7 @@ type parsedMap struct {
 	at   entryList
 	keys *keySet
 	dup  bool // some key comes twice
-	text string
+	text bundle.Text
 }
 
 // entryAt is where an entry's key (text[k:ke]) and value (text[v:ve]) are; the
@@ -28,24 +28,34 @@ type entryAt struct{ k, ke, v, ve int32 }
 
 func (a entryAt) moved(by int32) entryAt { return entryAt{a.k + by, a.ke + by, a.v + by, a.ve + by} }
 
-func parseMap(text string) *parsedMap {
-	m := &parsedMap{at: newEntryList(parseAt(text, 0, len(text))), text: text}
+func parseMap(text bundle.Text) *parsedMap {
+	m := &parsedMap{at: newEntryList(parseAt(text, 0, text.Len())), text: text}
 	m.keys, m.dup = mapKeys(m)
 	return m
 }
 
-// parseAt parses the lines of text[from:to] (whole lines) as runtime.ParseMapFile
-// does, into offsets in text.
-func parseAt(text string, from, to int) []entryAt {
+// parseAt parses the lines of text from from to to (whole lines) as
+// runtime.ParseMapFile does, into offsets in text: piece by piece where the text
+// is in pieces that end lines (a rendered map's are), else read as one string.
+func parseAt(text bundle.Text, from, to int) []entryAt {
 	var out []entryAt
-	runtime.EachMapEntry(text[from:to], func(key, value string) {
-		k := offsetIn(text, key)
-		v := k + len(key)
-		if value != "" {
-			v = offsetIn(text, value)
+	for from < to {
+		end := to
+		if n := text.PieceEnd(from); n < to && text.Slice(n-1, n) == "\n" {
+			end = n
 		}
-		out = append(out, entryAt{int32(k), int32(k + len(key)), int32(v), int32(v + len(value))})
-	})
+		w := text.Slice(from, end)
+		base := from
+		runtime.EachMapEntry(w, func(key, value string) {
+			k := base + offsetIn(w, key)
+			v := k + len(key)
+			if value != "" {
+				v = base + offsetIn(w, value)
+			}
+			out = append(out, entryAt{int32(k), int32(k + len(key)), int32(v), int32(v + len(value))})
+		})
+		from += len(w)
+	}
 	return out
 }
 
@@ -58,7 +68,7 @@ func (m *parsedMap) len() int { return m.at.len() }
 
 func (m *parsedMap) entry(i int) runtime.MapEntry {
 	a := m.at.get(i)
-	return runtime.MapEntry{Key: m.text[a.k:a.ke], Value: m.text[a.v:a.ve]}
+	return runtime.MapEntry{Key: m.text.Slice(int(a.k), int(a.ke)), Value: m.text.Slice(int(a.v), int(a.ve))}
 }
 
 // entries returns entries i to j.
@@ -213,13 +223,13 @@ func (c *mapParses) get(f bundle.File) *parsedMap {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	list := c.byName[f.Name]
-	for _, m := range list { // the same string first: a compare of two is a scan
-		if bundle.SameString(m.text, f.Content) {
+	for _, m := range list { // the same text first: a compare of two is a scan
+		if m.text.Same(f.Content) {
 			return m
 		}
 	}
 	for _, m := range list {
-		if m.text == f.Content {
+		if m.text.Equal(f.Content) {
 			return m
 		}
 	}
@@ -252,18 +262,18 @@ func (c *mapParses) change(old, cur bundle.File) mapChange {
 	o := c.parse(old)
 	pre, suf := bundle.CommonLines(old.Content, cur.Content)
 	prefixN := o.entriesBefore(pre)
-	suffixN := o.len() - o.entriesBefore(len(o.text)-suf)
+	suffixN := o.len() - o.entriesBefore(o.text.Len()-suf)
 	mc := mapChange{old: o, prefixN: prefixN, suffixN: suffixN, oldN: o.len() - prefixN - suffixN}
 	if n := c.get(cur); n != nil {
 		mc.cur, mc.curN = n, n.len()-prefixN-suffixN
 		mc.diff()
 		return mc
 	}
-	mid := parseAt(cur.Content, pre, len(cur.Content)-suf)
+	mid := parseAt(cur.Content, pre, cur.Content.Len()-suf)
 	n := &parsedMap{text: cur.Content}
 	// The common entries are the same bytes of the new text: the first at the same
 	// offsets, the last moved by the change's length.
-	shift := int32(len(n.text) - len(o.text))
+	shift := int32(n.text.Len() - o.text.Len())
 	n.at = o.at.derived(prefixN, mid, suffixN, shift)
 	mc.cur, mc.curN = n, len(mid)
 	mc.diff()

@@ -105,14 +105,14 @@ func TestMapChangeIsAFullParse(t *testing.T) {
 			oldText = strings.TrimSuffix(oldText, "\n")
 		}
 		newText := editMap(r, oldText)
-		old := bundle.File{Kind: bundle.KindMap, Name: "m.map", Content: oldText}
-		cur := bundle.File{Kind: bundle.KindMap, Name: "m.map", Content: newText}
+		old := bundle.File{Kind: bundle.KindMap, Name: "m.map", Content: textIn(r, oldText)}
+		cur := bundle.File{Kind: bundle.KindMap, Name: "m.map", Content: textIn(r, newText)}
 		if i%2 == 0 { // the desired map remembered
 			parsedMaps.parse(cur)
 		}
 		c := parsedMaps.change(old, cur)
-		want := parseMap(newText)
-		if !slices.Equal(offsets(c.cur.at), offsets(want.at)) || c.cur.dup != want.dup || c.cur.text != want.text ||
+		want := parseMap(bundle.TextOf(newText))
+		if !slices.Equal(offsets(c.cur.at), offsets(want.at)) || c.cur.dup != want.dup || !c.cur.text.Equal(want.text) ||
 			!slices.Equal(want.entries(0, want.len()), runtime.ParseMapFile(newText)) {
 			t.Fatalf("%q → %q: derived %+v, parsed %+v", oldText, newText, c.cur, want)
 		}
@@ -162,9 +162,9 @@ func TestMapChangeChains(t *testing.T) {
 		text := randomMap(r, 20)
 		for step := range 3 * maxKeyDepth {
 			next := editMap(r, text)
-			c := parsedMaps.change(bundle.File{Kind: bundle.KindMap, Name: "chain.map", Content: text},
-				bundle.File{Kind: bundle.KindMap, Name: "chain.map", Content: next})
-			want := parseMap(next)
+			c := parsedMaps.change(bundle.File{Kind: bundle.KindMap, Name: "chain.map", Content: bundle.TextOf(text)},
+				bundle.File{Kind: bundle.KindMap, Name: "chain.map", Content: bundle.TextOf(next)})
+			want := parseMap(bundle.TextOf(next))
 			if c.cur.dup != want.dup {
 				t.Fatalf("step %d, %q: dup %v, want %v", step, next, c.cur.dup, want.dup)
 			}
@@ -209,9 +209,9 @@ func TestMapKeyChainsFlatten(t *testing.T) {
 			keys[k], ever[k] = true, true
 		}
 		next := text()
-		c := parsedMaps.change(bundle.File{Kind: bundle.KindMap, Name: "flatten.map", Content: last},
-			bundle.File{Kind: bundle.KindMap, Name: "flatten.map", Content: next})
-		want := parseMap(next)
+		c := parsedMaps.change(bundle.File{Kind: bundle.KindMap, Name: "flatten.map", Content: bundle.TextOf(last)},
+			bundle.File{Kind: bundle.KindMap, Name: "flatten.map", Content: bundle.TextOf(next)})
+		want := parseMap(bundle.TextOf(next))
 		for k := range ever {
 			if key := fmt.Sprint("k", k); c.cur.keys.has(key) != want.keys.has(key) {
 				t.Fatalf("step %d: key %q: %v, want %v", step, key, c.cur.keys.has(key), want.keys.has(key))
@@ -362,7 +362,7 @@ func TestLargeMapChangeHunks(t *testing.T) {
 			changed[i*3000/n] = true
 		}
 		oldText, newText := text(nil), text(changed)
-		c := parsedMaps.change(bundle.File{Kind: bundle.KindMap, Name: "l.map", Content: oldText}, bundle.File{Kind: bundle.KindMap, Name: "l.map", Content: newText})
+		c := parsedMaps.change(bundle.File{Kind: bundle.KindMap, Name: "l.map", Content: bundle.TextOf(oldText)}, bundle.File{Kind: bundle.KindMap, Name: "l.map", Content: bundle.TextOf(newText)})
 		if wantHunks := map[int]int{60: 60, 150: 1}[n]; len(c.hunks) != wantHunks {
 			t.Errorf("%d changes: %d hunks, want %d", n, len(c.hunks), wantHunks)
 		}
@@ -404,7 +404,7 @@ func BenchmarkMapChangeSequence(b *testing.B) {
 		if i%200 == 0 {
 			b.StopTimer()
 			parsedMaps = &mapParses{byName: map[string][]*parsedMap{}}
-			parsedMaps.parse(bundle.File{Kind: bundle.KindMap, Name: "s.map", Content: texts[0]})
+			parsedMaps.parse(bundle.File{Kind: bundle.KindMap, Name: "s.map", Content: bundle.TextOf(texts[0])})
 			b.StartTimer()
 		}
 		j := i % 200
@@ -421,11 +421,11 @@ func TestParseCutsLongLines(t *testing.T) {
 	long := "long " + strings.Repeat("v", config.MapFileBufSize+10) + " tail\n"
 	oldText := "a 1\n" + long + "z 9\n"
 	newText := "a 2\n" + long + "z 9\n"
-	if got, want := parseMap(newText).entries(0, parseMap(newText).len()), runtime.ParseMapFile(newText); !slices.Equal(got, want) {
+	if got, want := parseMap(bundle.TextOf(newText)).entries(0, parseMap(bundle.TextOf(newText)).len()), runtime.ParseMapFile(newText); !slices.Equal(got, want) {
 		t.Fatalf("full parse: %d entries, ParseMapFile %d", len(got), len(want))
 	}
-	c := parsedMaps.change(bundle.File{Kind: bundle.KindMap, Name: "long.map", Content: oldText},
-		bundle.File{Kind: bundle.KindMap, Name: "long.map", Content: newText})
+	c := parsedMaps.change(bundle.File{Kind: bundle.KindMap, Name: "long.map", Content: bundle.TextOf(oldText)},
+		bundle.File{Kind: bundle.KindMap, Name: "long.map", Content: bundle.TextOf(newText)})
 	if got, want := c.cur.entries(0, c.cur.len()), runtime.ParseMapFile(newText); !slices.Equal(got, want) || len(want) < 4 {
 		t.Fatalf("derived parse: %d entries, ParseMapFile %d (want the long line in pieces)", len(got), len(want))
 	}
@@ -456,9 +456,9 @@ func TestDerivedParsesChain(t *testing.T) {
 				i := r.IntN(len(lines))
 				next = strings.Join(lines[:i], "") + fmt.Sprintf("n%d-%d v\n", run, step) + strings.Join(lines[i:], "")
 			}
-			c := parsedMaps.change(bundle.File{Kind: bundle.KindMap, Name: name, Content: text},
-				bundle.File{Kind: bundle.KindMap, Name: name, Content: next})
-			want := parseMap(next)
+			c := parsedMaps.change(bundle.File{Kind: bundle.KindMap, Name: name, Content: bundle.TextOf(text)},
+				bundle.File{Kind: bundle.KindMap, Name: name, Content: bundle.TextOf(next)})
+			want := parseMap(bundle.TextOf(next))
 			if got := offsets(c.cur.at); !slices.Equal(got, offsets(want.at)) {
 				t.Fatalf("run %d step %d: %q → %q: derived %v, parsed %v", run, step, text, next, got, offsets(want.at))
 			}
@@ -472,4 +472,22 @@ func TestDerivedParsesChain(t *testing.T) {
 	if pieces < maxPieces {
 		t.Fatalf("at most %d pieces: the chains never joined theirs", pieces)
 	}
+}
+
+// textIn is s as a bundle.Text: whole, or in pieces cut at line ends (as a
+// rendered map is) or anywhere.
+func textIn(r *rand.Rand, s string) bundle.Text {
+	mode := r.IntN(3)
+	if mode == 0 || s == "" {
+		return bundle.TextOf(s)
+	}
+	var parts []string
+	for len(s) > 0 {
+		n := 1 + r.IntN(len(s))
+		if i := strings.IndexByte(s[n-1:], '\n'); mode == 1 && i >= 0 {
+			n += i
+		}
+		parts, s = append(parts, s[:n]), s[n:]
+	}
+	return bundle.Pieces(parts)
 }

@@ -3,7 +3,6 @@ package plan
 import (
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
@@ -21,7 +20,7 @@ var translatedMaps = &mapTranslations{byName: map[string][]*translation{}}
 const translationsKept = 4
 
 type translation struct {
-	in, out string
+	in, out bundle.Text
 	aliases map[string]string
 	// same: out is in (no line names an aliased backend).
 	same bool
@@ -36,9 +35,9 @@ type mapTranslations struct {
 // translation of name whose input shares the most lines with text, under the same
 // aliases or fewer (a route's backend added into a pool slot since) that its common
 // lines do not name, and hashed (bundle.HashEdited) from that translation's hash.
-func (m *mapTranslations) translate(name, text string, aliases map[string]string) (out, hash string) {
+func (m *mapTranslations) translate(name string, text bundle.Text, aliases map[string]string) (out bundle.Text, hash string) {
 	if len(aliases) == 0 {
-		return text, bundle.HashContent(text)
+		return text, bundle.HashText(text)
 	}
 	m.mu.Lock()
 	var base *translation
@@ -50,8 +49,8 @@ func (m *mapTranslations) translate(name, text string, aliases map[string]string
 		if !same && !withinAliases(t.aliases, aliases) {
 			continue
 		}
-		if t.in == text && same {
-			base, pre, suf = t, len(text), 0
+		if same && t.in.Equal(text) {
+			base, pre, suf = t, text.Len(), 0
 			break
 		}
 		p, s := bundle.CommonLines(t.in, text)
@@ -61,22 +60,25 @@ func (m *mapTranslations) translate(name, text string, aliases map[string]string
 		if base == nil || p+s > pre+suf {
 			base, pre, suf = t, p, s
 		}
-		if 2*(pre+suf) >= len(text) {
+		if 2*(pre+suf) >= text.Len() {
 			break // shares most of its lines: another compare (a scan) would gain little
 		}
 	}
 	m.mu.Unlock()
 	same := false
+	mid := func() string { return text.Slice(pre, text.Len()-suf) }
 	switch {
-	case base != nil && base.in == text:
-		out, same, hash = base.out, base.same, bundle.HashContent(base.out)
+	case base != nil && base.in.Equal(text):
+		out, same, hash = base.out, base.same, bundle.HashText(base.out)
 	case base == nil || pre+suf == 0:
-		out = translateMap(text, aliases)
-		same, hash = out == text, bundle.HashContent(out)
-	case base.same && translateMap(text[pre:len(text)-suf], aliases) == text[pre:len(text)-suf]:
+		flat := text.String()
+		translated := translateMap(flat, aliases)
+		out, same = bundle.TextOf(translated), translated == flat
+		hash = bundle.HashText(out)
+	case base.same && translateMap(mid(), aliases) == mid():
 		// Nothing to translate before or now: the map is its own translation, and
 		// was hashed as rendered.
-		out, same, hash = text, true, bundle.HashContent(text)
+		out, same, hash = text, true, bundle.HashText(text)
 	default:
 		out = spliceTranslation(base, text, pre, suf, aliases)
 		hash = bundle.HashEdited(base.out, out)
@@ -108,7 +110,7 @@ func withinAliases(some, all map[string]string) bool {
 // under aliases as under some (a subset of them: a route's backend added since into
 // a pool slot): none of them holds a backend aliases add (as a substring, at worst
 // a line translated again).
-func namesNone(text string, pre, suf int, some, aliases map[string]string) bool {
+func namesNone(text bundle.Text, pre, suf int, some, aliases map[string]string) bool {
 	if len(some) == len(aliases) {
 		return true
 	}
@@ -116,7 +118,7 @@ func namesNone(text string, pre, suf int, some, aliases map[string]string) bool 
 		return false
 	}
 	for d := range aliases {
-		if _, had := some[d]; !had && (strings.Contains(text[:pre], d) || strings.Contains(text[len(text)-suf:], d)) {
+		if _, had := some[d]; !had && (text.Contains(0, pre, d) || text.Contains(text.Len()-suf, text.Len(), d)) {
 			return false
 		}
 	}
@@ -130,38 +132,28 @@ const maxAddedAliases = 4
 // spliceTranslation translates text whose first pre and last suf bytes are whole
 // lines of base.in: those lines' translations are the same lines of base.out, found
 // by counting lines (translateMap keeps one output line per input line).
-func spliceTranslation(base *translation, text string, pre, suf int, aliases map[string]string) string {
-	headLines := strings.Count(base.in[:pre], "\n")
-	terminated := strings.HasSuffix(base.in, "\n") // then so is base.out
-	tailLines := strings.Count(base.in[len(base.in)-suf:], "\n")
+func spliceTranslation(base *translation, text bundle.Text, pre, suf int, aliases map[string]string) bundle.Text {
+	in, out := base.in, base.out
+	headLines := in.CountByte(0, pre, '\n')
+	terminated := in.Len() > 0 && in.Slice(in.Len()-1, in.Len()) == "\n" // then so is base.out
+	tailLines := in.CountByte(in.Len()-suf, in.Len(), '\n')
 	if !terminated && suf > 0 {
 		tailLines++ // the last line has no newline
 	}
-	head := afterLines(base.out, headLines)
-	tail := len(base.out) - beforeLastLines(base.out, tailLines, terminated)
-	mid := translateMap(text[pre:len(text)-suf], aliases)
-	var b strings.Builder
-	b.Grow(head + len(mid) + tail)
-	b.WriteString(base.out[:head])
-	b.WriteString(mid)
-	b.WriteString(base.out[len(base.out)-tail:])
-	out := b.String()
-	bundle.Edited(base.out, out, head, tail) // for the plan's compare of the two
-	return out
-}
-
-// afterLines is the byte offset after the first n lines of s.
-func afterLines(s string, n int) int {
-	f := lineFinder{text: s, line: 1}
-	return f.start(n + 1)
+	head := out.AfterLines(headLines)
+	tail := out.Len() - beforeLastLines(out, tailLines, terminated)
+	mid := translateMap(text.Slice(pre, text.Len()-suf), aliases)
+	translated := out.Edited(head, out.Len()-tail, mid)
+	bundle.Edited(out, translated, head, tail) // for the plan's compare of the two
+	return translated
 }
 
 // beforeLastLines is the byte offset where the last n lines of s start; when
 // terminated, s ends with a newline that ends its last line.
-func beforeLastLines(s string, n int, terminated bool) int {
-	lines := strings.Count(s, "\n")
+func beforeLastLines(s bundle.Text, n int, terminated bool) int {
+	lines := s.CountByte(0, s.Len(), '\n')
 	if !terminated {
 		lines++
 	}
-	return afterLines(s, lines-n)
+	return s.AfterLines(lines - n)
 }

@@ -12,7 +12,8 @@ import (
 // TestTranslateDerivedIsFull: over random edits of maps (lines added, removed and
 // changed anywhere, with and without a final newline, blank and comment lines,
 // aliases changing now and then, most often by one added), the translation derived from a remembered one
-// equals translateMap of the whole text, and its hash is the translation's.
+// equals translateMap of the whole text, and its hash is the translation's (texts
+// whole or in pieces, bundle.Text).
 func TestTranslateDerivedIsFull(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	backends := []string{"be_a", "be_b", "be_c", "be_cc"}
@@ -65,10 +66,11 @@ func TestTranslateDerivedIsFull(t *testing.T) {
 		}
 		aliases := aliasSets[(step/40)%len(aliasSets)]
 		name := fmt.Sprintf("m%d.map", rng.IntN(2))
-		if kept := cache.byName[name]; len(kept) > 0 && kept[len(kept)-1].in != text {
+		if kept := cache.byName[name]; len(kept) > 0 && kept[len(kept)-1].in.String() != text {
 			derived++
 		}
-		got, hash := cache.translate(name, text, aliases)
+		translated, hash := cache.translate(name, textIn(rng, text), aliases)
+		got := translated.String()
 		if kept := cache.byName[name]; kept[len(kept)-1].same {
 			if got != text {
 				t.Fatalf("step %d: a translation marked the same as its input differs", step)

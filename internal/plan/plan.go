@@ -144,34 +144,35 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	wantCfgFile, hasWantCfg := wantFiles["haproxy.cfg"]
 	// A haproxy.cfg whose difference is whole comment lines (a route's note) has
 	// nothing to place: parsing it (three times, per pod) was most of a route's plan.
-	sameCfg := hasRunCfg && hasWantCfg && len(running.Aliases) == 0 && sameWithoutCommentLines(runCfgFile.Content, wantCfgFile.Content)
-	if hasRunCfg && hasWantCfg && !sameCfg && (runCfgFile.Content != wantCfgFile.Content || len(running.Aliases) > 0) {
-		runCfg, runErr = parsedConfigs.ran(runCfgFile.Content)
+	sameCfg := hasRunCfg && hasWantCfg && len(running.Aliases) == 0 && sameWithoutCommentLines(runCfgFile.Content.String(), wantCfgFile.Content.String())
+	if hasRunCfg && hasWantCfg && !sameCfg && (!runCfgFile.Content.Equal(wantCfgFile.Content) || len(running.Aliases) > 0) {
+		runCfg, runErr = parsedConfigs.ran(runCfgFile.Content.String())
 		runParsed = true
 		// One backend's servers edited, no backend renamed (placement then keeps
 		// the edit as it is): the desired parse is the running one's, but a section.
 		var e serverEdit
 		edited := false
 		if runErr == nil && len(running.Aliases) == 0 {
-			e, edited = editOfServers(runCfg, runCfgFile.Content, wantCfgFile.Content)
+			e, edited = editOfServers(runCfg, runCfgFile.Content.String(), wantCfgFile.Content.String())
 		}
 		if edited {
-			p.edit, wantCfg = &e, parsedConfigs.keep(configParse{text: wantCfgFile.Content, cfg: e.want}).cfg
-			parsedConfigs.planned(runCfgFile.Content, wantCfgFile.Content, wantCfgFile.Content)
+			p.edit, wantCfg = &e, parsedConfigs.keep(configParse{text: wantCfgFile.Content.String(), cfg: e.want}).cfg
+			parsedConfigs.planned(runCfgFile.Content.String(), wantCfgFile.Content.String(), wantCfgFile.Content.String())
 		} else {
-			wantCfg, wantErr = parsedConfigs.parse(wantCfgFile.Content)
+			wantCfg, wantErr = parsedConfigs.parse(wantCfgFile.Content.String())
 		}
 		if p.edit == nil && runErr == nil && wantErr == nil {
-			desired := wantCfgFile.Content
-			pl := place(runCfg, runCfgFile.Content, wantCfg, desired, running.Aliases)
+			desired := wantCfgFile.Content.String()
+			pl := place(runCfg, runCfgFile.Content.String(), wantCfg, desired, running.Aliases)
 			aliases = pl.aliases
 			if pl.text != desired {
 				// (hashed around what placing changed: the rest has the desired file's chunks)
-				wantCfgFile.Content, wantCfgFile.Hash = pl.text, bundle.HashEdited(desired, pl.text)
+				placed := bundle.TextOf(pl.text)
+				wantCfgFile.Content, wantCfgFile.Hash = placed, bundle.HashEdited(wantCfgFile.Content, placed)
 				wantFiles["haproxy.cfg"] = wantCfgFile
-				wantCfg, wantErr = parsedConfigs.parse(pl.text, runCfgFile.Content)
+				wantCfg, wantErr = parsedConfigs.parse(pl.text, runCfgFile.Content.String())
 			}
-			parsedConfigs.planned(runCfgFile.Content, desired, pl.text)
+			parsedConfigs.planned(runCfgFile.Content.String(), desired, pl.text)
 		}
 		wantParsed = true
 	}
@@ -193,12 +194,12 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	}
 	sort.Strings(targets)
 
-	wantText := wantFiles["haproxy.cfg"].Content
+	wantText := wantFiles["haproxy.cfg"].Content.String()
 	// Parsed on first use: a map-only change needs the desired config at most (to
 	// see how a map is matched), an unchanged config not at all.
 	desiredConfig := func() (*config.Config, error) {
 		if !wantParsed {
-			wantCfg, wantErr = parsedConfigs.parse(wantFiles["haproxy.cfg"].Content)
+			wantCfg, wantErr = parsedConfigs.parse(wantFiles["haproxy.cfg"].Content.String())
 			wantParsed = true
 		}
 		return wantCfg, wantErr
@@ -207,7 +208,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	// paths and the files in HAProxy's store all read it.
 	runningConfig := func() (*config.Config, error) {
 		if !runParsed {
-			runCfg, runErr = parsedConfigs.ran(runFiles["haproxy.cfg"].Content)
+			runCfg, runErr = parsedConfigs.ran(runFiles["haproxy.cfg"].Content.String())
 			runParsed = true
 		}
 		return runCfg, runErr
@@ -219,7 +220,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 		for _, fs := range []map[string]bundle.File{runFiles, wantFiles} {
 			for _, f := range fs {
 				if f.Kind == bundle.KindCrtList {
-					lists = append(lists, f.Content)
+					lists = append(lists, f.Content.String())
 				}
 			}
 		}
@@ -234,7 +235,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 		old, hadOld := runFiles[t]
 		cur, hasNew := wantFiles[t]
 		switch {
-		case hadOld && hasNew && old.Content == cur.Content:
+		case hadOld && hasNew && old.Content.Equal(cur.Content):
 		case !hasNew && old.Kind == bundle.KindCert && p.caps.SSLRuntime:
 			kept = append(kept, old)
 		case !hasNew:
@@ -268,7 +269,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 func (p *planner) diffFile(old, cur bundle.File, runningConfig, desiredConfig func() (*config.Config, error), wantText string) {
 	switch cur.Kind {
 	case bundle.KindConfig:
-		if sameWithoutCommentLines(old.Content, cur.Content) {
+		if sameWithoutCommentLines(old.Content.String(), cur.Content.String()) {
 			p.files = append(p.files, cur) // comment lines only: nothing for HAProxy
 			return
 		}

@@ -42,10 +42,10 @@ backend be_tls
 
 // bundleOf builds a bundle from haproxy.cfg and "kind:name" → content pairs.
 func bundleOf(cfg string, files ...string) *bundle.Bundle {
-	fs := []bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}}
+	fs := []bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(cfg)}}
 	for i := 0; i+1 < len(files); i += 2 {
 		kind, name, _ := strings.Cut(files[i], ":")
-		fs = append(fs, bundle.File{Kind: bundle.Kind(kind), Name: name, Content: files[i+1]})
+		fs = append(fs, bundle.File{Kind: bundle.Kind(kind), Name: name, Content: bundle.TextOf(files[i+1])})
 	}
 	return bundle.New(fs)
 }
@@ -295,7 +295,7 @@ func TestPlan(t *testing.T) {
 			var files []string
 			for _, f := range res.Files {
 				files = append(files, f.Target())
-				if want, _ := tt.desired.Get(f.Target()); want.Content != f.Content {
+				if want, _ := tt.desired.Get(f.Target()); want.Content.String() != f.Content.String() {
 					t.Errorf("file %s is not the desired content", f.Target())
 				}
 			}
@@ -395,7 +395,7 @@ func TestPlanDeterministic(t *testing.T) {
 			t.Fatalf("run %d differs", i)
 		}
 	}
-	structural := bundleOf(edit(desired.Config().Content, "balance roundrobin", "balance source"), "map:host.map", "x y\n")
+	structural := bundleOf(edit(desired.Config().Content.String(), "balance roundrobin", "balance source"), "map:host.map", "x y\n")
 	first = Plan(Running{Bundle: run}, structural, caps26)
 	for i := 0; i < 20; i++ {
 		if again := Plan(Running{Bundle: run}, structural, caps26); !reflect.DeepEqual(first, again) {
@@ -541,15 +541,15 @@ func TestPrefixOrderKept(t *testing.T) {
 // map, and a note comment in haproxy.cfg changes nothing for HAProxy.
 func TestPlanRouteInBegMap(t *testing.T) {
 	cfg := func(note string) bundle.File {
-		return bundle.File{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: "frontend f\n    bind :80\n" +
-			"    http-request set-var(txn.route) var(txn.key),map_beg(/etc/haproxy/maps/path-prefix.map)\n" + note}
+		return bundle.File{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf("frontend f\n    bind :80\n" +
+			"    http-request set-var(txn.route) var(txn.key),map_beg(/etc/haproxy/maps/path-prefix.map)\n" + note)}
 	}
 	pm := func(keys ...string) bundle.File {
 		var b strings.Builder
 		for _, k := range keys {
 			b.WriteString(k + " r\n")
 		}
-		return bundle.File{Kind: bundle.KindMap, Name: "path-prefix.map", Content: b.String()}
+		return bundle.File{Kind: bundle.KindMap, Name: "path-prefix.map", Content: bundle.TextOf(b.String())}
 	}
 	run := bundle.New([]bundle.File{cfg("# route 1: note\n"), pm("g/1.example.com/1/", "g/3.example.com/3/", "g/1.example.com/", "g/3.example.com/")})
 	desired := bundle.New([]bundle.File{cfg("# route 1: note\n# route 2: note\n"),

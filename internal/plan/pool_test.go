@@ -44,11 +44,11 @@ func TestPoolRouteLifecycle(t *testing.T) {
 		`{"op":"add-server","backend":"haptic_pool_000","server":"c1","address":"10.0.0.3","port":80,"check":true}`,
 		`{"op":"add-map","map":"host.map","key":"c.test","value":"haptic_pool_000"}`,
 	}, map[string]string{"be_c": "haptic_pool_000"})
-	if cfg, _ := running.Bundle.Get("haproxy.cfg"); strings.Contains(cfg.Content, "be_c") || strings.Count(cfg.Content, "backend haptic_pool_000") != 1 {
-		t.Fatalf("running config should serve be_c as haptic_pool_000 once:\n%s", cfg.Content)
+	if cfg, _ := running.Bundle.Get("haproxy.cfg"); strings.Contains(cfg.Content.String(), "be_c") || strings.Count(cfg.Content.String(), "backend haptic_pool_000") != 1 {
+		t.Fatalf("running config should serve be_c as haptic_pool_000 once:\n%s", cfg.Content.String())
 	}
-	if m, _ := running.Bundle.Get("map:host.map"); m.Content != "a.test be_a\nc.test haptic_pool_000\n" {
-		t.Fatalf("running host.map = %q", m.Content)
+	if m, _ := running.Bundle.Get("map:host.map"); m.Content.String() != "a.test be_a\nc.test haptic_pool_000\n" {
+		t.Fatalf("running host.map = %q", m.Content.String())
 	}
 
 	withC2 := strings.Replace(withC, "10.0.0.3:80", "10.0.0.4:80", 1)

@@ -48,7 +48,7 @@ func sameWithoutCommentLines(a, b string) bool {
 	if a == b {
 		return true
 	}
-	pre, suf := bundle.CommonLines(a, b)
+	pre, suf := bundle.CommonLines(bundle.TextOf(a), bundle.TextOf(b))
 	a, b = a[pre:len(a)-suf], b[pre:len(b)-suf]
 	next := func(s string) (line, rest string, ok bool) {
 		for s != "" {

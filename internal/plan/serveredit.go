@@ -31,7 +31,7 @@ func editOfServers(run *config.Config, runText, wantText string) (serverEdit, bo
 	if !serverEdits {
 		return serverEdit{}, false
 	}
-	pre, suf := bundle.CommonLines(runText, wantText)
+	pre, suf := bundle.CommonLines(bundle.TextOf(runText), bundle.TextOf(wantText))
 	runMid, wantMid := runText[pre:len(runText)-suf], wantText[pre:len(wantText)-suf]
 	runLines, wantLines := strings.Count(runMid, "\n"), strings.Count(wantMid, "\n")
 	if runLines+wantLines == 0 || !wholeLines(runMid) || !wholeLines(wantMid) || !serverLinesOnly(runMid) || !serverLinesOnly(wantMid) {

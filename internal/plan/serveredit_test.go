@@ -49,7 +49,7 @@ func TestServerEditsPlanAsAWholeParse(t *testing.T) {
 	defer func(on bool) { serverEdits = on }(serverEdits)
 	rng := rand.New(rand.NewPCG(21, 22))
 	bundleOf := func(lines []string) *bundle.Bundle {
-		return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: strings.Join(lines, "\n") + "\n"}})
+		return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(strings.Join(lines, "\n") + "\n")}})
 	}
 	planOf := func(running Running, desired *bundle.Bundle, fast bool) (Result, string) {
 		parsedConfigs = &configParses{} // (neither plan sees the other's parses)
@@ -92,19 +92,19 @@ func TestServerEditsPlanAsAWholeParse(t *testing.T) {
 			if slowText != fastText {
 				t.Fatalf("chain %d step %d (edit %d at line %d): plans differ\nwhole parse: %s\nserver edit: %s", chain, step, kind, at+1, slowText, fastText)
 			}
-			runText := running.Bundle.Config().Content
+			runText := running.Bundle.Config().Content.String()
 			runCfg, err := (&configParses{}).parse(runText)
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, ok := editOfServers(runCfg, runText, desired.Config().Content)
+			e, ok := editOfServers(runCfg, runText, desired.Config().Content.String())
 			if (kind < 7 || kind == 8) && !ok || kind == 7 && ok { // (two servers may be in one backend)
 				t.Fatalf("chain %d step %d: edit %d taken as a server edit: %v", chain, step, kind, ok)
 			}
 			if ok {
 				fast++
 				// the derived parse is the desired text's parse, line numbers and all
-				whole, err := config.Parse(desired.Config().Content)
+				whole, err := config.Parse(desired.Config().Content.String())
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -77,7 +77,7 @@ func (p *planner) certChanged(f bundle.File, isNew bool) {
 	if !ok {
 		return
 	}
-	p.validated(phaseAddServer, "ssl\x00"+file, f.Target(), "", &runtime.SetSSLCert{Path: file, PEM: f.Content, New: isNew})
+	p.validated(phaseAddServer, "ssl\x00"+file, f.Target(), "", &runtime.SetSSLCert{Path: file, PEM: f.Content.String(), New: isNew})
 }
 
 // diffCrtList plans crt-list line changes: new lines are added after their
@@ -92,7 +92,7 @@ func (p *planner) diffCrtList(old, cur bundle.File) {
 	}
 	p.files = append(p.files, cur)
 	listPath, referenced := p.ssl()[cur.Name]
-	before, after := parseCrtList(old.Content), parseCrtList(cur.Content)
+	before, after := parseCrtList(old.Content.String()), parseCrtList(cur.Content.String())
 	if !referenced {
 		return // no bind uses it: the file is all there is
 	}
@@ -147,7 +147,7 @@ func (p *planner) caFileChanged(f bundle.File) {
 		for _, file := range sortedKeys(stored) {
 			if stored[file] == "ca-file" && path.Base(file) == f.Name {
 				p.files = append(p.files, f)
-				p.validated(phaseAddServer, "ca\x00"+file, f.Target(), "", &runtime.SetSSLCAFile{Path: file, PEM: f.Content})
+				p.validated(phaseAddServer, "ca\x00"+file, f.Target(), "", &runtime.SetSSLCAFile{Path: file, PEM: f.Content.String()})
 				return
 			}
 		}

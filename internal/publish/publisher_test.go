@@ -60,8 +60,8 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 
 func bundleN(n int) *bundle.Bundle {
 	return bundle.New([]bundle.File{
-		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: fmt.Sprintf("global\n# %d\n", n)},
-		{Kind: bundle.KindCert, Name: "site.pem", Content: certPEM},
+		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(fmt.Sprintf("global\n# %d\n", n))},
+		{Kind: bundle.KindCert, Name: "site.pem", Content: bundle.TextOf(certPEM)},
 	})
 }
 

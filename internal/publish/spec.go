@@ -29,8 +29,10 @@ func BuildSpec(b *bundle.Bundle, source string, threshold int) v1alpha1.HAProxyC
 			spec.Certificates = append(spec.Certificates, v1alpha1.FileChecksum{Name: f.Name, Checksum: f.Hash})
 			continue
 		}
-		total += len(f.Content)
-		pf := v1alpha1.PublishedFile{Name: f.Name, Checksum: f.Hash, Content: f.Content}
+		total += f.Content.Len()
+		// (a copy: the published object is written now and then, and a text in
+		// pieces need not keep its flat form)
+		pf := v1alpha1.PublishedFile{Name: f.Name, Checksum: f.Hash, Content: f.Content.Flat()}
 		switch f.Kind {
 		case bundle.KindConfig:
 			spec.Config = pf

@@ -14,12 +14,12 @@ const certPEM = "-----BEGIN PRIVATE KEY-----\nTOP-SECRET-KEY-MATERIAL\n-----END 
 
 func smallBundle() *bundle.Bundle {
 	return bundle.New([]bundle.File{
-		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: "global\n  daemon\n"},
-		{Kind: bundle.KindMap, Name: "host.map", Content: "a.example.com be_a\n"},
-		{Kind: bundle.KindMap, Name: "aaa.map", Content: "x y\n"},
-		{Kind: bundle.KindFile, Name: "503.http", Content: "HTTP/1.0 503\r\n\r\n"},
-		{Kind: bundle.KindCert, Name: "site.pem", Content: certPEM},
-		{Kind: bundle.KindCrtList, Name: "certs.list", Content: "/etc/haproxy/ssl/site.pem\n"},
+		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf("global\n  daemon\n")},
+		{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf("a.example.com be_a\n")},
+		{Kind: bundle.KindMap, Name: "aaa.map", Content: bundle.TextOf("x y\n")},
+		{Kind: bundle.KindFile, Name: "503.http", Content: bundle.TextOf("HTTP/1.0 503\r\n\r\n")},
+		{Kind: bundle.KindCert, Name: "site.pem", Content: bundle.TextOf(certPEM)},
+		{Kind: bundle.KindCrtList, Name: "certs.list", Content: bundle.TextOf("/etc/haproxy/ssl/site.pem\n")},
 	})
 }
 
@@ -91,10 +91,10 @@ func largeBundle(backends int) *bundle.Bundle {
 		fmt.Fprintf(&paths, "bench-%d.example.com/api/v1 ing_bench_bench-ing-%d_bench-svc-%d_80\n", i, i, i)
 	}
 	return bundle.New([]bundle.File{
-		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg.String()},
-		{Kind: bundle.KindMap, Name: "host.map", Content: hosts.String()},
-		{Kind: bundle.KindMap, Name: "path-exact.map", Content: paths.String()},
-		{Kind: bundle.KindCert, Name: "site.pem", Content: certPEM},
+		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(cfg.String())},
+		{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(hosts.String())},
+		{Kind: bundle.KindMap, Name: "path-exact.map", Content: bundle.TextOf(paths.String())},
+		{Kind: bundle.KindCert, Name: "site.pem", Content: bundle.TextOf(certPEM)},
 	})
 }
 
@@ -112,7 +112,7 @@ func TestBuildSpecCompresses5000Backends(t *testing.T) {
 	b := largeBundle(5000)
 	raw := 0
 	for _, f := range b.Files {
-		raw += len(f.Content)
+		raw += len(f.Content.String())
 	}
 	spec := BuildSpec(b, "haptic-config", 0)
 	size := objectSize(t, spec)
@@ -162,8 +162,8 @@ func TestBuildSpecOmitsWhatDoesNotFit(t *testing.T) {
 		big.WriteString(bundle.HashContent(fmt.Sprint(i)))
 	}
 	b := bundle.New([]bundle.File{
-		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: "global\n"},
-		{Kind: bundle.KindFile, Name: "random.bin", Content: big.String()},
+		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf("global\n")},
+		{Kind: bundle.KindFile, Name: "random.bin", Content: bundle.TextOf(big.String())},
 	})
 	spec := BuildSpec(b, "c", 0)
 	if !spec.Files[0].ContentOmitted || spec.Files[0].Content != "" || spec.Files[0].Checksum != bundle.HashContent(big.String()) {

@@ -11,15 +11,15 @@ import (
 // the whole check. So only the lines between the longest common prefix and suffix
 // (whole lines) of out and prev are checked: a change to one object checks its own
 // lines, not the file.
-func checkChanged(kind bundle.Kind, out, prev string, hasPrev bool) error {
+func checkChanged(kind bundle.Kind, out, prev bundle.Text, hasPrev bool) error {
 	if !hasPrev || (kind != bundle.KindConfig && kind != bundle.KindMap) {
-		return checkOutput(kind, out)
+		return checkOutput(kind, out.String())
 	}
 	prefix, suffix := bundle.CommonLines(out, prev)
-	if prefix >= len(out)-suffix {
+	if prefix >= out.Len()-suffix {
 		return nil
 	}
-	mid, prevMid := out[prefix:len(out)-suffix], prev[prefix:len(prev)-suffix]
+	mid, prevMid := out.Slice(prefix, out.Len()-suffix), prev.Slice(prefix, prev.Len()-suffix)
 	if before, after, ok := aroundLines(mid, prevMid); ok {
 		// Lines added at two places (a route's host line and its prefix lines, far
 		// apart in a sorted map): only those, not the last output's lines between.

@@ -12,10 +12,10 @@ import (
 
 func TestChangedOutputIsChecked(t *testing.T) {
 	prev := "global\n    maxconn 10\n"
-	if err := checkChanged("config", "global\n    maxconn 10\n    x \"open\n", prev, true); err == nil {
+	if err := checkChanged("config", bundle.TextOf("global\n    maxconn 10\n    x \"open\n"), bundle.TextOf(prev), true); err == nil {
 		t.Fatal("a new line with an open quote passed")
 	}
-	if err := checkChanged("config", prev, prev, true); err != nil {
+	if err := checkChanged("config", bundle.TextOf(prev), bundle.TextOf(prev), true); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -54,7 +54,7 @@ func TestCheckChangedIsCheck(t *testing.T) {
 		if checkOutput(bundle.KindMap, p) != nil {
 			t.Fatalf("round %d: the last output fails", round)
 		}
-		got, want := checkChanged(bundle.KindMap, o, p, true), checkOutput(bundle.KindMap, o)
+		got, want := checkChanged(bundle.KindMap, bundle.TextOf(o), bundle.TextOf(p), true), checkOutput(bundle.KindMap, o)
 		if (got == nil) != (want == nil) {
 			t.Fatalf("round %d: checkChanged = %v, the whole check %v\nprev %q\nout  %q", round, got, want, p, o)
 		}

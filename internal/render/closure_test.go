@@ -43,7 +43,7 @@ func TestConcurrentRendersKeepTheirInputs(t *testing.T) {
 				done <- err.Error()
 				return
 			}
-			if got := res.Bundle.Config().Content; got != "global\n    # "+name+"\n" {
+			if got := res.Bundle.Config().Content.String(); got != "global\n    # "+name+"\n" {
 				done <- "render " + name + " got " + got
 				return
 			}

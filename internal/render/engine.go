@@ -379,6 +379,7 @@ type renderState struct {
 	// prev is what earlier renders memoized (nil: reuse nothing), next what this one
 	// leaves for later renders.
 	rec        *recorder
+	out        *output // what the template being rendered writes (map_text holds texts in it)
 	prev, next *memo
 	// kept is what the libraries' Go helpers keep between the renders of one
 	// extraContext (carried from memo to memo: the live fleet's and the admission
@@ -573,7 +574,7 @@ func (e *Engine) renderAll(ctx context.Context, in Input) (*Result, error) {
 	}
 	for i := range files {
 		if files[i].Hash == "" { // registered files; rendered ones carry theirs
-			files[i].Hash = bundle.HashContent(files[i].Content)
+			files[i].Hash = bundle.HashText(files[i].Content)
 		}
 	}
 	res.Bundle = bundle.Assemble(files)
@@ -705,6 +706,8 @@ func (e *Engine) renderStart(ctx context.Context, m mainTemplate, profile *Profi
 		lastLen = st.next.sizes[target].output
 	}
 	buf := newOutput(lastLen)
+	st.out = buf
+	defer func() { st.out = nil }()
 	if st.next != nil {
 		st.rec = newRecorder(target, buf)
 		defer func() { st.rec = nil }()
@@ -737,13 +740,13 @@ func (e *Engine) renderStart(ctx context.Context, m mainTemplate, profile *Profi
 		}
 		return bundle.File{}, timing, finishApart(m, buf, last, d, shared), nil
 	}
-	var raw, out string
+	var raw, out bundle.Text
 	var marks []configMark
 	switch {
 	case same:
 	default:
 		raw = buf.take(m.file.Kind)
-		same = last != nil && raw == last.raw
+		same = last != nil && raw.Equal(last.raw)
 	}
 	if same {
 		if st.rec != nil {
@@ -755,18 +758,20 @@ func (e *Engine) renderStart(ctx context.Context, m mainTemplate, profile *Profi
 	}
 	switch {
 	case m.file.Kind == bundle.KindConfig && len(m.post) == 0:
-		if out, marks = normalizeConfig(raw); marks != nil {
-			raw = "" // (its output is kept: configEdit)
+		var normal string
+		if normal, marks = normalizeConfig(raw.String()); marks != nil {
+			raw = bundle.Text{} // (its output is kept: configEdit)
 		}
-	case last != nil && len(m.post) == 0 && bundle.SameString(last.raw, last.file.Content):
+		out = bundle.TextOf(normal)
+	case last != nil && len(m.post) == 0 && last.raw.Same(last.file.Content):
 		out = normalizeEdited(m.file.Kind, raw, last.raw)
 	default:
-		out = normalize(m.file.Kind, raw)
+		out = bundle.TextOf(normalize(m.file.Kind, raw.String()))
 	}
 	for _, p := range m.post {
-		out = p.apply(out)
+		out = bundle.TextOf(p.apply(out.String()))
 	}
-	var prev string
+	var prev bundle.Text
 	if last != nil {
 		prev = last.file.Content
 	}

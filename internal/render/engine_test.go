@@ -62,7 +62,7 @@ func testSnapshot(objs ...snapshot.Object) *snapshot.Snapshot {
 
 func mustRender(t *testing.T, spec *v1alpha1.HAProxyTemplateConfigSpec, opts Options, snap *snapshot.Snapshot) string {
 	t.Helper()
-	return mustRenderResult(t, spec, opts, snap).Bundle.Config().Content
+	return mustRenderResult(t, spec, opts, snap).Bundle.Config().Content.String()
 }
 
 // mustRenderResult compiles spec and renders snap once.
@@ -170,7 +170,7 @@ func TestSharedAcrossTemplatesOfOneRender(t *testing.T) {
 	res := mustRenderResult(t, spec, Options{}, nil)
 	first := ""
 	for _, f := range res.Bundle.Files {
-		val := strings.Fields(strings.TrimPrefix(strings.TrimPrefix(f.Content, "global\n"), "    # "))[0]
+		val := strings.Fields(strings.TrimPrefix(strings.TrimPrefix(f.Content.String(), "global\n"), "    # "))[0]
 		if first == "" {
 			first = val
 		}

@@ -47,10 +47,10 @@ backend be_{{ ing.Metadata.Name }}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := res.Bundle.Config(); got.Content != fresh.Bundle.Config().Content || got.Hash != fresh.Bundle.Config().Hash {
+		if got := res.Bundle.Config(); got.Content.String() != fresh.Bundle.Config().Content.String() || got.Hash != fresh.Bundle.Config().Hash {
 			t.Fatalf("step %d: the config rendered again differs from a fresh render", i)
 		}
-		if !strings.Contains(res.Bundle.Config().Content, "x "+s.class) {
+		if !strings.Contains(res.Bundle.Config().Content.String(), "x "+s.class) {
 			t.Fatalf("step %d: the config does not hold the change", i)
 		}
 	}

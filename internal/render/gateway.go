@@ -9,6 +9,7 @@ import (
 
 	"github.com/open2b/scriggo/native"
 
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/snapshot"
 )
 
@@ -562,7 +563,7 @@ func hostLine(h string) string { return h + " 1" }
 func gatewayIndex(s *GatewayState) map[string]any {
 	notes := slices.Clone(s.Notes)
 	backendHeaders := sortStrings(s.backendHeaderLines())
-	var texts [5]string
+	var texts [5]bundle.Text
 	if m := s.merged; m != nil {
 		for i := range texts {
 			texts[i] = m.lists[i].text
@@ -582,20 +583,20 @@ func gatewayIndex(s *GatewayState) map[string]any {
 			listPrefixExact: sortStrings(linesOf(s.PrefixExact)), listPrefix: sortStrings(linesOf(s.PrefixSorted)),
 			listHeaders: mergeSorted(sortStrings(s.HeaderLines), backendHeaders)}
 		for i, l := range lists {
-			texts[i] = linesText(l, listText[i])
+			texts[i] = bundle.TextOf(linesText(l, listText[i]))
 		}
 	}
 	weighted := s.weightedText
 	if s.weightedLines != len(s.Weighted) {
 		weighted = linesText(s.Weighted, textFrom(0))
 	}
-	mapText := map[string]string{
+	mapText := map[string]bundle.Text{
 		"hosts":       texts[listHosts],
 		"exact":       texts[listExact],
 		"prefixExact": texts[listPrefixExact],
 		"prefix":      texts[listPrefix],
 		"headerLines": texts[listHeaders],
-		"weighted":    weighted,
+		"weighted":    bundle.TextOf(weighted),
 	}
 	// lengths of path-only prefixes, for hosts that also have prefix rules with
 	// conditions: such a rule must lose to a longer path-only prefix

@@ -3,6 +3,8 @@ package render
 import (
 	"reflect"
 	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
 // share is a route's share as the gateway library makes it: keyed map lines, a
@@ -23,11 +25,11 @@ func TestGatewayMergeFirstShareWins(t *testing.T) {
 	s := &GatewayState{}
 	gatewayMerge(s, share("a", "b1"), share("a", "b2"), share("c", "b1"))
 	idx := gatewayIndex(s)
-	text := idx["mapText"].(map[string]string)
-	if got, want := text["exact"], "a/x b1\nc/x b1\n"; got != want {
+	text := idx["mapText"].(map[string]bundle.Text)
+	if got, want := text["exact"].String(), "a/x b1\nc/x b1\n"; got != want {
 		t.Errorf("exact %q, want %q: the first share wins a key", got, want)
 	}
-	if got, want := text["prefix"], "a/ b1\nc/ b1\n"; got != want {
+	if got, want := text["prefix"].String(), "a/ b1\nc/ b1\n"; got != want {
 		t.Errorf("prefix %q, want %q (sort key removed)", got, want)
 	}
 	if got := len(idx["backends"].([]*GatewayBackend)); got != 2 {
@@ -36,10 +38,10 @@ func TestGatewayMergeFirstShareWins(t *testing.T) {
 	if got, want := idx["notes"], []string{"route on a", "route on a", "route on c"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("notes %q, want %q", got, want)
 	}
-	if got, want := text["headerLines"], "b1/qs/x 1\nb2/qs/x 1\n"; got != want {
+	if got, want := text["headerLines"].String(), "b1/qs/x 1\nb2/qs/x 1\n"; got != want {
 		t.Errorf("header lines %q, want %q: each backend's once", got, want)
 	}
-	if got, want := text["hosts"], "a 1\nc 1\n"; got != want {
+	if got, want := text["hosts"].String(), "a 1\nc 1\n"; got != want {
 		t.Errorf("hosts %q, want %q", got, want)
 	}
 }

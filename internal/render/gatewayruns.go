@@ -88,7 +88,7 @@ func (w *weightedText) of(runs []*GatewayState) (string, int) {
 	last := w.text
 	w.text, w.lines = b.String(), lines
 	if last != "" {
-		bundle.Edited(last, w.text, head, tail)
+		bundle.Edited(bundle.TextOf(last), bundle.TextOf(w.text), head, tail)
 	}
 	return w.text, w.lines
 }
@@ -121,17 +121,18 @@ type mergedRuns struct {
 // mergedHeaders is the text of the routes' header lines merged with the
 // backends', kept with what it was made of.
 type mergedHeaders struct {
-	routes   string // the routes' lines' text
+	routes   bundle.Text // the routes' lines' text
 	backends []string
-	text     string
+	text     bundle.Text
+	made     bool
 }
 
 // of returns the text of the routes' lines (whose text is routes) merged with the
 // backends' (sorted), as lines gives them: the last one when both are what they
 // were.
-func (h *mergedHeaders) of(routes string, backends []string, lines func() []string) string {
-	if h.text == "" || h.routes != routes || !slices.Equal(h.backends, backends) {
-		h.routes, h.backends, h.text = routes, backends, linesText(lines(), textFrom(0))
+func (h *mergedHeaders) of(routes bundle.Text, backends []string, lines func() []string) bundle.Text {
+	if !h.made || !h.routes.Same(routes) || !slices.Equal(h.backends, backends) {
+		h.routes, h.backends, h.text, h.made = routes, backends, bundle.TextOf(linesText(lines(), textFrom(0))), true
 	}
 	return h.text
 }
@@ -220,7 +221,7 @@ const spliceApartSize = 4 << 20
 func (m *mergedRuns) textSize() int {
 	n := 0
 	for _, l := range m.lists {
-		n += len(l.text)
+		n += l.text.Len()
 	}
 	return n
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
 // randomRun is a run's merged state with keyed lines, hosts, header lines and a
@@ -76,7 +78,7 @@ func TestMergeRunsIsMerge(t *testing.T) {
 		got, want := emptyAsNil(gatewayIndex(incremental)), emptyAsNil(gatewayIndex(full))
 		if m := incremental.merged; m != nil {
 			for i, l := range m.lists {
-				if l.text != linesText(l.lines(), listText[i]) {
+				if l.text.String() != linesText(l.lines(), listText[i]) {
 					t.Fatalf("step %d: the text of sorted list %d is not its lines'", step, i)
 				}
 			}
@@ -111,10 +113,10 @@ func TestMergeRunsOfTheSameRoutes(t *testing.T) {
 	for range 50 {
 		runs = append(runs, randomRun(rng, 40000))
 	}
-	texts := func() map[string]string {
+	texts := func() map[string]bundle.Text {
 		s := &GatewayState{Only: "ns/gw"}
 		e.gatewayMergeRuns(s, runs...)
-		return gatewayIndex(s)["mapText"].(map[string]string)
+		return gatewayIndex(s)["mapText"].(map[string]bundle.Text)
 	}
 	before := texts()
 	m := e.st.kept.runs["ns/gw"]
@@ -127,10 +129,10 @@ func TestMergeRunsOfTheSameRoutes(t *testing.T) {
 		}
 	}
 	for name, text := range before {
-		if text == "" {
+		if text.Len() == 0 {
 			continue
 		}
-		if after[name] != text || unsafe.StringData(after[name]) != unsafe.StringData(text) {
+		if !after[name].Same(text) {
 			t.Errorf("mapText %s was built again for runs of the same lines", name)
 		}
 	}

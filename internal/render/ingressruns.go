@@ -3,6 +3,8 @@ package render
 import (
 	"reflect"
 	"slices"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
 // ingressSorted are the lists of ingress fragments that the ingress library writes
@@ -41,7 +43,7 @@ func textStart(sep string) func(string) int {
 // host and path: the first wins) they are merged in full, as merge_fragments does.
 func (e *Engine) ingressMergeRuns(runs ...map[string][]any) map[string]any {
 	k := &e.st.kept.ingress
-	text := make(map[string]string, len(ingressSorted))
+	text := make(map[string]bundle.Text, len(ingressSorted))
 	var merged map[string][]any
 	var backends []*IngressBackend
 	if k.update(runs) {
@@ -62,7 +64,7 @@ func (e *Engine) ingressMergeRuns(runs ...map[string][]any) map[string]any {
 		merged = mergeLists(runs, func(name string) bool { return !isSorted(name) && !isBackends(name) })
 		full := mergeLists(runs, func(name string) bool { return isSorted(name) || isBackends(name) })
 		for name, sep := range ingressSorted {
-			text[name] = linesText(sortStrings(stringsOf(full[name])), textStart(sep))
+			text[name] = bundle.TextOf(linesText(sortStrings(stringsOf(full[name])), textStart(sep)))
 		}
 		backends = ingressBackendsOf(full[backendsList])
 	}
@@ -184,7 +186,7 @@ func (k *ingressRuns) edit(gone, came []map[string][]any) bool {
 	size := 0
 	for name := range ingressSorted {
 		if !sameLines(out[name], in[name]) { // (else what came brings the lines of what went)
-			names, size = append(names, name), size+len(k.sorted[name].text)
+			names, size = append(names, name), size+k.sorted[name].text.Len()
 		}
 	}
 	edited, found := make([]sortedText, len(names)), make([]bool, len(names))

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
 // randomFragment is a run's merged fragment: keyed host, path, flag and rule lines
@@ -83,7 +85,7 @@ func TestIngressMergeRunsIsMerge(t *testing.T) {
 					want = append(want, after)
 				}
 			}
-			if g := got["text"].(map[string]string)[name]; g != textOf(want) {
+			if g := got["text"].(map[string]bundle.Text)[name].String(); g != textOf(want) {
 				t.Fatalf("step %d, %d runs: text of %s: got %q, want %q", step, len(runs), name, g, textOf(want))
 			}
 			delete(full, name)

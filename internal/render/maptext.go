@@ -115,7 +115,7 @@ func spliceText(old, lines []string, oldText string, start func(string) int) str
 	b.WriteString(oldText[len(oldText)-tail:])
 	text := b.String()
 	if oldText != "" {
-		bundle.Edited(oldText, text, head, tail) // for the check, plan and hash of the map
+		bundle.Edited(bundle.TextOf(oldText), bundle.TextOf(text), head, tail) // for the check, plan and hash of the map
 	}
 	return text
 }

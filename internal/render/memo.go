@@ -555,7 +555,7 @@ type memo struct {
 
 type fileMemo struct {
 	file bundle.File // passed checkOutput
-	raw  string      // what the template wrote, before normalize (often file.Content itself; "" for haproxy.cfg, see out)
+	raw  bundle.Text // what the template wrote, before normalize (often file.Content itself; empty for haproxy.cfg, see out)
 	out  *output     // raw as it was written (output.sameAs)
 	deps *deps
 	// marks are haproxy.cfg's normalizeConfig marks (nil for other files, or when

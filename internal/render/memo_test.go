@@ -46,7 +46,7 @@ func TestUnitsReuseWhatDidNotChange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := res.Bundle.Config().Content
+		got := res.Bundle.Config().Content.String()
 		if !strings.Contains(got, s.want) {
 			t.Errorf("step %d: got\n%s\nwant it to hold %q", i, got, s.want)
 		}
@@ -54,8 +54,8 @@ func TestUnitsReuseWhatDidNotChange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fresh.Bundle.Config().Content != got {
-			t.Errorf("step %d: incremental output differs from a fresh render:\n%s\n---\n%s", i, got, fresh.Bundle.Config().Content)
+		if fresh.Bundle.Config().Content.String() != got {
+			t.Errorf("step %d: incremental output differs from a fresh render:\n%s\n---\n%s", i, got, fresh.Bundle.Config().Content.String())
 		}
 		if i == 2 && (res.Reuse.Units != s.reused || res.Reuse.UnitsRendered != s.rendered) {
 			t.Errorf("step %d: reused %d units, rendered %d; want %d and %d", i, res.Reuse.Units, res.Reuse.UnitsRendered, s.reused, s.rendered)
@@ -138,7 +138,7 @@ func TestCachedValuesComputedInPlace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := res.Bundle.Config().Content; !strings.Contains(got, s.want) {
+		if got := res.Bundle.Config().Content.String(); !strings.Contains(got, s.want) {
 			t.Errorf("step %d: got\n%s\nwant it to hold %q", i, got, s.want)
 		}
 	}
@@ -147,7 +147,7 @@ func TestCachedValuesComputedInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Bundle.Config().Content; !strings.Contains(got, "# computed 2") {
+	if got := res.Bundle.Config().Content.String(); !strings.Contains(got, "# computed 2") {
 		t.Errorf("a fresh render reused values:\n%s", got)
 	}
 }

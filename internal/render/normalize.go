@@ -62,14 +62,14 @@ func normalize(kind bundle.Kind, s string) string {
 // end are normal already, so only the lines between are checked. (A map of
 // thousands of routes changes in a few lines; the scan of every line was a fifth of
 // a change's render.)
-func normalizeEdited(kind bundle.Kind, s, last string) string {
+func normalizeEdited(kind bundle.Kind, s, last bundle.Text) bundle.Text {
 	if kind == bundle.KindMap || kind == bundle.KindCrtList || kind == bundle.KindCert {
 		prefix, suffix := bundle.CommonLines(s, last)
-		if linesNormal(s[prefix : len(s)-suffix]) {
+		if linesNormal(s.Slice(prefix, s.Len()-suffix)) {
 			return s
 		}
 	}
-	return normalize(kind, s)
+	return bundle.TextOf(normalize(kind, s.String()))
 }
 
 // linesNormal reports whether every line of s is non-blank and has no white space

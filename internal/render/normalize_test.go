@@ -72,7 +72,7 @@ func TestNormalizeEditedIsNormalize(t *testing.T) {
 		if cut < len(lines) && rng.IntN(5) > 0 {
 			s += "\n"
 		}
-		if got, want := normalizeEdited(bundle.KindMap, s, last), normalize(bundle.KindMap, s); got != want {
+		if got, want := normalizeEdited(bundle.KindMap, bundle.TextOf(s), bundle.TextOf(last)).String(), normalize(bundle.KindMap, s); got != want {
 			t.Fatalf("edit %q at line %d: normalizeEdited gives %q, normalize %q", mid.String(), at, got, want)
 		}
 	}

@@ -26,6 +26,7 @@ type configNormalizer struct {
 	started  bool // a line was written: sections get a blank line before them
 	marks    []configMark
 	nextMark int // the raw offset from which the next mark is taken
+	outAt    int // where b's text starts in the normal form
 }
 
 // write normalizes s, whole lines of the raw text starting at raw offset at.
@@ -37,7 +38,7 @@ func (n *configNormalizer) write(s string, at int) {
 			end, next = off+i, off+i+1
 		}
 		if n.started && at+off >= n.nextMark {
-			n.marks = append(n.marks, configMark{raw: at + off, out: n.b.Len()})
+			n.marks = append(n.marks, configMark{raw: at + off, out: n.outAt + n.b.Len()})
 			n.nextMark = at + off + configMarkEvery
 		}
 		if t := strings.TrimSpace(s[off:end]); t != "" {
@@ -75,7 +76,7 @@ func normalizeConfig(s string) (string, []configMark) {
 // change rewrites a server or comment line of a configuration of thousands of
 // backends: normalizing all of it was a sixth of such a render, and copying the
 // raw text into one string another.) same reports that raw is last's text.
-func normalizeConfigEdited(raw, last *output, lastOut string, marks []configMark) (out string, outMarks []configMark, same bool) {
+func normalizeConfigEdited(raw, last *output, lastOut bundle.Text, marks []configMark) (out bundle.Text, outMarks []configMark, same bool) {
 	segs, lastSegs := raw.segments(), last.segments()
 	pre, suf := commonLines(segs, lastSegs, raw.Len(), last.Len())
 	if pre == raw.Len() && pre == last.Len() {
@@ -85,23 +86,23 @@ func normalizeConfigEdited(raw, last *output, lastOut string, marks []configMark
 	i := sort.Search(len(marks), func(k int) bool { return marks[k].raw > pre }) - 1
 	j := sort.Search(len(marks), func(k int) bool { return marks[k].raw > from }) - 1
 	if i < 0 { // the edit is in the first lines: there is no mark before it
-		out, outMarks = normalizeConfig(raw.String())
-		return out, outMarks, false
+		normal, outMarks := normalizeConfig(raw.String())
+		return bundle.TextOf(normal), outMarks, false
 	}
 	head := marks[i].out + normalLen(slice(lastSegs, marks[i].raw, pre))
 	tail := marks[j].out + normalLen(slice(lastSegs, marks[j].raw, from)) // where lastOut's common end starts
 	mid := slice(segs, pre, raw.Len()-suf)
-	n := configNormalizer{started: true, marks: slices.Clone(marks[:i+1]), nextMark: marks[i].raw + configMarkEvery}
-	n.b.Grow(head + 2*len(mid) + len(lastOut) - tail)
-	n.b.WriteString(lastOut[:head])
+	// The lines between are normalized on their own, their marks at where they go;
+	// lastOut's text before and after them is shared, not copied (bundle.Text).
+	n := configNormalizer{started: true, marks: slices.Clone(marks[:i+1]), nextMark: marks[i].raw + configMarkEvery, outAt: head}
+	n.b.Grow(2 * len(mid))
 	n.write(mid, pre)
-	shiftRaw, shiftOut := raw.Len()-suf-from, n.b.Len()-tail
-	n.b.WriteString(lastOut[tail:])
+	shiftRaw, shiftOut := raw.Len()-suf-from, head+n.b.Len()-tail
 	for _, m := range marks[j+1:] {
 		n.marks = append(n.marks, configMark{raw: m.raw + shiftRaw, out: m.out + shiftOut})
 	}
-	out = n.b.String()
-	bundle.Edited(lastOut, out, head, len(lastOut)-tail)
+	out = lastOut.Edited(head, tail, n.b.String())
+	bundle.Edited(lastOut, out, head, lastOut.Len()-tail)
 	return out, n.marks, false
 }
 

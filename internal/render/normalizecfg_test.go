@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 )
 
@@ -63,10 +64,11 @@ func TestNormalizeConfigEditedIsNormalize(t *testing.T) {
 		}
 		raw := strings.Join(lines, "")
 		written := writtenAs(rng, lines, nil)
-		out, marks := normalizeConfig(raw)
-		if want := normalizeConfigSlowly(raw); out != want {
+		flat, marks := normalizeConfig(raw)
+		if want := normalizeConfigSlowly(raw); flat != want {
 			t.Fatalf("chain %d: normalizeConfig differs from the line-by-line normal form", chain)
 		}
+		out := bundle.TextOf(flat)
 		for step := range 30 {
 			at := rng.IntN(len(lines) + 1)
 			if chain%10 == 0 {
@@ -84,10 +86,10 @@ func TestNormalizeConfigEditedIsNormalize(t *testing.T) {
 			if same != (next == raw) {
 				t.Fatalf("chain %d step %d: same = %v for texts that are equal: %v", chain, step, same, next == raw)
 			}
-			if want := normalizeConfigSlowly(next); got != want {
+			if want := normalizeConfigSlowly(next); got.String() != want {
 				t.Fatalf("chain %d step %d: edit at line %d (%d lines out, %d in): normal form differs", chain, step, at, cut-at, len(add))
 			}
-			checkMarks(t, next, got, gotMarks)
+			checkMarks(t, next, got.String(), gotMarks)
 			raw, written, out, marks = next, nextWritten, got, gotMarks
 		}
 	}

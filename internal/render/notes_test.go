@@ -41,8 +41,8 @@ func TestNoteBuiltin(t *testing.T) {
 		t.Fatalf("notes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	for _, f := range res.Bundle.Files {
-		if strings.Contains(f.Content, "PortUnavailable") || strings.Contains(f.Content, "Ignored") {
-			t.Errorf("%s holds a note:\n%s", f.Target(), f.Content)
+		if strings.Contains(f.Content.String(), "PortUnavailable") || strings.Contains(f.Content.String(), "Ignored") {
+			t.Errorf("%s holds a note:\n%s", f.Target(), f.Content.String())
 		}
 	}
 	// A second render starts with no notes.

@@ -31,6 +31,7 @@ type output struct {
 	n       int             // the length of everything written
 	held    int             // how many parts are held strings
 	blank   bool            // lit holds only white space
+	texts   []bundle.Text   // the texts held whole (holdText)
 	sizeTo  int             // the size lit grows to for the first text that is not white space
 }
 
@@ -148,17 +149,31 @@ func (p outPart) len() int {
 	return p.to - p.from
 }
 
-// take is the file's output for normalize: a held string alone when the rest is
-// white space in a file whose normal form drops it (a map the library keeps).
-func (o *output) take(kind bundle.Kind) string {
-	if o.held == 1 && o.blank && (kind == bundle.KindMap || kind == bundle.KindCrtList) {
+// take is the file's output for normalize: the text held alone when the rest is
+// white space in a file whose normal form drops it (a map the library keeps,
+// written by map_text: that text itself, its pieces not copied).
+func (o *output) take(kind bundle.Kind) bundle.Text {
+	if o.held > 0 && o.blank && (kind == bundle.KindMap || kind == bundle.KindCrtList) {
+		if len(o.texts) == 1 && len(o.texts[0].Parts()) == o.held {
+			return o.texts[0]
+		}
+		parts := make([]string, 0, o.held)
 		for _, p := range o.parts {
 			if p.held != "" {
-				return p.held
+				parts = append(parts, p.held)
 			}
 		}
+		return bundle.Pieces(parts)
 	}
-	return o.String()
+	return bundle.TextOf(o.String())
+}
+
+// holdText writes t, its pieces held.
+func (o *output) holdText(t bundle.Text) {
+	for _, s := range t.Parts() {
+		o.hold(s)
+	}
+	o.texts = append(o.texts, t)
 }
 
 // sameAs reports whether o holds what p held, part by part: held strings compare at

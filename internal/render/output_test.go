@@ -54,7 +54,7 @@ func TestOutputIsWhatWasWritten(t *testing.T) {
 			}
 		}
 		for _, kind := range []bundle.Kind{bundle.KindMap, bundle.KindConfig} {
-			got := o.take(kind)
+			got := o.take(kind).String()
 			if normalize(kind, got) != normalize(kind, want.String()) {
 				t.Fatalf("iteration %d: %s: take normalizes to %d bytes, the writes (%q) to %d", iter, kind, len(normalize(kind, got)), want.String()[:min(want.Len(), 200)], len(normalize(kind, want.String())))
 			}

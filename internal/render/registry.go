@@ -69,7 +69,7 @@ func (f *FileRegistry) Register(kind, name, content string) string {
 	if !validFileName(name) {
 		panic(fmt.Sprintf("fileRegistry.Register: %q is not a plain file name", name))
 	}
-	file := bundle.File{Kind: k, Name: name, Content: content}
+	file := bundle.File{Kind: k, Name: name, Content: bundle.TextOf(content)}
 	key := file.Target()
 	if err := checkOutput(k, content); err != nil {
 		panic(fmt.Sprintf("fileRegistry.Register: %s: %v", key, err))
@@ -87,7 +87,7 @@ func (f *FileRegistry) put(file bundle.File) {
 	key := file.Target()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if prev, ok := f.files[key]; ok && prev.Content != file.Content {
+	if prev, ok := f.files[key]; ok && !prev.Content.Equal(file.Content) {
 		panic(fmt.Sprintf("fileRegistry.Register: %s registered twice with different content", key))
 	}
 	f.files[key] = file

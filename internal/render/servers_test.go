@@ -73,7 +73,7 @@ backend d
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := res.Bundle.Config().Content
+		got := res.Bundle.Config().Content.String()
 		want := `backend a
     server srv_10_0_0_1_8080 10.0.0.1:8080 check
     server srv_10_0_0_3_8080 10.0.0.3:8080 check

@@ -14,7 +14,7 @@ import (
 // sizes. A version is never modified: an edit makes another, sharing what it kept.
 type sortedText struct {
 	chunks []*lineChunk // never empty ones
-	text   string
+	text   bundle.Text  // in pieces an edit shares with the last version
 }
 
 // lineChunk is consecutive lines of a sortedText and the length of their text.
@@ -52,7 +52,7 @@ func (t sortedText) edited(out, in []string, start func(string) int) (_ sortedTe
 	sort.Strings(out)
 	sort.Strings(in)
 	if len(t.chunks) == 0 {
-		return sortedText{chunks: chunksOf(in, start, chunkLines), text: linesText(in, start)}, len(out) == 0
+		return sortedText{chunks: chunksOf(in, start, chunkLines), text: bundle.TextOf(linesText(in, start))}, len(out) == 0
 	}
 	outs, ins := map[int][]string{}, map[int][]string{}
 	first, last := len(t.chunks), -1
@@ -66,14 +66,12 @@ func (t sortedText) edited(out, in []string, start func(string) int) (_ sortedTe
 	group(out, outs)
 	group(in, ins)
 	// The chunks first..last are made again (those without edits kept), the text
-	// spliced from t's around them.
+	// edited between them: t's pieces before and after are shared.
 	head := 0
 	for _, c := range t.chunks[:first] {
 		head += c.size
 	}
 	var b strings.Builder
-	b.Grow(len(t.text) + textLen(in, start)) // (at most)
-	b.WriteString(t.text[:head])
 	chunks := make([]*lineChunk, 0, len(t.chunks)+1)
 	chunks = append(chunks, t.chunks[:first]...)
 	found, at := true, head // at: where chunk i's text is in t's
@@ -81,7 +79,7 @@ func (t sortedText) edited(out, in []string, start func(string) int) (_ sortedTe
 		c := t.chunks[i]
 		if _, edited := outs[i]; !edited && len(ins[i]) == 0 {
 			chunks = append(chunks, c)
-			b.WriteString(t.text[at : at+c.size])
+			b.WriteString(t.text.Slice(at, at+c.size))
 		} else {
 			lines, ok := editSorted(c.lines, outs[i], ins[i])
 			found = found && ok
@@ -93,9 +91,8 @@ func (t sortedText) edited(out, in []string, start func(string) int) (_ sortedTe
 		at += c.size
 	}
 	chunks = append(chunks, t.chunks[last+1:]...)
-	b.WriteString(t.text[at:])
-	text := b.String()
-	bundle.Edited(t.text, text, head, len(t.text)-at) // for the check, plan and hash of the map
+	text := t.text.Edited(head, at, b.String())
+	bundle.Edited(t.text, text, head, t.text.Len()-at) // for the check, plan and hash of the map
 	return sortedText{chunks: chunks, text: text}, found
 }
 

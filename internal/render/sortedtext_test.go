@@ -4,12 +4,16 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
 // Random edits of a sortedText give the text and lines a flat sorted list gives,
 // across chunk boundaries, splits and chunks emptied, with repeated lines and lines
-// without text; a version edited is left as it was.
+// without text; a version edited is left as it was; the text stays in pieces of
+// about bundle's size.
 func TestSortedTextEditsAsAFlatList(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	start := textAfter(" ")
@@ -17,14 +21,15 @@ func TestSortedTextEditsAsAFlatList(t *testing.T) {
 		if rng.IntN(50) == 0 {
 			return fmt.Sprintf("nosep%03d", rng.IntN(1000)) // (no text)
 		}
-		return fmt.Sprintf("%04d %d.example.com", rng.IntN(3000), rng.IntN(4))
+		// (long enough that the text is held in pieces: bundle.Text)
+		return fmt.Sprintf("%04d %d.example.com gw_namespace_a_service_with_a_long_name_80", rng.IntN(3000), rng.IntN(4))
 	}
 	var flat []string
 	for range 2000 {
 		flat = append(flat, line())
 	}
 	slices.Sort(flat)
-	st := sortedText{chunks: chunksOf(slices.Clone(flat), start, chunkLines), text: linesText(flat, start)}
+	st := sortedText{chunks: chunksOf(slices.Clone(flat), start, chunkLines), text: bundle.TextOf(linesText(flat, start))}
 	for step := range 400 {
 		var out, in []string
 		for range rng.IntN(4) {
@@ -46,19 +51,22 @@ func TestSortedTextEditsAsAFlatList(t *testing.T) {
 		}
 		out = dedupeCounts(out, flat)
 		want, _ := editSorted(flat, slices.Clone(out), slices.Clone(in))
-		before, beforeText := st.lines(), st.text
+		before, beforeText := st.lines(), strings.Clone(st.text.String())
 		got, found := st.edited(slices.Clone(out), slices.Clone(in), start)
 		if !found {
 			t.Fatalf("step %d: a line taken out was not found", step)
 		}
-		if !slices.Equal(st.lines(), before) || st.text != beforeText {
+		if !slices.Equal(st.lines(), before) || st.text.String() != beforeText {
 			t.Fatalf("step %d: the edited version changed", step)
 		}
 		if !slices.Equal(got.lines(), want) {
 			t.Fatalf("step %d: lines differ from the flat list's", step)
 		}
-		if w := linesText(want, start); got.text != w {
-			t.Fatalf("step %d: text differs from the flat list's:\n%q\nwant\n%q", step, got.text, w)
+		if w := linesText(want, start); got.text.String() != w {
+			t.Fatalf("step %d: text differs from the flat list's:\n%q\nwant\n%q", step, got.text.String(), w)
+		}
+		if len(got.text.Parts()) > 4+got.text.Len()/(16<<10) {
+			t.Fatalf("step %d: the text is in %d pieces for %d bytes", step, len(got.text.Parts()), got.text.Len())
 		}
 		for _, c := range got.chunks {
 			if len(c.lines) == 0 || len(c.lines) > 2*chunkLines || c.size != textLen(c.lines, start) {
@@ -71,8 +79,8 @@ func TestSortedTextEditsAsAFlatList(t *testing.T) {
 		t.Fatal("a line not there was found")
 	}
 	empty, found := sortedText{}.edited(nil, []string{"0002 b", "0001 a"}, start)
-	if !found || empty.text != "a\nb\n" {
-		t.Fatalf("from nothing: %q, %v", empty.text, found)
+	if !found || empty.text.String() != "a\nb\n" {
+		t.Fatalf("from nothing: %q, %v", empty.text.String(), found)
 	}
 }
 

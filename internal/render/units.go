@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/open2b/scriggo/native"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
 // Units are the explicit per-object fragments of incremental rendering (memo.go).
@@ -23,7 +25,29 @@ import (
 
 func (e *Engine) unitDeclarations() native.Declarations {
 	return native.Declarations{"unit": e.unit, "end_unit": e.endUnit, "cached_value": e.cachedValue,
-		"cached": e.cached, "end_cached": e.endCached}
+		"cached": e.cached, "end_cached": e.endCached, "map_text": e.mapText}
+}
+
+// mapText is map_text(index, name): the text of a map the library keeps between
+// renders, index["mapText"][name] (gateway_merge_runs, ingress_merge_runs), written
+// into the file being rendered as the pieces it is held in — a map of 50,000 routes
+// is not copied into one string for a route added — and "" returned; the text
+// itself where nothing is being rendered, or for a small one.
+//
+//	{{ map_text(idx, "hosts") }}
+func (e *Engine) mapText(index map[string]any, name string) string {
+	var t bundle.Text
+	switch m := index["mapText"].(type) {
+	case map[string]bundle.Text:
+		t = m[name]
+	case map[string]string:
+		return m[name]
+	}
+	if e.st.out == nil || t.Len() < heldPiece {
+		return t.String()
+	}
+	e.st.out.holdText(t)
+	return ""
 }
 
 // cached and end_cached are cached_value without a function for Go to call (which

@@ -55,7 +55,7 @@ func TestWritersRefuseAndTheObjectIsLeftOut(t *testing.T) {
 	if len(out.LeftOut) != 1 || out.LeftOut[0].Key != "b/bad" || !strings.Contains(out.LeftOut[0].Reason, "newline") {
 		t.Fatalf("left out: %+v", out.LeftOut)
 	}
-	got := out.Bundle.Files[0].Content
+	got := out.Bundle.Files[0].Content.String()
 	for _, want := range []string{`setenv plain x`, `setenv 'it'\''s #1' x`, `# "quoted"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
@@ -93,7 +93,7 @@ func TestRefusedObjectsAreReported(t *testing.T) {
 	if len(out.LeftOut) != 1 || out.LeftOut[0] != (snapshot.LeftOut{Resource: "ingresses", Key: "n/refused", Reason: bad.Refused}) {
 		t.Fatalf("left out: %+v", out.LeftOut)
 	}
-	if c := out.Bundle.Files[0].Content; strings.Contains(c, `"x"`) || !strings.Contains(c, `"y"`) {
+	if c := out.Bundle.Files[0].Content.String(); strings.Contains(c, `"x"`) || !strings.Contains(c, `"y"`) {
 		t.Fatalf("output:\n%s", c)
 	}
 }
@@ -113,7 +113,7 @@ func TestLeftOutObjectKeepsItsLastGoodVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := out.Bundle.Files[0].Content
+	c := out.Bundle.Files[0].Content.String()
 	for _, want := range []string{"setenv x v1", "setenv y v2", "setenv new fine"} {
 		if !strings.Contains(c, want) {
 			t.Errorf("output lacks %q:\n%s", want, c)
@@ -125,7 +125,7 @@ func TestLeftOutObjectKeepsItsLastGoodVersion(t *testing.T) {
 	// What was rendered is the next fallback: the bad version never becomes "good".
 	again, err := e.Render(context.Background(), Input{Snapshot: now, LeaveOut: true, Fallback: out.Snapshot})
 	if err != nil || again.Bundle.Hash != out.Bundle.Hash {
-		t.Fatalf("second render: %v\n%s", err, again.Bundle.Files[0].Content)
+		t.Fatalf("second render: %v\n%s", err, again.Bundle.Files[0].Content.String())
 	}
 }
 

@@ -174,7 +174,7 @@ func content(r *Result, env Env, target string) (string, bool) {
 		r.fail("target %q not in the rendered bundle (available: %s)", target, strings.Join(names, ", "))
 		return "", false
 	}
-	return f.Content, true
+	return f.Content.String(), true
 }
 
 // compile compiles a pattern in multi-line mode so ^ and $ match at line boundaries.
@@ -394,7 +394,7 @@ func bundleDiff(a, b *bundle.Bundle, target string, n int) string {
 		case g.Hash != f.Hash:
 			changed = append(changed, f.Target())
 			if first == "" {
-				first = unifiedDiff("render 1", fmt.Sprintf("render %d", n), f.Content, g.Content)
+				first = unifiedDiff("render 1", fmt.Sprintf("render %d", n), f.Content.String(), g.Content.String())
 			}
 		}
 	}

@@ -149,7 +149,7 @@ func TestHAProxyValidAssertion(t *testing.T) {
 	requireHAProxy(t)
 	a := v1alpha1.Assertion{Type: "haproxy_valid"}
 	runAssertCases(t, []assertCase{{name: "valid", a: a, pass: true}}, Env{Bundle: sampleBundle(), Checker: &Checker{}})
-	broken := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: validCfg + "    balance nonsense\n"}, hostMap})
+	broken := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(validCfg + "    balance nonsense\n")}, hostMap})
 	runAssertCases(t, []assertCase{{name: "invalid", a: a, message: []string{"[/etc/haproxy/haproxy.cfg:20]", "    20 |     balance nonsense"}}},
 		Env{Bundle: broken, Checker: &Checker{}})
 	runAssertCases(t, []assertCase{{name: "missing binary", a: a, message: []string{"not found: install HAProxy"}}},
@@ -163,7 +163,7 @@ func TestDeterministicAssertion(t *testing.T) {
 	drifting := func(context.Context) (*bundle.Bundle, error) {
 		n++
 		return bundle.New(append(append([]bundle.File(nil), b.Files...)[:1:1],
-			bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: fmt.Sprintf("example.com be_app\nexample.org be_%d\n", n)},
+			bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(fmt.Sprintf("example.com be_app\nexample.org be_%d\n", n))},
 			b.Files[2])), nil
 	}
 	failing := func(context.Context) (*bundle.Bundle, error) { return nil, errors.New("boom") }

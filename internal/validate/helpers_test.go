@@ -39,14 +39,14 @@ backend be_app
     server s1 127.0.0.1:8082
 `
 
-var hostMap = bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "example.com be_app\n"}
+var hostMap = bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf("example.com be_app\n")}
 
 // sampleBundle is a valid bundle with a map and a YAML general file.
 func sampleBundle() *bundle.Bundle {
 	return bundle.New([]bundle.File{
-		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: validCfg},
-		{Kind: bundle.KindMap, Name: "host.map", Content: "example.com be_app\nexample.org be_app\n"},
-		{Kind: bundle.KindFile, Name: "values.yaml", Content: "app:\n  replicas: 3\n  hosts: [a.example, b.example]\n"},
+		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(validCfg)},
+		{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf("example.com be_app\nexample.org be_app\n")},
+		{Kind: bundle.KindFile, Name: "values.yaml", Content: bundle.TextOf("app:\n  replicas: 3\n  hosts: [a.example, b.example]\n")},
 	})
 }
 

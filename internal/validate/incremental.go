@@ -45,7 +45,7 @@ func NeedsFullCheck(prev, next *bundle.Bundle, layout bundle.Layout) (bool, stri
 		}
 		// Comments in haproxy.cfg (notes about objects) change with routes; HAProxy
 		// does not read them, and plan sees no difference either.
-		if f.Kind == bundle.KindConfig && plan.SameConfig(p.Content, f.Content) {
+		if f.Kind == bundle.KindConfig && plan.SameConfig(p.Content.String(), f.Content.String()) {
 			continue
 		}
 		if f.Kind != bundle.KindMap {
@@ -57,7 +57,7 @@ func NeedsFullCheck(prev, next *bundle.Bundle, layout bundle.Layout) (bool, stri
 		return false, ""
 	}
 	uses := map[string][]string{}
-	text := next.Config().Content
+	text := next.Config().Content.String()
 	for _, path := range changedMaps {
 		// A converter call is on one line: only the lines naming the map are
 		// matched, not the whole configuration (it grows with every route).
@@ -70,7 +70,7 @@ func NeedsFullCheck(prev, next *bundle.Bundle, layout bundle.Layout) (bool, stri
 		}
 	}
 	for _, path := range changedMaps {
-		if len(uses[path]) == 0 && strings.Contains(next.Config().Content, path) {
+		if len(uses[path]) == 0 && strings.Contains(next.Config().Content.String(), path) {
 			return true, fmt.Sprintf("%s is used other than by a map converter", path)
 		}
 		for _, conv := range uses[path] {

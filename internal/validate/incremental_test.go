@@ -15,9 +15,9 @@ func TestNeedsFullCheck(t *testing.T) {
     http-request set-var(txn.r) var(txn.k),map(/etc/haproxy/maps/host.map)
 `
 	mk := func(cfg string, maps map[string]string) *bundle.Bundle {
-		files := []bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}}
+		files := []bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(cfg)}}
 		for n, c := range maps {
-			files = append(files, bundle.File{Kind: bundle.KindMap, Name: n, Content: c})
+			files = append(files, bundle.File{Kind: bundle.KindMap, Name: n, Content: bundle.TextOf(c)})
 		}
 		return bundle.New(files)
 	}

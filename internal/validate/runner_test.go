@@ -70,7 +70,7 @@ func fakeRender(counter *atomic.Int64) RenderFunc {
 		if extra["random"] == true {
 			fmt.Fprintf(&sb, "# render %d\n", counter.Add(1))
 		}
-		b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: sb.String()}, hostMap})
+		b := bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(sb.String())}, hostMap})
 		return b, map[string]any{"extraContext": extra, "test": name}, nil
 	}
 }

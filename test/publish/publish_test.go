@@ -117,10 +117,10 @@ func read(ctx context.Context, t *testing.T, dyn dynamic.Interface, ns string) (
 
 func testBundle(n int) *bundle.Bundle {
 	return bundle.New([]bundle.File{
-		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: fmt.Sprintf("global\n    master-worker\n# generation %d\n", n)},
-		{Kind: bundle.KindMap, Name: "host.map", Content: "echo.localhost be_echo\n"},
-		{Kind: bundle.KindCert, Name: "site.pem", Content: secretPEM},
-		{Kind: bundle.KindCrtList, Name: "crt.list", Content: "/etc/haproxy/ssl/site.pem\n"},
+		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(fmt.Sprintf("global\n    master-worker\n# generation %d\n", n))},
+		{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf("echo.localhost be_echo\n")},
+		{Kind: bundle.KindCert, Name: "site.pem", Content: bundle.TextOf(secretPEM)},
+		{Kind: bundle.KindCrtList, Name: "crt.list", Content: bundle.TextOf("/etc/haproxy/ssl/site.pem\n")},
 	})
 }
 
@@ -150,7 +150,7 @@ func TestHAProxyCfgPublished(t *testing.T) {
 	if obj.Spec.Source != configName || len(obj.OwnerReferences) != 1 || string(obj.OwnerReferences[0].UID) != uid {
 		t.Errorf("source %q, owners %+v (config UID %s)", obj.Spec.Source, obj.OwnerReferences, uid)
 	}
-	if obj.Spec.Config.Checksum != bundle.HashContent(b.Config().Content) || !strings.Contains(obj.Spec.Config.Content, "master-worker") {
+	if obj.Spec.Config.Checksum != bundle.HashContent(b.Config().Content.String()) || !strings.Contains(obj.Spec.Config.Content, "master-worker") {
 		t.Errorf("config = %+v", obj.Spec.Config)
 	}
 	if len(obj.Spec.Certificates) != 1 || obj.Spec.Certificates[0].Name != "site.pem" ||
@@ -262,15 +262,15 @@ func TestHAProxyCfg5000Backends(t *testing.T) {
 	})
 	content := 0
 	for _, f := range b.Files {
-		content += len(f.Content)
+		content += len(f.Content.String())
 	}
 	t.Logf("5,000 backends: %d bytes rendered; HAProxyCfg as stored: %d bytes (%.1f KiB)", content, len(raw), float64(len(raw))/1024)
 	if obj.Spec.Config.Encoding != v1alpha1.EncodingGzipBase64 {
 		t.Errorf("config encoding %q", obj.Spec.Config.Encoding)
 	}
 	got, err := publish.Decode(obj.Spec.Config)
-	if err != nil || got != b.Config().Content {
-		t.Fatalf("decoded config differs (%d vs %d bytes): %v", len(got), len(b.Config().Content), err)
+	if err != nil || got != b.Config().Content.String() {
+		t.Fatalf("decoded config differs (%d vs %d bytes): %v", len(got), len(b.Config().Content.String()), err)
 	}
 	if len(raw) > 512<<10 {
 		t.Errorf("stored object is %d bytes; want well under 1.5 MiB", len(raw))
@@ -290,8 +290,8 @@ func largeBundle(backends int) *bundle.Bundle {
 		fmt.Fprintf(&hosts, "bench-%d.example.com ing_bench_bench-ing-%d_bench-svc-%d_80\n", i, i, i)
 	}
 	return bundle.New([]bundle.File{
-		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg.String()},
-		{Kind: bundle.KindMap, Name: "host.map", Content: hosts.String()},
-		{Kind: bundle.KindCert, Name: "site.pem", Content: secretPEM},
+		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(cfg.String())},
+		{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf(hosts.String())},
+		{Kind: bundle.KindCert, Name: "site.pem", Content: bundle.TextOf(secretPEM)},
 	})
 }

@@ -103,7 +103,7 @@ func TestReparsedIsAParseOfTheEditedText(t *testing.T) {
 // editsOf is where a and b differ: the lines between those they begin and end with,
 // or (apart) each run of lines that differs.
 func editsOf(a, b string, apart bool) []Edit {
-	pre, suf := bundle.CommonLines(a, b)
+	pre, suf := bundle.CommonLines(bundle.TextOf(a), bundle.TextOf(b))
 	if !apart {
 		return []Edit{{OldFrom: pre, OldTo: len(a) - suf, NewFrom: pre, NewTo: len(b) - suf}}
 	}

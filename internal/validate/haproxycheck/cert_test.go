@@ -54,11 +54,11 @@ func TestCheckCertsAndCrtList(t *testing.T) {
 frontend fe
 `, 1)
 	files := []bundle.File{
-		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg},
+		{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(cfg)},
 		hostMap,
-		{Kind: bundle.KindCert, Name: "example.pem", Content: selfSignedPEM(t, "example.com")},
-		{Kind: bundle.KindCrtList, Name: "certs.crtlist", Content: "/etc/haproxy/ssl/example.pem example.com\n"},
-		{Kind: bundle.KindFile, Name: "503.http", Content: "HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain\r\n\r\nunavailable\n"},
+		{Kind: bundle.KindCert, Name: "example.pem", Content: bundle.TextOf(selfSignedPEM(t, "example.com"))},
+		{Kind: bundle.KindCrtList, Name: "certs.crtlist", Content: bundle.TextOf("/etc/haproxy/ssl/example.pem example.com\n")},
+		{Kind: bundle.KindFile, Name: "503.http", Content: bundle.TextOf("HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain\r\n\r\nunavailable\n")},
 	}
 	c := &Checker{NoCache: true}
 	if err := c.Check(context.Background(), bundle.New(files)); err != nil {
@@ -66,7 +66,7 @@ frontend fe
 	}
 	// A crt-list naming a certificate that is not in the bundle fails, and the error
 	// names the production path.
-	files[3].Content = "/etc/haproxy/ssl/missing.pem example.com\n"
+	files[3].Content = bundle.TextOf("/etc/haproxy/ssl/missing.pem example.com\n")
 	err := c.Check(context.Background(), bundle.New(files))
 	if err == nil || !strings.Contains(err.Error(), "/etc/haproxy/ssl/") || strings.Contains(err.Error(), "haptic-validate-") {
 		t.Fatalf("want failure naming production paths, got %v", err)

@@ -265,7 +265,7 @@ func sourceLine(b *bundle.Bundle, layout bundle.Layout, extras []string, path, n
 	}
 	for _, f := range b.Files {
 		if layout.Path(f) == path {
-			return nthLine(f.Content, ln)
+			return nthLine(f.Content.String(), ln)
 		}
 	}
 	for _, p := range extras {

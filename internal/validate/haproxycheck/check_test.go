@@ -46,10 +46,10 @@ backend be_app
 `
 
 func cfgBundle(cfg string, extra ...bundle.File) *bundle.Bundle {
-	return bundle.New(append([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: cfg}}, extra...))
+	return bundle.New(append([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(cfg)}}, extra...))
 }
 
-var hostMap = bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: "example.com be_app\n"}
+var hostMap = bundle.File{Kind: bundle.KindMap, Name: "host.map", Content: bundle.TextOf("example.com be_app\n")}
 
 func TestCheckValid(t *testing.T) {
 	requireHAProxy(t)
