@@ -19,7 +19,7 @@ import (
 // readers that need it whole. A Text is never modified. Texts are not comparable
 // with ==: Equal compares contents, Same identities.
 type Text struct {
-	flat  string // the text, when pieces is nil
+	flat  string // the text, when split is nil
 	split *pieces
 	_     [0]func()
 }
@@ -363,8 +363,9 @@ func (t Text) WriteTo(w io.Writer) (int64, error) {
 	return n, nil
 }
 
-// MarshalJSON writes the text as a JSON string.
-func (t Text) MarshalJSON() ([]byte, error) { return json.Marshal(t.String()) }
+// MarshalJSON writes the text as a JSON string (from a copy that is not kept: a
+// file sent whole is sent once).
+func (t Text) MarshalJSON() ([]byte, error) { return json.Marshal(t.Flat()) }
 
 // UnmarshalJSON reads a JSON string.
 func (t *Text) UnmarshalJSON(b []byte) error {
