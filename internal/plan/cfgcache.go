@@ -25,11 +25,11 @@ var parsedConfigs = &configParses{}
 const configParsesKept = 8
 
 type configParse struct {
-	text   string
+	text   bundle.Text
 	cfg    *config.Config
 	err    error
-	from   string  // the running configuration this one was planned from
-	layout *layout // (layoutOf)
+	from   *bundle.Text // the running configuration this one was planned from
+	layout *layout      // (layoutOf)
 	// base is the parse cfg was derived from (config.Reparsed) and splices what
 	// changed: its layout is derived from base's.
 	base    *config.Config
@@ -46,19 +46,19 @@ type configParses struct {
 // text shares the most lines with text (config.Reparsed) when that is most of it,
 // or from that of near when it is remembered and does (a placed configuration from
 // the running one: the config diff then passes what they share by its pointer).
-func (c *configParses) parse(text string, near ...string) (*config.Config, error) {
+func (c *configParses) parse(text bundle.Text, near ...bundle.Text) (*config.Config, error) {
 	c.mu.Lock()
 	var bases []configParse
 	nearFound := false
 	for i := len(c.list) - 1; i >= 0; i-- {
 		p := c.list[i]
-		if p.text == text {
+		if p.text.Equal(text) {
 			c.mu.Unlock()
 			return p.cfg, p.err
 		}
 		switch {
 		case p.err != nil:
-		case !nearFound && slices.Contains(near, p.text):
+		case !nearFound && slices.ContainsFunc(near, p.text.Equal):
 			bases, nearFound = slices.Insert(bases, 0, p), true
 		case len(bases) < derivedFrom:
 			bases = append(bases, p)
@@ -68,7 +68,7 @@ func (c *configParses) parse(text string, near ...string) (*config.Config, error
 	if p, ok := derive(bases, text, nearFound); ok {
 		return c.keep(p).cfg, nil
 	}
-	cfg, err := config.Parse(text)
+	cfg, err := config.Parse(text.String())
 	p := c.keep(configParse{text: text, cfg: cfg, err: err})
 	return p.cfg, p.err
 }
@@ -85,7 +85,7 @@ var derivedParses = true
 // base shares at the start and end of the texts decide when they are most of the
 // text; else the runs that differ are found for each (a backend whose name sorts
 // first, placed: the text differs near its start and near its end).
-func derive(bases []configParse, text string, near bool) (configParse, bool) {
+func derive(bases []configParse, t bundle.Text, near bool) (configParse, bool) {
 	if !derivedParses || len(bases) == 0 {
 		return configParse{}, false
 	}
@@ -95,28 +95,31 @@ func derive(bases []configParse, text string, near bool) (configParse, bool) {
 	}
 	cands := make([]candidate, 0, len(bases))
 	for i, b := range bases {
-		pre, suf := bundle.CommonLines(bundle.TextOf(b.text), bundle.TextOf(text))
+		pre, suf := bundle.CommonLines(b.text, t)
 		cands = append(cands, candidate{b, pre, suf})
-		if i == 0 && near && 2*(pre+suf) >= len(text) {
+		if i == 0 && near && 2*(pre+suf) >= t.Len() {
 			break // (most of it, before the runs are looked for)
 		}
 	}
+	// (the runs that differ are looked for in the texts as strings: a parse reads
+	// the text whole, String keeps it)
+	text := t.String()
 	best := slices.MaxFunc(cands, func(x, y candidate) int { return (x.pre + x.suf) - (y.pre + y.suf) })
 	var edits []config.Edit
 	if near { // (the first, when it shares most of the text once the runs that differ are found)
-		if e := lineEdits(bases[0].text, text, cands[0].pre, cands[0].suf); 2*sharedBytes(text, e) >= len(text) {
+		if e := lineEdits(bases[0].text.String(), text, cands[0].pre, cands[0].suf); 2*sharedBytes(text, e) >= len(text) {
 			best, edits = cands[0], e
 		}
 	}
 	if edits == nil {
-		edits = lineEdits(best.base.text, text, best.pre, best.suf)
+		edits = lineEdits(best.base.text.String(), text, best.pre, best.suf)
 	}
 	if bestShared := sharedBytes(text, edits); 2*bestShared < len(text) {
 		for _, c := range cands {
 			if c.base.cfg == best.base.cfg {
 				continue
 			}
-			e := lineEdits(c.base.text, text, c.pre, c.suf)
+			e := lineEdits(c.base.text.String(), text, c.pre, c.suf)
 			if shared := sharedBytes(text, e); shared > bestShared {
 				best, edits, bestShared = c, e, shared
 			}
@@ -125,11 +128,11 @@ func derive(bases []configParse, text string, near bool) (configParse, bool) {
 			return configParse{}, false
 		}
 	}
-	cfg, splices, ok := best.base.cfg.Reparsed(best.base.text, text, edits)
+	cfg, splices, ok := best.base.cfg.Reparsed(best.base.text.String(), text, edits)
 	if !ok {
 		return configParse{}, false
 	}
-	return configParse{text: text, cfg: cfg, base: best.base.cfg, splices: splices}, true
+	return configParse{text: t, cfg: cfg, base: best.base.cfg, splices: splices}, true
 }
 
 // sharedBytes is how much of text the edits leave as it was.
@@ -232,7 +235,7 @@ func (c *configParses) keep(p configParse) configParse {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, q := range c.list {
-		if q.text == p.text {
+		if q.text.Equal(p.text) {
 			return q
 		}
 	}
@@ -246,13 +249,13 @@ func (c *configParses) keep(p configParse) configParse {
 // ran is parse for a running configuration: a pod runs text, so the configuration
 // text was planned from no longer runs where the planner plans (a pod left behind
 // parses it again).
-func (c *configParses) ran(text string) (*config.Config, error) {
+func (c *configParses) ran(text bundle.Text) (*config.Config, error) {
 	cfg, err := c.parse(text)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range c.list {
-		if p.text == text && p.from != "" && p.from != text {
-			c.forget(p.from)
+		if p.text.Equal(text) && p.from != nil && !p.from.Equal(text) {
+			c.forget(*p.from)
 			break
 		}
 	}
@@ -262,24 +265,24 @@ func (c *configParses) ran(text string) (*config.Config, error) {
 // planned records that placed was planned from running, in place of desired: the
 // desired text, placed anew, is asked for by no later plan, but the next desired
 // text is derived from its parse (the last one only is kept).
-func (c *configParses) planned(running, desired, placed string) {
+func (c *configParses) planned(running, desired, placed bundle.Text) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if desired != placed && desired != running {
+	if !desired.Equal(placed) && !desired.Equal(running) {
 		c.list = slices.DeleteFunc(c.list, func(p configParse) bool { return p.spent })
 		for i := range c.list {
-			if c.list[i].text == desired {
+			if c.list[i].text.Equal(desired) {
 				c.list[i].spent = true
 			}
 		}
 	}
 	for i := range c.list {
-		if c.list[i].text == placed {
-			c.list[i].from = running
+		if c.list[i].text.Equal(placed) {
+			c.list[i].from = &running
 		}
 	}
 }
 
-func (c *configParses) forget(text string) {
-	c.list = slices.DeleteFunc(c.list, func(p configParse) bool { return p.text == text })
+func (c *configParses) forget(text bundle.Text) {
+	c.list = slices.DeleteFunc(c.list, func(p configParse) bool { return p.text.Equal(text) })
 }

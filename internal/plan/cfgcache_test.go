@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 )
 
@@ -17,7 +18,7 @@ func TestParsedConfigsKeepWhatPlansAskFor(t *testing.T) {
 	texts := func() []string {
 		var out []string
 		for _, p := range c.list {
-			out = append(out, p.text)
+			out = append(out, p.text.String())
 		}
 		return out
 	}
@@ -25,16 +26,16 @@ func TestParsedConfigsKeepWhatPlansAskFor(t *testing.T) {
 	running, spent := cfg("running"), ""
 	for i, name := range []string{"first", "second", "third"} {
 		desired, placed := cfg(name+" desired"), cfg(name+" placed")
-		if _, err := c.ran(running); err != nil {
+		if _, err := c.ran(bundle.TextOf(running)); err != nil {
 			t.Fatal(err)
 		}
-		_, _ = c.parse(desired)
-		_, _ = c.parse(placed)
-		c.planned(running, desired, placed)
+		_, _ = c.parse(bundle.TextOf(desired))
+		_, _ = c.parse(bundle.TextOf(placed))
+		c.planned(bundle.TextOf(running), bundle.TextOf(desired), bundle.TextOf(placed))
 		if got := texts(); !slices.Contains(got, desired) || slices.Contains(got, spent) || !slices.Contains(got, placed) || !slices.Contains(got, running) {
 			t.Fatalf("change %d: kept %q", i, got)
 		}
-		if _, err := c.ran(placed); err != nil { // the pods run it: the next plan starts there
+		if _, err := c.ran(bundle.TextOf(placed)); err != nil { // the pods run it: the next plan starts there
 			t.Fatal(err)
 		}
 		if got := texts(); !slices.Equal(got, []string{desired, placed}) {
@@ -44,8 +45,8 @@ func TestParsedConfigsKeepWhatPlansAskFor(t *testing.T) {
 	}
 	// A desired config that needed no placing is the one the pods will run.
 	desired := cfg("unplaced")
-	_, _ = c.parse(desired)
-	c.planned(running, desired, desired)
+	_, _ = c.parse(bundle.TextOf(desired))
+	c.planned(bundle.TextOf(running), bundle.TextOf(desired), bundle.TextOf(desired))
 	if got := texts(); !slices.Contains(got, desired) {
 		t.Fatalf("the desired config needing no placing was forgotten: %q", got)
 	}
@@ -56,7 +57,7 @@ func TestParsedConfigsKeepWhatPlansAskFor(t *testing.T) {
 func TestLayoutsMadeOnceAndBounded(t *testing.T) {
 	c := &configParses{}
 	for i := range 4 {
-		cfg, err := c.parse("global\ndefaults\nbackend be_" + strconv.Itoa(i) + "\n    server s 10.0.0.1:80\n")
+		cfg, err := c.parse(bundle.TextOf("global\ndefaults\nbackend be_" + strconv.Itoa(i) + "\n    server s 10.0.0.1:80\n"))
 		if err != nil {
 			t.Fatal(err)
 		}

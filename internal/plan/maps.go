@@ -18,7 +18,7 @@ const MaxSingleMapOps = 100
 // diffMap plans the runtime operations that turn the running map into the desired
 // one. Only the entries of the hunks between the two files differ
 // (parsedMaps.change).
-func (p *planner) diffMap(old, cur bundle.File, desiredConfigText string) {
+func (p *planner) diffMap(old, cur bundle.File, desiredConfigText bundle.Text) {
 	name, section := cur.Name, "map:"+cur.Name
 	c := parsedMaps.change(old, cur)
 	if len(c.hunks) == 0 {
@@ -58,7 +58,7 @@ func (p *planner) diffMap(old, cur bundle.File, desiredConfigText string) {
 		if !replace {
 			inPlace := c.keptInPlace(goneIdx, cameIdx)
 			if !c.inOrder(inPlace, goneIdx, len(added)) {
-				replace = !sameLookups(name, desiredConfigText, func() bool { return c.prefixOrderKept(inPlace, goneIdx, cameIdx, added) })
+				replace = !sameLookups(name, desiredConfigText.String(), func() bool { return c.prefixOrderKept(inPlace, goneIdx, cameIdx, added) })
 			}
 		}
 	}

@@ -144,35 +144,36 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	wantCfgFile, hasWantCfg := wantFiles["haproxy.cfg"]
 	// A haproxy.cfg whose difference is whole comment lines (a route's note) has
 	// nothing to place: parsing it (three times, per pod) was most of a route's plan.
-	sameCfg := hasRunCfg && hasWantCfg && len(running.Aliases) == 0 && sameWithoutCommentLines(runCfgFile.Content.String(), wantCfgFile.Content.String())
+	sameCfg := hasRunCfg && hasWantCfg && len(running.Aliases) == 0 && sameWithoutCommentLines(runCfgFile.Content, wantCfgFile.Content)
 	if hasRunCfg && hasWantCfg && !sameCfg && (!runCfgFile.Content.Equal(wantCfgFile.Content) || len(running.Aliases) > 0) {
-		runCfg, runErr = parsedConfigs.ran(runCfgFile.Content.String())
+		runText, desired := runCfgFile.Content, wantCfgFile.Content
+		runCfg, runErr = parsedConfigs.ran(runText)
 		runParsed = true
 		// One backend's servers edited, no backend renamed (placement then keeps
 		// the edit as it is): the desired parse is the running one's, but a section.
 		var e serverEdit
 		edited := false
 		if runErr == nil && len(running.Aliases) == 0 {
-			e, edited = editOfServers(runCfg, runCfgFile.Content.String(), wantCfgFile.Content.String())
+			e, edited = editOfServers(runCfg, runText, desired)
 		}
 		if edited {
-			p.edit, wantCfg = &e, parsedConfigs.keep(configParse{text: wantCfgFile.Content.String(), cfg: e.want}).cfg
-			parsedConfigs.planned(runCfgFile.Content.String(), wantCfgFile.Content.String(), wantCfgFile.Content.String())
+			p.edit, wantCfg = &e, parsedConfigs.keep(configParse{text: desired, cfg: e.want}).cfg
+			parsedConfigs.planned(runText, desired, desired)
 		} else {
-			wantCfg, wantErr = parsedConfigs.parse(wantCfgFile.Content.String())
+			wantCfg, wantErr = parsedConfigs.parse(desired)
 		}
 		if p.edit == nil && runErr == nil && wantErr == nil {
-			desired := wantCfgFile.Content.String()
-			pl := place(runCfg, runCfgFile.Content.String(), wantCfg, desired, running.Aliases)
+			pl := place(runCfg, runText.String(), wantCfg, desired.String(), running.Aliases)
 			aliases = pl.aliases
-			if pl.text != desired {
+			placed := desired
+			if pl.text != desired.String() {
 				// (hashed around what placing changed: the rest has the desired file's chunks)
-				placed := bundle.TextOf(pl.text)
-				wantCfgFile.Content, wantCfgFile.Hash = placed, bundle.HashEdited(wantCfgFile.Content, placed)
+				placed = bundle.TextOf(pl.text)
+				wantCfgFile.Content, wantCfgFile.Hash = placed, bundle.HashEdited(desired, placed)
 				wantFiles["haproxy.cfg"] = wantCfgFile
-				wantCfg, wantErr = parsedConfigs.parse(pl.text, runCfgFile.Content.String())
+				wantCfg, wantErr = parsedConfigs.parse(placed, runText)
 			}
-			parsedConfigs.planned(runCfgFile.Content.String(), desired, pl.text)
+			parsedConfigs.planned(runText, desired, placed)
 		}
 		wantParsed = true
 	}
@@ -194,12 +195,12 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	}
 	sort.Strings(targets)
 
-	wantText := wantFiles["haproxy.cfg"].Content.String()
+	wantText := wantFiles["haproxy.cfg"].Content
 	// Parsed on first use: a map-only change needs the desired config at most (to
 	// see how a map is matched), an unchanged config not at all.
 	desiredConfig := func() (*config.Config, error) {
 		if !wantParsed {
-			wantCfg, wantErr = parsedConfigs.parse(wantFiles["haproxy.cfg"].Content.String())
+			wantCfg, wantErr = parsedConfigs.parse(wantFiles["haproxy.cfg"].Content)
 			wantParsed = true
 		}
 		return wantCfg, wantErr
@@ -208,7 +209,7 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 	// paths and the files in HAProxy's store all read it.
 	runningConfig := func() (*config.Config, error) {
 		if !runParsed {
-			runCfg, runErr = parsedConfigs.ran(runFiles["haproxy.cfg"].Content.String())
+			runCfg, runErr = parsedConfigs.ran(runFiles["haproxy.cfg"].Content)
 			runParsed = true
 		}
 		return runCfg, runErr
@@ -266,10 +267,10 @@ func Plan(running Running, desired *bundle.Bundle, caps Capabilities) Result {
 }
 
 // diffFile plans one file present on both sides with different content.
-func (p *planner) diffFile(old, cur bundle.File, runningConfig, desiredConfig func() (*config.Config, error), wantText string) {
+func (p *planner) diffFile(old, cur bundle.File, runningConfig, desiredConfig func() (*config.Config, error), wantText bundle.Text) {
 	switch cur.Kind {
 	case bundle.KindConfig:
-		if sameWithoutCommentLines(old.Content.String(), cur.Content.String()) {
+		if sameWithoutCommentLines(old.Content, cur.Content) {
 			p.files = append(p.files, cur) // comment lines only: nothing for HAProxy
 			return
 		}

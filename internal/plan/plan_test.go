@@ -585,7 +585,7 @@ func TestSameWithoutCommentLines(t *testing.T) {
 		{"a\n", "a\nc\n", false},
 		{"", "# only\n", true},
 	} {
-		if got := sameWithoutCommentLines(c.a, c.b); got != c.same {
+		if got := sameWithoutCommentLines(bundle.TextOf(c.a), bundle.TextOf(c.b)); got != c.same {
 			t.Errorf("%q vs %q: %v", c.a, c.b, got)
 		}
 	}

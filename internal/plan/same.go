@@ -44,12 +44,12 @@ func withoutCommentLines(text string) string {
 // lines are left out, without building either text: only the lines between those
 // the two begin and end with (bundle.CommonLines, mostly remembered from the render)
 // are read.
-func sameWithoutCommentLines(a, b string) bool {
-	if a == b {
+func sameWithoutCommentLines(x, y bundle.Text) bool {
+	if x.Same(y) {
 		return true
 	}
-	pre, suf := bundle.CommonLines(bundle.TextOf(a), bundle.TextOf(b))
-	a, b = a[pre:len(a)-suf], b[pre:len(b)-suf]
+	pre, suf := bundle.CommonLines(x, y)
+	a, b := x.Slice(pre, x.Len()-suf), y.Slice(pre, y.Len()-suf)
 	next := func(s string) (line, rest string, ok bool) {
 		for s != "" {
 			line, rest, _ = strings.Cut(s, "\n")

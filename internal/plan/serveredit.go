@@ -27,17 +27,17 @@ var serverEdits = true
 
 // editOfServers finds the serverEdit that makes wantText of runText (run is its
 // parse); false when the two differ otherwise.
-func editOfServers(run *config.Config, runText, wantText string) (serverEdit, bool) {
+func editOfServers(run *config.Config, runText, wantText bundle.Text) (serverEdit, bool) {
 	if !serverEdits {
 		return serverEdit{}, false
 	}
-	pre, suf := bundle.CommonLines(bundle.TextOf(runText), bundle.TextOf(wantText))
-	runMid, wantMid := runText[pre:len(runText)-suf], wantText[pre:len(wantText)-suf]
+	pre, suf := bundle.CommonLines(runText, wantText)
+	runMid, wantMid := runText.Slice(pre, runText.Len()-suf), wantText.Slice(pre, wantText.Len()-suf)
 	runLines, wantLines := strings.Count(runMid, "\n"), strings.Count(wantMid, "\n")
 	if runLines+wantLines == 0 || !wholeLines(runMid) || !wholeLines(wantMid) || !serverLinesOnly(runMid) || !serverLinesOnly(wantMid) {
 		return serverEdit{}, false
 	}
-	first := strings.Count(runText[:pre], "\n") + 1 // the first line after those the two begin with
+	first := runText.CountByte(0, pre, '\n') + 1 // the first line after those the two begin with
 	// The section of the lines: the one the first of run's is in, or, when lines
 	// were only added, the one of the line before them.
 	in := first
@@ -55,11 +55,11 @@ func editOfServers(run *config.Config, runText, wantText string) (serverEdit, bo
 	// The section's text: from its header (the same line on both sides) to the next
 	// section (moved by the lines it gained or lost).
 	from := config.LinesBack(runText, pre, first-secLine)
-	to := len(runText)
+	to := runText.Len()
 	if at+1 < len(run.Sections) {
-		to = config.LinesOn(runText, len(runText)-suf, run.SectionLine(at+1)-(first+runLines))
+		to = config.LinesOn(runText, runText.Len()-suf, run.SectionLine(at+1)-(first+runLines))
 	}
-	parsed, err := config.Parse(wantText[from : to+len(wantText)-len(runText)])
+	parsed, err := config.Parse(wantText.Slice(from, to+wantText.Len()-runText.Len()))
 	if err != nil || len(parsed.Sections) != 1 {
 		return serverEdit{}, false
 	}

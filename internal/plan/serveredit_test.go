@@ -49,7 +49,8 @@ func TestServerEditsPlanAsAWholeParse(t *testing.T) {
 	defer func(on bool) { serverEdits = on }(serverEdits)
 	rng := rand.New(rand.NewPCG(21, 22))
 	bundleOf := func(lines []string) *bundle.Bundle {
-		return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(strings.Join(lines, "\n") + "\n")}})
+		// (whole or in pieces: the plan reads a bundle.Text either way)
+		return bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: textIn(rng, strings.Join(lines, "\n")+"\n")}})
 	}
 	planOf := func(running Running, desired *bundle.Bundle, fast bool) (Result, string) {
 		parsedConfigs = &configParses{} // (neither plan sees the other's parses)
@@ -93,11 +94,11 @@ func TestServerEditsPlanAsAWholeParse(t *testing.T) {
 				t.Fatalf("chain %d step %d (edit %d at line %d): plans differ\nwhole parse: %s\nserver edit: %s", chain, step, kind, at+1, slowText, fastText)
 			}
 			runText := running.Bundle.Config().Content.String()
-			runCfg, err := (&configParses{}).parse(runText)
+			runCfg, err := (&configParses{}).parse(bundle.TextOf(runText))
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, ok := editOfServers(runCfg, runText, desired.Config().Content.String())
+			e, ok := editOfServers(runCfg, bundle.TextOf(runText), bundle.TextOf(desired.Config().Content.String()))
 			if (kind < 7 || kind == 8) && !ok || kind == 7 && ok { // (two servers may be in one backend)
 				t.Fatalf("chain %d step %d: edit %d taken as a server edit: %v", chain, step, kind, ok)
 			}
@@ -131,18 +132,18 @@ func TestServerEditsPlanAsAWholeParse(t *testing.T) {
 // frontend and a new section.
 func TestEditOfServersTakesOnlyServerLines(t *testing.T) {
 	run := "global\ndefaults\nfrontend fe\n    bind :80\nbackend a\n    server s1 10.0.0.1:80\nbackend b\n    balance roundrobin\n    server s1 10.0.0.2:80 check\n    server s2 10.0.0.3:80\n"
-	runCfg, err := parsedConfigs.parse(run)
+	runCfg, err := parsedConfigs.parse(bundle.TextOf(run))
 	if err != nil {
 		t.Fatal(err)
 	}
 	took := strings.Replace(run, "10.0.0.3:80", "10.0.0.9:8080 check", 1)
-	e, ok := editOfServers(runCfg, run, took)
+	e, ok := editOfServers(runCfg, bundle.TextOf(run), bundle.TextOf(took))
 	if !ok || e.at != 4 || e.want.Sections[4].Directives[2].Args[1] != "10.0.0.9:8080" || e.want.DirectiveLine(4, e.want.Sections[4].Directives[2]) != 10 ||
 		e.want.Sections[3] != runCfg.Sections[3] {
 		t.Fatalf("server edit of backend b: %v %+v", ok, e)
 	}
 	gone := strings.Replace(run, "    server s1 10.0.0.1:80\n", "", 1) // backend a's server removed
-	e, ok = editOfServers(runCfg, run, gone)
+	e, ok = editOfServers(runCfg, bundle.TextOf(run), bundle.TextOf(gone))
 	if b := e.want.Sections[4]; !ok || e.at != 3 || len(e.want.Sections[3].Directives) != 0 || e.want.SectionLine(4) != 6 ||
 		e.want.DirectiveLine(4, b.Directives[2]) != 9 || b.Directives[2].Args[1] != "10.0.0.3:80" || runCfg.SectionLine(4) != 7 {
 		t.Fatalf("server removed from backend a: %v %+v", ok, e)
@@ -152,7 +153,7 @@ func TestEditOfServersTakesOnlyServerLines(t *testing.T) {
 		"frontend":  strings.Replace(run, "    bind :80\n", "    server x 10.0.0.4:80\n", 1),
 		"section":   strings.Replace(run, "backend b\n", "backend a2\n    server y 10.0.0.5:80\nbackend b\n", 1),
 	} {
-		if _, ok := editOfServers(runCfg, run, want); ok {
+		if _, ok := editOfServers(runCfg, bundle.TextOf(run), bundle.TextOf(want)); ok {
 			t.Errorf("%s: taken as a server edit", name)
 		}
 	}
@@ -185,7 +186,7 @@ func TestSameWithoutCommentLinesReadsTheMiddle(t *testing.T) {
 		}
 		a, b := strings.Join(lines, "\n")+"\n", strings.Join(next, "\n")+"\n"
 		want := withoutCommentLines(a) == withoutCommentLines(b)
-		if got := sameWithoutCommentLines(a, b); got != want {
+		if got := sameWithoutCommentLines(bundle.TextOf(a), bundle.TextOf(b)); got != want {
 			t.Fatalf("sameWithoutCommentLines = %v, want %v", got, want)
 		}
 		if want {

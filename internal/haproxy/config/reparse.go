@@ -3,6 +3,8 @@ package config
 import (
 	"sort"
 	"strings"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
 // Edit is where two texts differ: oldText[OldFrom:OldTo] became
@@ -38,10 +40,10 @@ func (c *Config) Reparsed(oldText, newText string, edits []Edit) (*Config, []Spl
 		hi := sort.Search(len(c.Sections), func(i int) bool { return c.SectionLine(i) >= after })
 		w := splicePart{lo: max(lo, 0), hi: hi, line: 1, to: len(oldText)}
 		if lo >= 0 {
-			w.from, w.line = LinesBack(oldText, e.OldFrom, first-c.SectionLine(lo)), c.SectionLine(lo)
+			w.from, w.line = LinesBack(bundle.TextOf(oldText), e.OldFrom, first-c.SectionLine(lo)), c.SectionLine(lo)
 		}
 		if hi < len(c.Sections) {
-			w.to = LinesOn(oldText, e.OldTo, c.SectionLine(hi)-after)
+			w.to = LinesOn(bundle.TextOf(oldText), e.OldTo, c.SectionLine(hi)-after)
 		}
 		// (the text around an edit is the same on both sides)
 		w.newFrom, w.newTo = w.from+e.NewFrom-e.OldFrom, w.to+e.NewTo-e.OldTo
@@ -139,21 +141,21 @@ func (c *Config) spliced(parts []splicePart) *Config {
 }
 
 // LinesBack is the start of the line n lines before the line that starts at at.
-func LinesBack(text string, at, n int) int {
+func LinesBack(text bundle.Text, at, n int) int {
 	for ; n > 0 && at > 0; n-- {
-		at = strings.LastIndexByte(text[:at-1], '\n') + 1
+		at = text.LastIndexByte(at-1, '\n') + 1
 	}
 	return at
 }
 
 // LinesOn is the start of the line n lines after the line that starts at at.
-func LinesOn(text string, at, n int) int {
+func LinesOn(text bundle.Text, at, n int) int {
 	for ; n > 0; n-- {
-		i := strings.IndexByte(text[at:], '\n')
+		i := text.IndexByte(at, '\n')
 		if i < 0 {
-			return len(text)
+			return text.Len()
 		}
-		at += i + 1
+		at = i + 1
 	}
 	return at
 }
