@@ -220,21 +220,28 @@ func (t Text) AfterLines(n int) int {
 }
 
 // Contains reports whether sub occurs in the text from i to j.
-func (t Text) Contains(i, j int, sub string) bool {
+func (t Text) Contains(i, j int, sub string) bool { return t.indexIn(i, j, sub) >= 0 }
+
+// Index is where the first sub at or after from starts, or -1.
+func (t Text) Index(from int, sub string) int { return t.indexIn(from, t.Len(), sub) }
+
+// indexIn is where the first sub within the text from i to j starts, or -1.
+func (t Text) indexIn(i, j int, sub string) int {
 	for at := i; at < j; {
 		end := min(j, t.PieceEnd(at))
-		if strings.Contains(t.Slice(at, end), sub) {
-			return true
+		if k := strings.Index(t.Slice(at, end), sub); k >= 0 {
+			return at + k
 		}
 		// across the piece's end: its last bytes with the next one's first
-		if k := len(sub) - 1; k > 0 && end < j {
-			if strings.Contains(t.Slice(max(i, end-k), min(j, end+k)), sub) {
-				return true
+		if n := len(sub) - 1; n > 0 && end < j {
+			w := max(i, end-n)
+			if k := strings.Index(t.Slice(w, min(j, end+n)), sub); k >= 0 {
+				return w + k
 			}
 		}
 		at = end
 	}
-	return false
+	return -1
 }
 
 // Edited is the text with its bytes from i to j replaced by mid: it shares every

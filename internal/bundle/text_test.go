@@ -75,6 +75,13 @@ func TestTextEditsAreTheEditedString(t *testing.T) {
 				if got, want := next.Contains(from, to, sub), strings.Contains(nextFlat[from:to], sub); got != want {
 					t.Fatalf("%s: Contains(%d, %d, %q) = %v, want %v", name, from, to, sub, got, want)
 				}
+				at := strings.Index(nextFlat[from:], sub)
+				if at >= 0 {
+					at += from
+				}
+				if got := next.Index(from, sub); got != at {
+					t.Fatalf("%s: Index(%d, %q) = %d, want %d", name, from, sub, got, at)
+				}
 				n := r.IntN(strings.Count(nextFlat, "\n") + 2)
 				want := len(nextFlat)
 				if k := n; k == 0 {

@@ -11,33 +11,15 @@ import (
 // same sections and directives once comments, blank lines and layout are set aside
 // (config.Config.String), which is when Plan finds nothing to do in haproxy.cfg. A
 // text that does not parse is the same only as itself.
-func SameConfig(a, b string) bool {
-	if a == b {
-		return true
-	}
+func SameConfig(a, b bundle.Text) bool {
 	// The usual difference is a note (a whole comment line) that changed with an
 	// object: equal without those lines is the same, without parsing either text.
-	if withoutCommentLines(a) == withoutCommentLines(b) {
+	if sameWithoutCommentLines(a, b) {
 		return true
 	}
-	ca, errA := config.Parse(a)
-	cb, errB := config.Parse(b)
+	ca, errA := config.Parse(a.String())
+	cb, errB := config.Parse(b.String())
 	return errA == nil && errB == nil && ca.String() == cb.String()
-}
-
-// withoutCommentLines is text without the lines whose first non-blank character is
-// '#' (HAProxy ignores such a line whole).
-func withoutCommentLines(text string) string {
-	var b strings.Builder
-	b.Grow(len(text))
-	for line := range strings.SplitSeq(text, "\n") {
-		if strings.HasPrefix(strings.TrimLeft(line, " \t"), "#") {
-			continue
-		}
-		b.WriteString(line)
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
 
 // sameWithoutCommentLines reports whether a and b are equal once whole comment

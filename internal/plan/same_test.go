@@ -1,6 +1,10 @@
 package plan
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/haproxy-haptic/haptic/internal/bundle"
+)
 
 func TestSameConfig(t *testing.T) {
 	const cfg = "frontend f\n    bind :80\n    # HTTPRoute default/r1: backend default/x port 80 is not resolved\n    use_backend b\n"
@@ -18,7 +22,7 @@ func TestSameConfig(t *testing.T) {
 		"comment word kept": {"frontend f\n    bind :80 #\n    use_backend b\n", true},
 		"hash in a word":    {"frontend f\n    bind :80\n    use_backend '#b'\n", false},
 	} {
-		if got := SameConfig(cfg, tc.other); got != tc.same {
+		if got := SameConfig(bundle.TextOf(cfg), bundle.TextOf(tc.other)); got != tc.same {
 			t.Errorf("%s: SameConfig = %v, want %v", name, got, tc.same)
 		}
 	}

@@ -212,3 +212,19 @@ func planned(t *testing.T, running Running, desired *bundle.Bundle) (Result, str
 	}
 	return res, string(out)
 }
+
+// withoutCommentLines (the reference sameWithoutCommentLines is checked against) is
+// text without the lines whose first non-blank character is '#' (HAProxy ignores
+// such a line whole).
+func withoutCommentLines(text string) string {
+	var b strings.Builder
+	b.Grow(len(text))
+	for line := range strings.SplitSeq(text, "\n") {
+		if strings.HasPrefix(strings.TrimLeft(line, " \t"), "#") {
+			continue
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

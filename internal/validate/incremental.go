@@ -3,7 +3,6 @@ package validate
 import (
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 	"github.com/haproxy-haptic/haptic/internal/plan"
@@ -45,7 +44,7 @@ func NeedsFullCheck(prev, next *bundle.Bundle, layout bundle.Layout) (bool, stri
 		}
 		// Comments in haproxy.cfg (notes about objects) change with routes; HAProxy
 		// does not read them, and plan sees no difference either.
-		if f.Kind == bundle.KindConfig && plan.SameConfig(p.Content.String(), f.Content.String()) {
+		if f.Kind == bundle.KindConfig && plan.SameConfig(p.Content, f.Content) {
 			continue
 		}
 		if f.Kind != bundle.KindMap {
@@ -57,7 +56,7 @@ func NeedsFullCheck(prev, next *bundle.Bundle, layout bundle.Layout) (bool, stri
 		return false, ""
 	}
 	uses := map[string][]string{}
-	text := next.Config().Content.String()
+	text := next.Config().Content
 	for _, path := range changedMaps {
 		// A converter call is on one line: only the lines naming the map are
 		// matched, not the whole configuration (it grows with every route).
@@ -70,7 +69,7 @@ func NeedsFullCheck(prev, next *bundle.Bundle, layout bundle.Layout) (bool, stri
 		}
 	}
 	for _, path := range changedMaps {
-		if len(uses[path]) == 0 && strings.Contains(next.Config().Content.String(), path) {
+		if len(uses[path]) == 0 && text.Contains(0, text.Len(), path) {
 			return true, fmt.Sprintf("%s is used other than by a map converter", path)
 		}
 		for _, conv := range uses[path] {
@@ -83,19 +82,19 @@ func NeedsFullCheck(prev, next *bundle.Bundle, layout bundle.Layout) (bool, stri
 }
 
 // linesWith returns the lines of text that contain s.
-func linesWith(text, s string) []string {
+func linesWith(text bundle.Text, s string) []string {
 	var out []string
-	for rest := text; ; {
-		i := strings.Index(rest, s)
+	for at := 0; ; {
+		i := text.Index(at, s)
 		if i < 0 {
 			return out
 		}
-		start := strings.LastIndexByte(rest[:i], '\n') + 1
-		end := len(rest)
-		if j := strings.IndexByte(rest[i:], '\n'); j >= 0 {
-			end = i + j
+		start := max(at, text.LastIndexByte(i, '\n')+1)
+		end := text.Len()
+		if j := text.IndexByte(i, '\n'); j >= 0 {
+			end = j
 		}
-		out = append(out, rest[start:end])
-		rest = rest[end:]
+		out = append(out, text.Slice(start, end))
+		at = end
 	}
 }
