@@ -430,7 +430,7 @@ func (st *renderState) same(r *read) bool {
 			return true // stores are immutable: the same store answers the same
 		}
 		if !r.list && !st.changes(at, store)[r.ikey] {
-			r.at = weak.Make(store)
+			r.at = store.Weak()
 			return true
 		}
 	}
@@ -448,7 +448,7 @@ func (st *renderState) same(r *read) bool {
 		return false
 	}
 	if store != nil && store.OnDemand == nil {
-		r.at = weak.Make(store)
+		r.at = store.Weak()
 	}
 	return true
 }

@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"weak"
 
 	"github.com/haproxy-haptic/haptic/internal/snapshot"
 )
@@ -166,7 +165,7 @@ type recentRead struct {
 func (r reader) list(resource string) []snapshot.Object {
 	store := r.st.snapshot.Stores[resource]
 	objs := listOf(store)
-	r.record(&read{store: resource, list: true, at: weak.Make(store), got: objs})
+	r.record(&read{store: resource, list: true, at: store.Weak(), got: objs})
 	return objs
 }
 
@@ -186,7 +185,7 @@ func (r reader) fetchKeyed(resource string, keys []string, ikey string) []snapsh
 		r.record(rr)
 		return nil
 	}
-	at := weak.Make(store) // (weak pointers of one store compare equal: no Value per candidate)
+	at := store.Weak() // (weak pointers of one store compare equal: no Value per candidate)
 	if store.OnDemand == nil {
 		for _, rec := range r.recent.reads {
 			if rr := rec.r; rr != nil && rr.store == resource && rr.at == at && rr.ikey == ikey {

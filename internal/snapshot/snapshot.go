@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 	"weak"
 
@@ -123,6 +124,16 @@ type Store struct {
 	// object.
 	base       weak.Pointer[Store]
 	gone, came []Object
+	// self is Weak's, made once: a render records a read of the store as a weak
+	// pointer to it, thousands of times, and weak.Make looks its record up each time.
+	selfOnce sync.Once
+	self     weak.Pointer[Store]
+}
+
+// Weak is a weak pointer to s (weak.Make(s), made once).
+func (s *Store) Weak() weak.Pointer[Store] {
+	s.selfOnce.Do(func() { s.self = weak.Make(s) })
+	return s.self
 }
 
 // IndexKey encodes the keys of a Fetch as the store's index does.
