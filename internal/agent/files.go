@@ -124,7 +124,7 @@ func install(l bundle.Layout, files []bundle.File, prev []fileRef) error {
 		if f.Kind == bundle.KindCert {
 			mode = 0o600
 		}
-		if err := writeText(tmp, f.Content, mode); err != nil {
+		if err := bundle.WriteFile(tmp, f.Content, mode); err != nil {
 			cleanup()
 			_ = os.Remove(tmp)
 			return fmt.Errorf("stage %s: %w", f.Target(), err)
@@ -192,17 +192,4 @@ func readJSON(path string, v any) error {
 		return fmt.Errorf("decode %s: %w", filepath.Base(path), err)
 	}
 	return nil
-}
-
-// writeText is os.WriteFile of a text, piece by piece (a map is megabytes).
-func writeText(path string, t bundle.Text, mode os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	_, err = t.WriteTo(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -213,7 +213,7 @@ func (b *Bundle) WriteTo(l Layout) error {
 		if f.Kind == KindCert {
 			mode = 0o600
 		}
-		if err := writeFile(p, f.Content, mode); err != nil {
+		if err := WriteFile(p, f.Content, mode); err != nil {
 			return fmt.Errorf("write %s: %w", f.Target(), err)
 		}
 		// WriteFile keeps an existing file's mode; a certificate must not stay readable.
@@ -224,8 +224,8 @@ func (b *Bundle) WriteTo(l Layout) error {
 	return nil
 }
 
-// writeFile is os.WriteFile of a text, written piece by piece.
-func writeFile(path string, t Text, mode os.FileMode) error {
+// WriteFile is os.WriteFile of a text, written piece by piece (a map is megabytes).
+func WriteFile(path string, t Text, mode os.FileMode) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
 	if err != nil {
 		return err
