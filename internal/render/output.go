@@ -149,21 +149,21 @@ func (p outPart) len() int {
 	return p.to - p.from
 }
 
-// take is the file's output for normalize: the text held alone when the rest is
-// white space in a file whose normal form drops it (a map the library keeps,
-// written by map_text: that text itself, its pieces not copied).
+// take is the file's output for normalize: what is held alone when the rest is
+// white space in a file whose normal form drops it (a map the library keeps): the
+// text map_text wrote, its pieces not copied, or one held string.
 func (o *output) take(kind bundle.Kind) bundle.Text {
-	if o.held > 0 && o.blank && (kind == bundle.KindMap || kind == bundle.KindCrtList) {
-		if len(o.texts) == 1 && len(o.texts[0].Parts()) == o.held {
+	if o.blank && (kind == bundle.KindMap || kind == bundle.KindCrtList) {
+		switch {
+		case len(o.texts) == 1 && len(o.texts[0].Parts()) == o.held:
 			return o.texts[0]
-		}
-		parts := make([]string, 0, o.held)
-		for _, p := range o.parts {
-			if p.held != "" {
-				parts = append(parts, p.held)
+		case o.held == 1:
+			for _, p := range o.parts {
+				if p.held != "" {
+					return bundle.TextOf(p.held)
+				}
 			}
 		}
-		return bundle.Pieces(parts)
 	}
 	return bundle.TextOf(o.String())
 }

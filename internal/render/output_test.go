@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -140,5 +141,33 @@ func TestOutputHeldParts(t *testing.T) {
 	}
 	if same == 0 {
 		t.Fatal("no two outputs were the same")
+	}
+}
+
+// A map text map_text writes amid white space is the file's output itself, its
+// pieces not copied; written twice, or with other text, the output is what was
+// written.
+func TestTakeGivesTheTextHeld(t *testing.T) {
+	var b strings.Builder
+	for i := range 4000 {
+		fmt.Fprintf(&b, "host-%d.example.com be_%d\n", i, i)
+	}
+	text := bundle.TextOf(b.String()).Edited(0, 0, "a.example.com be_a\n")
+	if len(text.Parts()) < 2 {
+		t.Fatalf("the text is in %d pieces, want several", len(text.Parts()))
+	}
+	o := newOutput(0)
+	o.WriteString("\n  ")
+	o.holdText(text)
+	o.WriteString("\n")
+	if got := o.take(bundle.KindMap); !got.Same(text) {
+		t.Fatal("take copied the text map_text held")
+	}
+	if got := o.take(bundle.KindConfig); got.Same(text) || got.String() != "\n  "+text.String()+"\n" {
+		t.Fatal("take of a haproxy.cfg is not what was written")
+	}
+	o.holdText(text)
+	if got := o.take(bundle.KindMap); got.String() != "\n  "+text.String()+"\n"+text.String() {
+		t.Fatal("take of a text held twice is not what was written")
 	}
 }
