@@ -122,3 +122,37 @@ func fileOf(b *bundle.Bundle, name string) bundle.File {
 	}
 	return bundle.File{}
 }
+
+// BenchmarkServersReadBack is the configuration side of an endpoint's read back: the
+// servers of the backend an operation touched, in a haproxy.cfg of n backends, as
+// the agent reads them (proxiesServers: the backend's section) and as a parse of the
+// whole configuration reads them (configServers, what it did before).
+// go test -run '^$' -bench ServersReadBack ./internal/agent
+func BenchmarkServersReadBack(b *testing.B) {
+	for _, n := range []int{5000, 50000} {
+		var sb strings.Builder
+		sb.WriteString("global\ndefaults\n    mode http\n")
+		for i := range n {
+			fmt.Fprintf(&sb, "\nbackend gw_ns_svc-%d_80\n    balance roundrobin\n", i)
+			for _, net := range []int{1, 2} {
+				fmt.Fprintf(&sb, "    server srv_10_%d_%d 10.%d.%d.%d:8080 check\n", net, i, net, i/250, i%250)
+			}
+		}
+		text := bundle.TextOf(sb.String())
+		touched := []string{fmt.Sprintf("gw_ns_svc-%d_80", n/2)}
+		b.Run(fmt.Sprintf("section/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if s, err := proxiesServers(text, touched); err != nil || len(s[touched[0]]) != 2 {
+					b.Fatalf("%v %v", s, err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("whole/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := configServers(text.String()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

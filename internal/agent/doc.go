@@ -81,8 +81,10 @@
 // address and port (when it is an IP address), maintenance state ("disabled" means
 // maint; ready and drain are not maint) and weight (when the line or an operation
 // sets it; 1 when unwritten, default-server is not followed); server lines are read
-// with the planner's parser (config.Parse, config.ReadServer), and a configuration
-// it cannot read fails the read-back (a reload follows). Each touched map must
+// with the planner's parser (config.Parse, config.ReadServer) from the touched
+// backend's section alone, found by its header line (the whole configuration when
+// the section is not found so: a parse of 50,000 backends took half a second), and a
+// configuration it cannot read fails the read-back (a reload follows). Each touched map must
 // hold the entries of the resulting map file, compared as multisets (runtime
 // additions are appended, so `show map` order differs from file order; map files
 // hold unique keys). Diverging servers and maps are counted in

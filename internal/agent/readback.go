@@ -102,6 +102,76 @@ func configServers(text string) (servers map[string]map[string]cfgServer, templa
 	return out, templated, nil
 }
 
+// proxiesServers is configServers(text) for the proxies named: each one's section is
+// found by its header line and parsed alone, so that an endpoint's server read back
+// does not parse a configuration of thousands of backends; the whole text is parsed
+// when a section is not found so (no header line, or more than one, for the name;
+// preprocessor lines in it).
+func proxiesServers(text bundle.Text, names []string) (map[string]map[string]cfgServer, error) {
+	out := make(map[string]map[string]cfgServer, len(names))
+	for _, name := range names {
+		section, ok := proxySection(text, name)
+		if ok {
+			servers, _, err := configServers(section)
+			if err == nil {
+				out[name] = servers[name]
+				continue
+			}
+		}
+		all, _, err := configServers(text.String())
+		return all, err
+	}
+	return out, nil
+}
+
+// proxySection is the text of the one backend or listen section of text named name:
+// from its header line to the next line that starts a section.
+func proxySection(text bundle.Text, name string) (string, bool) {
+	from, to, found := 0, 0, 0
+	for at := 0; ; {
+		i := text.Index(at, name)
+		if i < 0 {
+			break
+		}
+		start := text.LastIndexByte(i, '\n') + 1
+		end := text.IndexByte(i, '\n')
+		if end < 0 {
+			end = text.Len()
+		}
+		at = end
+		words, err := config.Words(text.Slice(start, end))
+		if err != nil || len(words) < 2 || words[1] != name || !config.IsSectionKeyword(words[0]) {
+			continue
+		}
+		if !config.IsProxyKeyword(words[0]) {
+			continue // (a frontend of the name holds no servers)
+		}
+		if found++; found > 1 {
+			return "", false
+		}
+		from, to = start, text.Len()
+		for line := end + 1; line < text.Len(); {
+			next := text.IndexByte(line, '\n')
+			if next < 0 {
+				next = text.Len()
+			}
+			l := strings.TrimLeft(text.Slice(line, next), " \t")
+			if strings.HasPrefix(l, ".") {
+				return "", false // (a preprocessor line: read with the rest)
+			}
+			if w, _, _ := strings.Cut(l, " "); config.IsSectionKeyword(strings.TrimRight(w, "\r\t")) {
+				to = line
+				break
+			}
+			line = next + 1
+		}
+	}
+	if found != 1 {
+		return "", false
+	}
+	return text.Slice(from, to), true
+}
+
 // union is the set of keys of a and b.
 func union[A, B any](a map[string]A, b map[string]B) map[string]bool {
 	out := make(map[string]bool, len(a)+len(b))
@@ -142,7 +212,7 @@ func (a *Agent) readBack(ctx context.Context, ops []runtime.Op, b *bundle.Bundle
 	var d divergence
 	t := touchedBy(ops)
 	if len(t.servers) > 0 {
-		cfg, _, err := configServers(configOf(b))
+		cfg, err := proxiesServers(configOf(b), sortedKeys(t.servers))
 		if err != nil {
 			return d, fmt.Errorf("read back: %w", err)
 		}
@@ -283,13 +353,13 @@ func (a *Agent) diffMap(ctx context.Context, name, content string) (runtime.MapD
 
 func (a *Agent) mapPath(name string) string { return filepath.Join(a.opts.Layout.MapsDir, name) }
 
-func configOf(b *bundle.Bundle) string {
+func configOf(b *bundle.Bundle) bundle.Text {
 	for _, f := range b.Files {
 		if f.Kind == bundle.KindConfig {
-			return f.Content.String()
+			return f.Content
 		}
 	}
-	return ""
+	return bundle.Text{}
 }
 
 func mapFiles(b *bundle.Bundle) map[string]bundle.Text {

@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -381,4 +383,73 @@ func TestReadBackOfSeveralMaps(t *testing.T) {
 		!strings.Contains(res.Error, "1 extra (/11/ be_elsewhere)") {
 		t.Fatalf("one map of two diverging: %+v", res)
 	}
+}
+
+// proxiesServers, which parses the named proxies' sections alone, reads the servers a
+// parse of the whole configuration reads, over random configurations: names that
+// are prefixes of others, a frontend of a proxy's name, indented headers, headers
+// with arguments, comments naming proxies, preprocessor lines (read with the rest),
+// a name with two proxies (read with the rest), texts in pieces.
+func TestProxiesServersAreTheWholeParse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	direct := 0
+	for iter := range 300 {
+		var b strings.Builder
+		b.WriteString("global\n    maxconn 100\ndefaults\n    mode http\n")
+		names := []string{}
+		for i := range 3 + rng.IntN(30) {
+			name := fmt.Sprintf("be_%d", i)
+			names = append(names, name)
+			if rng.IntN(8) == 0 {
+				fmt.Fprintf(&b, "frontend %s\n    bind :%d\n", name, 8000+i)
+			}
+			if rng.IntN(10) == 0 {
+				fmt.Fprintf(&b, "# backend %s is next\n", name)
+			}
+			kw := []string{"backend", "listen"}[rng.IntN(2)]
+			indent := []string{"", "", "  "}[rng.IntN(3)]
+			args := []string{"", "", " from defaults"}[rng.IntN(3)]
+			fmt.Fprintf(&b, "%s%s %s%s\n    balance roundrobin\n", indent, kw, name, args)
+			for s := range rng.IntN(4) {
+				fmt.Fprintf(&b, "    server srv_%d 10.0.%d.%d:%d weight %d\n", s, i, s, 8080+s, 1+rng.IntN(5))
+			}
+			switch rng.IntN(20) {
+			case 0:
+				b.WriteString(".if defined(X)\n    server extra 10.9.9.9:80\n.endif\n")
+			case 1:
+				fmt.Fprintf(&b, "backend %s\n    server dup 10.8.8.8:80\n", name) // (two proxies of one name)
+			}
+		}
+		text := b.String()
+		want, _, err := configServers(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked := []string{names[rng.IntN(len(names))], names[rng.IntN(len(names))], "be_none"}
+		if _, ok := proxySection(bundle.TextOf(text), asked[0]); ok {
+			direct++
+		}
+		got, err := proxiesServers(inPieces(rng, text), asked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range asked {
+			if !reflect.DeepEqual(got[name], want[name]) {
+				t.Fatalf("iteration %d: %s: servers %v, want %v\n%s", iter, name, got[name], want[name], text)
+			}
+		}
+	}
+	if direct < 200 {
+		t.Fatalf("only %d of 300 proxies were found by their header", direct)
+	}
+}
+
+// inPieces is s as a text cut into pieces at random places.
+func inPieces(rng *rand.Rand, s string) bundle.Text {
+	var parts []string
+	for len(s) > 0 {
+		n := 1 + rng.IntN(len(s))
+		parts, s = append(parts, s[:n]), s[n:]
+	}
+	return bundle.Pieces(parts)
 }

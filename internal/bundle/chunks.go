@@ -3,8 +3,8 @@ package bundle
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"sort"
-	"strings"
 	"unsafe"
 )
 
@@ -39,15 +39,14 @@ type chunkSum struct {
 }
 
 // chunkEnd is where the chunk of s that begins at start ends.
-func chunkEnd(s string, start int) int {
-	limit := min(len(s), start+chunkMax)
+func chunkEnd(s Text, start int) int {
+	limit := min(s.Len(), start+chunkMax)
 	for at := start + chunkMin - 1; at < limit; {
-		i := strings.IndexByte(s[at:limit], '\n')
-		if i < 0 {
+		x := s.IndexByte(at, '\n')
+		if x < 0 || x >= limit {
 			break
 		}
-		x := at + i
-		if endsChunk(s, x) {
+		if endsChunk(s.Slice(x-15, x+1), 15) {
 			return x + 1
 		}
 		at = x + 1
@@ -79,12 +78,23 @@ func chunkOn(s Text, start int, out []chunkSum) []chunkSum {
 	return out
 }
 
-// appendChunkOf appends the chunk of s that begins at start: read from the bytes
-// it can span, one string even where s is in pieces.
+// appendChunkOf appends the chunk of s that begins at start, hashed where it is:
+// piece by piece where s is in pieces.
 func appendChunkOf(out []chunkSum, s Text, start int) []chunkSum {
-	w := s.Slice(start, min(s.Len(), start+chunkMax))
-	end := chunkEnd(w, 0)
-	return append(out, chunkSum{end: start + end, sum: sha256.Sum256(unsafe.Slice(unsafe.StringData(w), end))})
+	end := chunkEnd(s, start)
+	if s.PieceEnd(start) >= end {
+		w := s.Slice(start, end)
+		return append(out, chunkSum{end: end, sum: sha256.Sum256(unsafe.Slice(unsafe.StringData(w), len(w)))})
+	}
+	h := sha256.New()
+	for at := start; at < end; {
+		e := min(end, s.PieceEnd(at))
+		_, _ = io.WriteString(h, s.Slice(at, e))
+		at = e
+	}
+	c := chunkSum{end: end}
+	h.Sum(c.sum[:0])
+	return append(out, c)
 }
 
 // chunkedHash is the hash of a content with these chunks.
