@@ -12,7 +12,7 @@ import (
 // HAProxy reads as plain strings cannot fail `haproxy -c` for a reason the bundle's
 // own checks (config.Check: every map line one well-formed entry) do not already
 // catch: haproxy.cfg means the same (plan.SameConfig: only comments or layout
-// differ), certificates, crt-lists and general files are byte-identical,
+// differ) or differs in server lines that cannot fail (servers.go), certificates, crt-lists and general files are byte-identical,
 // and a string map's keys and values are never parsed. Maps read as regular
 // expressions, integers or addresses are parsed at load time and keep the full check.
 
@@ -43,8 +43,9 @@ func NeedsFullCheck(prev, next *bundle.Bundle, layout bundle.Layout) (bool, stri
 			continue
 		}
 		// Comments in haproxy.cfg (notes about objects) change with routes; HAProxy
-		// does not read them, and plan sees no difference either.
-		if f.Kind == bundle.KindConfig && plan.SameConfig(p.Content, f.Content) {
+		// does not read them, and plan sees no difference either. An endpoint's
+		// server lines are checked on their own (servers.go).
+		if f.Kind == bundle.KindConfig && (serversOnly(p.Content, f.Content) || plan.SameConfig(p.Content, f.Content)) {
 			continue
 		}
 		if f.Kind != bundle.KindMap {
