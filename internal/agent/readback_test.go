@@ -13,6 +13,7 @@ import (
 
 	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/bundle/bundletest"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
@@ -429,7 +430,7 @@ func TestProxiesServersAreTheWholeParse(t *testing.T) {
 		if _, ok := proxySection(bundle.TextOf(text), asked[0]); ok {
 			direct++
 		}
-		got, err := proxiesServers(inPieces(rng, text), asked)
+		got, err := proxiesServers(bundletest.Cut(rng, text), asked)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -442,14 +443,4 @@ func TestProxiesServersAreTheWholeParse(t *testing.T) {
 	if direct < 200 {
 		t.Fatalf("only %d of 300 proxies were found by their header", direct)
 	}
-}
-
-// inPieces is s as a text cut into pieces at random places.
-func inPieces(rng *rand.Rand, s string) bundle.Text {
-	var parts []string
-	for len(s) > 0 {
-		n := 1 + rng.IntN(len(s))
-		parts, s = append(parts, s[:n]), s[n:]
-	}
-	return bundle.Pieces(parts)
 }

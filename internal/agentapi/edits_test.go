@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/bundle/bundletest"
 )
 
 // TestDiffApply: the splices Diff finds turn old into new, for random line
@@ -45,21 +46,11 @@ func TestDiffApply(t *testing.T) {
 			t.Fatalf("iteration %d: no diff", iter)
 		}
 		e := FileEdit{Kind: bundle.KindMap, Name: "m", Splices: splices}
-		got, err := e.Apply(inPieces(r, old))
+		got, err := e.Apply(bundletest.Cut(r, old))
 		if err != nil || got.String() != nw {
 			t.Fatalf("iteration %d: %v\nold %q\nnew %q\ngot %q\nsplices %+v", iter, err, old, nw, got, splices)
 		}
 	}
-}
-
-// inPieces is s as a text in pieces cut at random places (within lines too).
-func inPieces(r *rand.Rand, s string) bundle.Text {
-	var parts []string
-	for len(s) > 0 {
-		n := 1 + r.IntN(len(s))
-		parts, s = append(parts, s[:n]), s[n:]
-	}
-	return bundle.Pieces(parts)
 }
 
 // TestDiffSmall: one line added among 3,000 is one splice holding that line.
@@ -133,7 +124,7 @@ func TestTouchedIsTheResultsLines(t *testing.T) {
 			}
 		}
 		e := FileEdit{Splices: splices}
-		text := inPieces(r, base)
+		text := bundletest.Cut(r, base)
 		applied, err := e.Apply(text)
 		if err != nil {
 			t.Fatalf("iteration %d: %v", iter, err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/bundle/bundletest"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/config"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
@@ -477,17 +478,11 @@ func TestDerivedParsesChain(t *testing.T) {
 // textIn is s as a bundle.Text: whole, or in pieces cut at line ends (as a
 // rendered map is) or anywhere.
 func textIn(r *rand.Rand, s string) bundle.Text {
-	mode := r.IntN(3)
-	if mode == 0 || s == "" {
+	switch r.IntN(3) {
+	case 0:
 		return bundle.TextOf(s)
+	case 1:
+		return bundletest.CutAtLines(r, s)
 	}
-	var parts []string
-	for len(s) > 0 {
-		n := 1 + r.IntN(len(s))
-		if i := strings.IndexByte(s[n-1:], '\n'); mode == 1 && i >= 0 {
-			n += i
-		}
-		parts, s = append(parts, s[:n]), s[n:]
-	}
-	return bundle.Pieces(parts)
+	return bundletest.Cut(r, s)
 }

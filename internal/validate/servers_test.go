@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/bundle/bundletest"
 )
 
 const serversCfg = `global
@@ -58,7 +59,7 @@ func TestServersOnly(t *testing.T) {
 		for _, pieces := range []bool{false, true} {
 			next := bundle.TextOf(tc.next)
 			if pieces {
-				next = inPieces(rand.New(rand.NewPCG(1, uint64(len(name)))), tc.next)
+				next = bundletest.Cut(rand.New(rand.NewPCG(1, uint64(len(name)))), tc.next)
 			}
 			if got := serversOnly(bundle.TextOf(serversCfg), next); got != tc.want {
 				t.Errorf("%s (pieces %v): serversOnly = %v, want %v", name, pieces, got, tc.want)
@@ -140,14 +141,4 @@ func TestServersOnlyAdmitsWhatHAProxyAccepts(t *testing.T) {
 	if admitted < 40 {
 		t.Fatalf("only %d of 600 changes admitted: the shortcut is not exercised", admitted)
 	}
-}
-
-// inPieces is s as a text cut into pieces at random places.
-func inPieces(rng *rand.Rand, s string) bundle.Text {
-	var parts []string
-	for len(s) > 0 {
-		n := 1 + rng.IntN(len(s))
-		parts, s = append(parts, s[:n]), s[n:]
-	}
-	return bundle.Pieces(parts)
 }
