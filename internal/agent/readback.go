@@ -149,21 +149,15 @@ func proxySection(text bundle.Text, name string) (string, bool) {
 		if found++; found > 1 {
 			return "", false
 		}
-		from, to = start, text.Len()
-		for line := end + 1; line < text.Len(); {
-			next := text.IndexByte(line, '\n')
-			if next < 0 {
-				next = text.Len()
+		from, to = start, config.SectionEnd(text, min(end+1, text.Len()))
+		if to < text.Len() {
+			lineEnd := text.IndexByte(to, '\n')
+			if lineEnd < 0 {
+				lineEnd = text.Len()
 			}
-			l := strings.TrimLeft(text.Slice(line, next), " \t")
-			if strings.HasPrefix(l, ".") {
+			if config.IsPreprocessor(strings.TrimLeft(text.Slice(to, lineEnd), " \t")) {
 				return "", false // (a preprocessor line: read with the rest)
 			}
-			if w, _, _ := strings.Cut(l, " "); config.IsSectionKeyword(strings.TrimRight(w, "\r\t")) {
-				to = line
-				break
-			}
-			line = next + 1
 		}
 	}
 	if found != 1 {

@@ -24,11 +24,11 @@ func serversOnly(prev, next bundle.Text) bool {
 	if pre >= prev.Len()-suf && pre >= next.Len()-suf {
 		return false // (equal: not a change of servers)
 	}
-	from, ok := sectionBefore(prev, pre)
+	from, ok := config.SectionStart(prev, pre)
 	if !ok {
 		return false
 	}
-	end := sectionAfter(prev, prev.Len()-suf)
+	end := config.SectionEnd(prev, prev.Len()-suf)
 	was, errWas := config.Parse(prev.Slice(from, end))
 	is, errIs := config.Parse(next.Slice(from, end+next.Len()-prev.Len()))
 	if errWas != nil || errIs != nil || len(was.Sections) != 1 || len(is.Sections) != 1 {
@@ -74,45 +74,4 @@ func notServers(ds []config.Directive) []config.Directive {
 
 func sameDirective(a, b config.Directive) bool {
 	return a.Keyword == b.Keyword && slices.Equal(a.Args, b.Args)
-}
-
-// sectionBefore is where the section that holds the line before at (a line start)
-// begins: the line that starts it, found going back from at.
-func sectionBefore(text bundle.Text, at int) (int, bool) {
-	for end := at; end > 0; {
-		start := text.LastIndexByte(end-1, '\n') + 1
-		if startsSection(text.Slice(start, end)) {
-			return start, true
-		}
-		end = start
-	}
-	return 0, false
-}
-
-// sectionAfter is where the first line at or after at (a line start) that starts a
-// section begins, or the text's end.
-func sectionAfter(text bundle.Text, at int) int {
-	for at < text.Len() {
-		end := text.IndexByte(at, '\n')
-		if end < 0 {
-			end = text.Len() - 1
-		}
-		if startsSection(text.Slice(at, end+1)) {
-			return at
-		}
-		at = end + 1
-	}
-	return text.Len()
-}
-
-// startsSection reports whether line's first word is a section keyword, or it is a
-// preprocessor line (which a section read alone would leave out of its context).
-func startsSection(line string) bool {
-	l := strings.TrimLeft(line, " \t")
-	if strings.HasPrefix(l, ".") {
-		return true
-	}
-	word, _, _ := strings.Cut(strings.TrimRight(l, "\r\n"), " ")
-	word, _, _ = strings.Cut(word, "\t")
-	return config.IsSectionKeyword(word)
 }
