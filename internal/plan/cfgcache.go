@@ -28,8 +28,8 @@ type configParse struct {
 	text   bundle.Text
 	cfg    *config.Config
 	err    error
-	from   *bundle.Text // the running configuration this one was planned from
-	layout *layout      // (layoutOf)
+	from   bundle.Text // the running configuration this one was planned from
+	layout *layout     // (layoutOf)
 	// base is the parse cfg was derived from (config.Reparsed) and splices what
 	// changed: its layout is derived from base's.
 	base    *config.Config
@@ -254,8 +254,8 @@ func (c *configParses) ran(text bundle.Text) (*config.Config, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range c.list {
-		if p.text.Equal(text) && p.from != nil && !p.from.Equal(text) {
-			c.forget(*p.from)
+		if p.text.Equal(text) && p.from.Len() > 0 && !p.from.Equal(text) {
+			c.forget(p.from)
 			break
 		}
 	}
@@ -278,7 +278,7 @@ func (c *configParses) planned(running, desired, placed bundle.Text) {
 	}
 	for i := range c.list {
 		if c.list[i].text.Equal(placed) {
-			c.list[i].from = &running
+			c.list[i].from = running
 		}
 	}
 }

@@ -124,15 +124,14 @@ type mergedHeaders struct {
 	routes   bundle.Text // the routes' lines' text
 	backends []string
 	text     bundle.Text
-	made     bool
 }
 
 // of returns the text of the routes' lines (whose text is routes) merged with the
 // backends' (sorted), as lines gives them: the last one when both are what they
 // were.
 func (h *mergedHeaders) of(routes bundle.Text, backends []string, lines func() []string) bundle.Text {
-	if !h.made || !h.routes.Same(routes) || !slices.Equal(h.backends, backends) {
-		h.routes, h.backends, h.text, h.made = routes, backends, bundle.TextOf(linesText(lines(), textFrom(0))), true
+	if h.text.Len() == 0 || !h.routes.Same(routes) || !slices.Equal(h.backends, backends) {
+		h.routes, h.backends, h.text = routes, backends, bundle.TextOf(linesText(lines(), textFrom(0)))
 	}
 	return h.text
 }
