@@ -183,6 +183,8 @@ type routeOrderEntry struct {
 	item []string
 }
 
+func (a routeOrderEntry) compare(b routeOrderEntry) int { return strings.Compare(a.key, b.key) }
+
 func routeEntry(o snapshot.Object, kind string) (routeOrderEntry, bool) {
 	if kind == "HTTPRoute" { // (its native form has them at hand)
 		r := formOf(o, formHTTPRoute, httpRouteForm)
@@ -242,7 +244,7 @@ func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds [
 	if r.out == nil || len(removed)+len(added) > len(r.entries)/8 { // many: sort once
 		r.entries = slices.DeleteFunc(r.entries, func(en routeOrderEntry) bool { return removed[en.key] })
 		r.entries = append(r.entries, added...)
-		sort.Slice(r.entries, func(i, j int) bool { return r.entries[i].key < r.entries[j].key })
+		slices.SortFunc(r.entries, routeOrderEntry.compare)
 		r.out, r.covered = make([][]string, len(r.entries)), 0
 		for i, en := range r.entries {
 			r.out[i] = en.item
@@ -259,7 +261,7 @@ func (r *routeOrder) update(kinds string, stores []*snapshot.Store, storeKinds [
 	// Routes only added after every other (new routes are the newest): appended
 	// after the order's items, which stay as they were, where no order given covers
 	// the array or it holds those routes already (the newest gone and back).
-	sort.Slice(added, func(i, j int) bool { return added[i].key < added[j].key })
+	slices.SortFunc(added, routeOrderEntry.compare)
 	if len(removed) == 0 && (len(r.entries) == 0 || added[0].key > r.entries[len(r.entries)-1].key) && r.appendable(added) {
 		for _, en := range added {
 			if len(r.out) < r.covered {
@@ -341,6 +343,8 @@ func storeDiff(old, now *snapshot.Store) (gone, came []snapshot.Object) {
 		return nil, nil
 	case now == nil:
 		return listOf(old), nil
+	case old == nil: // (the store's own list: read only)
+		return nil, listOf(now)
 	}
 	return now.Diff(old)
 }

@@ -176,25 +176,31 @@ func (r reader) fetch(resource string, keys []string) []snapshot.Object {
 // fetchKeyed is fetch with keys' index key ikey, made by the caller when it reads
 // several stores by the same keys ("": not made yet).
 func (r reader) fetchKeyed(resource string, keys []string, ikey string) []snapshot.Object {
+	// the index's key, recorded with the read: compared with the recent reads' before
+	// it is made a string (a repeated query makes none)
+	var buf [64]byte
+	k := append(buf[:0], ikey...)
 	if ikey == "" {
-		ikey = snapshot.IndexKey(keys) // (the index's key, and recorded with the read)
+		k = snapshot.AppendIndexKey(k, keys)
 	}
 	store := r.st.snapshot.Stores[resource]
 	if store == nil {
-		rr := &read{store: resource, ikey: ikey}
-		r.record(rr)
+		r.record(&read{store: resource, ikey: string(k)})
 		return nil
 	}
 	at := store.Weak() // (weak pointers of one store compare equal: no Value per candidate)
 	if store.OnDemand == nil {
 		for _, rec := range r.recent.reads {
-			if rr := rec.r; rr != nil && rr.store == resource && rr.at == at && rr.ikey == ikey {
+			if rr := rec.r; rr != nil && rr.store == resource && rr.at == at && rr.ikey == string(k) {
 				if r.deps != nil {
 					r.deps.addRead(rr)
 				}
 				return rec.got
 			}
 		}
+	}
+	if ikey == "" {
+		ikey = string(k)
 	}
 	objs, err := store.FetchIndexed(keys, ikey)
 	if err != nil {

@@ -157,18 +157,19 @@ func KeysOf(ikey string) []string {
 // indexKey encodes index values injectively (length-prefixed), so that no single
 // value, whatever bytes it holds, can stand for several values.
 func indexKey(keys []string) string {
-	var b strings.Builder
-	n := 0
+	var buf [64]byte // (every read of a render builds one: one allocation, the string)
+	return string(AppendIndexKey(buf[:0], keys))
+}
+
+// AppendIndexKey appends IndexKey(keys) to dst: a caller that may find the key among
+// those it holds compares it without making a string.
+func AppendIndexKey(dst []byte, keys []string) []byte {
 	for _, k := range keys {
-		n += len(k) + 4
+		dst = strconv.AppendInt(dst, int64(len(k)), 10)
+		dst = append(dst, ':')
+		dst = append(dst, k...)
 	}
-	b.Grow(n) // (every read of a render builds one)
-	for _, k := range keys {
-		b.WriteString(strconv.Itoa(len(k)))
-		b.WriteByte(':')
-		b.WriteString(k)
-	}
-	return b.String()
+	return dst
 }
 
 // NewStore sorts objects and builds the index. Objects must not be modified

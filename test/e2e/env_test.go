@@ -286,20 +286,26 @@ func ready(p *corev1.Pod) bool {
 	return false
 }
 
-// get sends one request through HAProxy at ip.
+// get sends one request through HAProxy at ip, to the Ingress frontend (8080).
 func (e *env) get(ip, host, path string) (int, string, error) {
-	req, err := http.NewRequestWithContext(e.ctx, http.MethodGet, "http://"+net.JoinHostPort(ip, "8080")+path, nil)
+	code, _, body, err := e.request(ip, "8080", host, path)
+	return code, body, err
+}
+
+// request sends one GET to ip:port with Host host, and reads the answer.
+func (e *env) request(ip, port, host, path string) (int, http.Header, string, error) {
+	req, err := http.NewRequestWithContext(e.ctx, http.MethodGet, "http://"+net.JoinHostPort(ip, port)+path, nil)
 	if err != nil {
-		return 0, "", err
+		return 0, nil, "", err
 	}
 	req.Host = host
 	resp, err := e.http.Do(req)
 	if err != nil {
-		return 0, "", err
+		return 0, nil, "", err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), err
+	return resp.StatusCode, resp.Header, string(body), err
 }
 
 // eventually polls cond every 100ms until it holds or the time is up.

@@ -277,15 +277,6 @@ func (e *env) createService(name string) {
 
 // getGateway sends one request to a Gateway's address on port 80.
 func (e *env) getGateway(ip, host, path string) (int, http.Header, error) {
-	req, err := http.NewRequestWithContext(e.ctx, http.MethodGet, "http://"+net.JoinHostPort(ip, "80")+path, nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Host = host
-	resp, err := e.http.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	return resp.StatusCode, resp.Header, nil
+	code, header, _, err := e.request(ip, "80", host, path)
+	return code, header, err
 }

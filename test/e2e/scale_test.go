@@ -10,10 +10,12 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/haproxy-haptic/haptic/localcluster/clustertest"
@@ -101,8 +103,9 @@ func TestScale(t *testing.T) {
 
 	g.settle(addr)
 	before := g.reloadCounts(addr)
-	changes := routeChanges(t, g, addr, "change", false)
-	ownService := routeChanges(t, g, addr, "own", true)
+	changes, _ := routeChanges(t, g, addr, "change", false)
+	ownService, ownAfterSlice := routeChanges(t, g, addr, "own", true)
+	endpoints := endpointChanges(t, g, addr, "scale-0.example.com")
 	after := g.reloadCounts(addr)
 	heap, rss := memoryNow(t)
 	process := g.coldStart("pod=haproxy-gw-")
@@ -112,21 +115,29 @@ func TestScale(t *testing.T) {
 		{"single change → first 200, max of 10", ms64(maxDuration(changes)), ms64(size.changeMax), "ms"},
 		{"route with its own Service → first 200, median of 10", ms64(median(ownService)), ms64(size.changeP50), "ms"},
 		{"route with its own Service → first 200, max of 10", ms64(maxDuration(ownService)), ms64(size.changeMax), "ms"},
+		{"  of which after its EndpointSlice listed the endpoints, median", ms64(median(ownAfterSlice)), ms64(size.changeP50), "ms"},
+		{"  of which after its EndpointSlice listed the endpoints, max", ms64(maxDuration(ownAfterSlice)), ms64(size.changeMax), "ms"},
+		{"new echo pod ready in its EndpointSlice → its first answer, median of 5", ms64(median(endpoints)), ms64(size.changeP50), "ms"},
+		{"new echo pod ready in its EndpointSlice → its first answer, max of 5", ms64(maxDuration(endpoints)), ms64(size.changeMax), "ms"},
 		{"controller heap in use after GC", heap, size.controllerMiB, "MiB"},
 		{"test process RSS (the controller and the test's clients)", rss, size.controllerMiB + 64, "MiB"},
 		{"cold start: bin/haptic run → routes deployed", process.took.Seconds(), size.coldStart.Seconds(), "s"},
-		{"haproxy_reloads_total delta over the 20 changes", after.controller - before.controller, 0, ""},
-		{"agent reloads over the 20 changes", float64(after.agent - before.agent), 0, ""},
+		{"haproxy_reloads_total delta over the 30 changes", after.controller - before.controller, 0, ""},
+		{"agent reloads over the 30 changes", float64(after.agent - before.agent), 0, ""},
 	}, process.rows(size.processMiB)...))
 }
 
 // routeChanges adds ten routes one at a time, each timed from its create to its first
 // 200 and taken out again (404). withService gives each a Service of its own, made
 // with it (a backend the pods do not run yet: it goes into a pool slot, its maps
-// translated, no reload).
-func routeChanges(t *testing.T, g *gwEnv, addr, prefix string, withService bool) []time.Duration {
+// translated, no reload); afterSlice is then the part of each time after the
+// cluster's EndpointSlice controller listed the Service's ready endpoints (a watch).
+func routeChanges(t *testing.T, g *gwEnv, addr, prefix string, withService bool) (took, afterSlice []time.Duration) {
 	t.Helper()
-	var took []time.Duration
+	var ready *readyTimes
+	if withService {
+		ready = g.watchReady(discoveryv1.LabelServiceName)
+	}
 	for i := range 10 {
 		name, host, svc := fmt.Sprintf("%s-%d", prefix, i), fmt.Sprintf("%s-%d.example.com", prefix, i), "echo"
 		created := time.Now()
@@ -146,7 +157,11 @@ func routeChanges(t *testing.T, g *gwEnv, addr, prefix string, withService bool)
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		took = append(took, time.Since(created))
+		answered := time.Now()
+		took = append(took, answered.Sub(created))
+		if withService {
+			afterSlice = append(afterSlice, max(0, answered.Sub(ready.when(g.env, "service "+svc))))
+		}
 		if err := g.gw.GatewayV1().HTTPRoutes(g.ns).Delete(g.ctx, name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +175,117 @@ func routeChanges(t *testing.T, g *gwEnv, addr, prefix string, withService bool)
 			return code == 404, fmt.Sprint(code, err)
 		})
 	}
+	return took, afterSlice
+}
+
+// endpointChanges scales the echo Deployment (every scale route's Service) from two
+// pods to three and back, five times, each timed from the moment the Service's
+// EndpointSlice shows the new pod ready (a watch beside the controller's) to the
+// pod's first answer through the Gateway for host: an endpoint's way through the
+// render, the plan and the agent to HAProxy's runtime servers, at the test's size.
+func endpointChanges(t *testing.T, g *gwEnv, addr, host string) []time.Duration {
+	t.Helper()
+	ready := g.watchReady(discoveryv1.LabelServiceName + "=echo")
+	var took []time.Duration
+	for range 5 {
+		before := g.echoPodNames(true) // (a terminating pod may still answer)
+		g.kubectl("scale", "deployment/echo", "--replicas=3")
+		pod, answered := "", time.Time{}
+		start := time.Now()
+		for n := 0; pod == "" && n < 60000; n++ { // bounded: 60,000 requests and 90 s
+			if time.Since(start) > 90*time.Second {
+				t.Fatalf("%s: no answer from a third echo pod after 90s", host)
+			}
+			if code, _, body, _ := g.request(addr, "80", host, "/"); code == 200 && !before[echoPod(body)] {
+				pod, answered = echoPod(body), time.Now()
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if pod == "" {
+			t.Fatalf("%s: no answer from a third echo pod in 60,000 requests", host)
+		}
+		at := ready.when(g.env, "pod "+pod)
+		took = append(took, max(0, answered.Sub(at))) // (the two watches hear the API server at about the same time)
+		g.kubectl("scale", "deployment/echo", "--replicas=2")
+		g.eventually("two echo pods again", 90*time.Second, func() (bool, string) {
+			n := len(g.echoPodNames(false))
+			return n == 2, fmt.Sprint(n, " echo pods")
+		})
+	}
 	return took
+}
+
+// readyTimes are when a watch of EndpointSlices first saw an endpoint ready: by
+// "pod <name>" (its targetRef) and by "service <name>" (the slice's Service).
+type readyTimes struct {
+	mu    sync.Mutex
+	first map[string]time.Time
+}
+
+// watchReady watches the test's EndpointSlices matching selector until the test ends.
+func (e *env) watchReady(selector string) *readyTimes {
+	e.t.Helper()
+	w, err := e.c.Client.DiscoveryV1().EndpointSlices(e.ns).Watch(e.ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(w.Stop)
+	r := &readyTimes{first: map[string]time.Time{}}
+	go func() {
+		for ev := range w.ResultChan() {
+			now := time.Now()
+			if slice, ok := ev.Object.(*discoveryv1.EndpointSlice); ok {
+				r.saw(slice, now)
+			}
+		}
+	}()
+	return r
+}
+
+func (r *readyTimes) saw(slice *discoveryv1.EndpointSlice, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	note := func(key string) {
+		if _, seen := r.first[key]; !seen {
+			r.first[key] = now
+		}
+	}
+	for _, ep := range slice.Endpoints {
+		if ep.Conditions.Ready != nil && *ep.Conditions.Ready {
+			note("service " + slice.Labels[discoveryv1.LabelServiceName])
+			if ep.TargetRef != nil {
+				note("pod " + ep.TargetRef.Name)
+			}
+		}
+	}
+}
+
+// when is when the watch first saw key ready, waiting up to 10 s for it to hear.
+func (r *readyTimes) when(e *env, key string) time.Time {
+	var at time.Time
+	e.eventually("the EndpointSlice watch saw "+key+" ready", 10*time.Second, func() (bool, string) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		at = r.first[key]
+		return !at.IsZero(), ""
+	})
+	return at
+}
+
+// echoPodNames are the echo pods that exist, with those being deleted or without.
+func (e *env) echoPodNames(terminating bool) map[string]bool {
+	e.t.Helper()
+	pods, err := e.c.Client.CoreV1().Pods(e.ns).List(e.ctx, metav1.ListOptions{LabelSelector: "app=echo"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for i := range pods.Items {
+		if terminating || pods.Items[i].DeletionTimestamp == nil {
+			names[pods.Items[i].Name] = true
+		}
+	}
+	return names
 }
 
 func ms64(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
