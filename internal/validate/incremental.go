@@ -45,7 +45,7 @@ func NeedsFullCheck(prev, next *bundle.Bundle, layout bundle.Layout) (bool, stri
 		// Comments in haproxy.cfg (notes about objects) change with routes; HAProxy
 		// does not read them, and plan sees no difference either. An endpoint's
 		// server lines are checked on their own (servers.go).
-		if f.Kind == bundle.KindConfig && (serversOnly(p.Content, f.Content) || plan.SameConfig(p.Content, f.Content)) {
+		if f.Kind == bundle.KindConfig && (backendsOnly(p.Content, f.Content) || plan.SameConfig(p.Content, f.Content)) {
 			continue
 		}
 		if f.Kind != bundle.KindMap {

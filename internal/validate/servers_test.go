@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,40 +30,54 @@ backend be_b
     server srv_1 10.0.1.1:80 check weight 10
 backend be_empty
     balance roundrobin
+    http-request set-var(txn.b) nbsrv(be_b)
 `
 
-func TestServersOnly(t *testing.T) {
+func TestBackendsOnly(t *testing.T) {
 	edit := func(old, new string) string { return strings.Replace(serversCfg, old, new, 1) }
 	for name, tc := range map[string]struct {
 		next string
 		want bool
 	}{
-		"endpoint moved":                 {edit("srv_2 10.0.0.2:8080", "srv_3 10.0.0.3:8080"), true},
-		"endpoint added":                 {edit("    server srv_2 10.0.0.2:8080 check\n", "    server srv_2 10.0.0.2:8080 check\n    server srv_9 [fd00::9]:8080 check\n"), true},
-		"endpoint gone":                  {edit("    server srv_2 10.0.0.2:8080 check\n", ""), true},
-		"options of another backend":     {edit("srv_2 10.0.0.2:8080 check", "srv_2 10.0.0.2:8080 check weight 10"), false},
-		"an option never accepted":       {edit("srv_2 10.0.0.2:8080 check", "srv_2 10.0.0.2:8080 check weight 900"), false},
-		"a host name":                    {edit("10.0.0.2:8080", "svc.example.com:8080"), false},
-		"port 0":                         {edit("10.0.0.2:8080", "10.0.0.2:0"), false},
-		"a name twice":                   {edit("srv_2 10.0.0.2", "srv_1 10.0.0.2"), false},
-		"another directive":              {edit("    balance roundrobin\n    server srv_1", "    balance leastconn\n    server srv_1"), false},
-		"two backends":                   {edit("srv_2 10.0.0.2:8080", "srv_3 10.0.0.3:8080") + "", true},
-		"servers of two backends":        {strings.Replace(edit("srv_2 10.0.0.2:8080", "srv_3 10.0.0.3:8080"), "10.0.1.1:80", "10.0.1.2:80", 1), false},
-		"a first server":                 {edit("backend be_empty\n    balance roundrobin\n", "backend be_empty\n    balance roundrobin\n    server srv_1 10.0.2.1:80 check\n"), false},
-		"a backend added":                {serversCfg + "backend be_c\n    server srv_1 10.0.3.1:80 check\n", false},
-		"a comment":                      {edit("    server srv_2", "    # note\n    server srv_2"), true},
-		"unchanged":                      {serversCfg, false},
-		"a server in the frontend":       {edit("    default_backend be_a\n", "    default_backend be_a\n    server srv_1 10.0.0.1:80\n"), false},
-		"a preprocessor line near":       {edit("    server srv_2 10.0.0.2:8080 check\n", "    server srv_2 10.0.0.2:8080 check\n.if defined(X)\n"), false},
-		"servers in pieces, moved again": {edit("srv_1 10.0.0.1:8080", "srv_7 10.0.0.7:8080"), true},
+		"endpoint moved":                         {edit("srv_2 10.0.0.2:8080", "srv_3 10.0.0.3:8080"), true},
+		"endpoint added":                         {edit("    server srv_2 10.0.0.2:8080 check\n", "    server srv_2 10.0.0.2:8080 check\n    server srv_9 [fd00::9]:8080 check\n"), true},
+		"endpoint gone":                          {edit("    server srv_2 10.0.0.2:8080 check\n", ""), true},
+		"options of another backend":             {edit("srv_2 10.0.0.2:8080 check", "srv_2 10.0.0.2:8080 check weight 10"), false},
+		"an option never accepted":               {edit("srv_2 10.0.0.2:8080 check", "srv_2 10.0.0.2:8080 check weight 900"), false},
+		"a host name":                            {edit("10.0.0.2:8080", "svc.example.com:8080"), false},
+		"port 0":                                 {edit("10.0.0.2:8080", "10.0.0.2:0"), false},
+		"a name twice":                           {edit("srv_2 10.0.0.2", "srv_1 10.0.0.2"), false},
+		"another directive":                      {edit("    balance roundrobin\n    server srv_1", "    balance leastconn\n    server srv_1"), false},
+		"two backends":                           {edit("srv_2 10.0.0.2:8080", "srv_3 10.0.0.3:8080") + "", true},
+		"servers of two backends":                {strings.Replace(edit("srv_2 10.0.0.2:8080", "srv_3 10.0.0.3:8080"), "10.0.1.1:80", "10.0.1.2:80", 1), true},
+		"a first server":                         {edit("backend be_empty\n    balance roundrobin\n", "backend be_empty\n    balance roundrobin\n    server srv_1 10.0.2.1:80 check\n"), false},
+		"a backend added":                        {serversCfg + "backend be_c\n    server srv_1 10.0.3.1:80 check\n", false},
+		"a backend added like the one before it": {edit("backend be_empty", "backend be_c\n    server srv_1 10.0.3.1:80 check weight 10\nbackend be_empty"), true},
+		"a backend added like the one before it, too":    {edit("backend be_b", "backend be_c\n    balance roundrobin\nbackend be_b"), true},
+		"a backend added unlike its neighbours":          {edit("backend be_b", "backend be_c\n    balance leastconn\nbackend be_b"), false},
+		"a backend added like its neighbour, no servers": {edit("backend be_empty", "backend be_c\nbackend be_empty"), true},
+		"a backend added, named elsewhere":               {edit("backend be_empty", "backend fe\nbackend be_empty"), false},
+		"a backend added twice":                          {edit("backend be_empty", "backend be_c\nbackend be_c\nbackend be_empty"), false},
+		"a backend added, a name HAProxy refuses":        {edit("backend be_empty", "backend be/c\nbackend be_empty"), false},
+		"a backend added with a custom id":               {edit("backend be_b\n", "backend be_b\n    id 7\n"), false},
+		"a server with a custom id":                      {edit("srv_2 10.0.0.2:8080 check", "srv_2 10.0.0.2:8080 check id 3"), false},
+		"a server name HAProxy refuses":                  {edit("srv_2 10.0.0.2:8080", "srv/2 10.0.0.2:8080"), false},
+		"a backend removed":                              {serversCfg[:strings.Index(serversCfg, "backend be_empty")], true},
+		"a backend removed, named still":                 {edit("backend be_b\n    server srv_1 10.0.1.1:80 check weight 10\n", ""), false},
+		"a frontend changed":                             {edit("bind 127.0.0.1:18080", "bind 127.0.0.1:18081"), false},
+		"a comment":                                      {edit("    server srv_2", "    # note\n    server srv_2"), true},
+		"unchanged":                                      {serversCfg, false},
+		"a server in the frontend":                       {edit("    default_backend be_a\n", "    default_backend be_a\n    server srv_1 10.0.0.1:80\n"), false},
+		"a preprocessor line near":                       {edit("    server srv_2 10.0.0.2:8080 check\n", "    server srv_2 10.0.0.2:8080 check\n.if defined(X)\n"), false},
+		"servers in pieces, moved again":                 {edit("srv_1 10.0.0.1:8080", "srv_7 10.0.0.7:8080"), true},
 	} {
 		for _, pieces := range []bool{false, true} {
 			next := bundle.TextOf(tc.next)
 			if pieces {
 				next = bundletest.Cut(rand.New(rand.NewPCG(1, uint64(len(name)))), tc.next)
 			}
-			if got := serversOnly(bundle.TextOf(serversCfg), next); got != tc.want {
-				t.Errorf("%s (pieces %v): serversOnly = %v, want %v", name, pieces, got, tc.want)
+			if got := backendsOnly(bundle.TextOf(serversCfg), next); got != tc.want {
+				t.Errorf("%s (pieces %v): backendsOnly = %v, want %v", name, pieces, got, tc.want)
 			}
 		}
 	}
@@ -83,62 +98,93 @@ func TestNeedsFullCheckOfServers(t *testing.T) {
 	}
 }
 
-// Every change of server lines serversOnly admits passes `haproxy -c` (real
-// HAProxy) when the configuration before it did: random chains of endpoints moved,
-// added and taken out, with names, addresses, ports and options drawn from sets
-// that hold what HAProxy refuses.
-func TestServersOnlyAdmitsWhatHAProxyAccepts(t *testing.T) {
+// Every change backendsOnly admits passes `haproxy -c` (real HAProxy) when the
+// configuration before it did: random chains of endpoints moved, added and taken out,
+// and backends added and removed, with names, addresses, ports, options and lines
+// drawn from sets that hold what HAProxy refuses.
+func TestBackendsOnlyAdmitsWhatHAProxyAccepts(t *testing.T) {
 	checker := &Checker{NoCache: true}
 	if _, err := checker.LookPath(); err != nil {
 		t.Fatalf("haproxy is needed (make haproxy): %v", err)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
+	pick := func(from []string) string { return from[rng.IntN(len(from))] }
 	addrs := []string{"10.0.0.%d:8080", "[fd00::%d]:80", "10.0.0.%d:65535", "10.0.0.%d:0", "10.0.0.%d:99999", "host%d.invalid:80", "10.0.0.%d"}
-	opts := []string{"check", "check", "check weight 10", "check weight 900", "check inter 2s", "bogus"}
-	names := []string{"srv_%d", "srv_%d", "srv_1", "srv-%d"}
+	opts := []string{"check", "check", "check weight 10", "check weight 900", "check inter 2s", "bogus", "check id 5"}
+	names := []string{"srv_%d", "srv_%d", "srv_1", "srv-%d", "srv/%d"}
 	line := func() string {
 		n := rng.IntN(20)
-		return fmt.Sprintf("    server "+names[rng.IntN(len(names))]+" "+addrs[rng.IntN(len(addrs))]+" %s\n", n, n, opts[rng.IntN(len(opts))])
+		return fmt.Sprintf("    server "+pick(names)+" "+pick(addrs)+" %s\n", n, n, pick(opts))
 	}
-	admitted := 0
+	backendNames := []string{"be_n%d", "be_n%d", "be_n%d", "be_a", "fe", "be/n%d", "be_n1"}
+	bodies := []string{"", "", "", "", "    balance roundrobin\n", "    balance leastconn\n", "    id 9\n", "    bogus_line\n"}
+	type backend struct{ head, body string }
+	admitted, kinds := 0, map[string]int{}
 	for chain := range 30 {
-		servers := []string{"    server srv_100 10.0.0.100:8080 check\n"}
-		cfgOf := func(servers []string) string {
-			return strings.Replace(serversCfg, "    server srv_1 10.0.0.1:8080 check\n    server srv_2 10.0.0.2:8080 check\n", strings.Join(servers, ""), 1)
+		// be_a (the frontend's default) and its servers, then backends added and taken out
+		backends := []backend{{"backend be_a\n", "    balance roundrobin\n    server srv_100 10.0.0.100:8080 check\n"},
+			{"backend be_b\n", "    server srv_1 10.0.1.1:80 check weight 10\n"}}
+		cfgOf := func(bs []backend) string {
+			var b strings.Builder
+			b.WriteString(serversCfg[:strings.Index(serversCfg, "\nbackend be_a")+1])
+			for _, be := range bs {
+				b.WriteString(be.head + be.body)
+			}
+			return b.String()
 		}
-		prev := cfgOf(servers)
+		prev := cfgOf(backends)
 		if err := checker.Check(context.Background(), bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(prev)}})); err != nil {
 			t.Fatalf("chain %d: the first configuration: %v", chain, err)
 		}
 		for range 20 {
-			next := append([]string(nil), servers...)
-			i := rng.IntN(len(next) + 1)
-			switch rng.IntN(3) {
-			case 0:
-				next = append(next[:i], append([]string{line()}, next[i:]...)...)
-			case 1:
-				if i < len(next) && len(next) > 1 {
-					next = append(next[:i], next[i+1:]...)
+			next := slices.Clone(backends)
+			kind := "servers"
+			switch b := rng.IntN(len(next)); rng.IntN(6) {
+			case 0, 1:
+				kind = "backend added"
+				body := pick(bodies)
+				for range rng.IntN(3) {
+					body += line()
 				}
+				next = slices.Insert(next, rng.IntN(len(next)+1), backend{fmt.Sprintf("backend "+pick(backendNames)+"\n", chain*100+rng.IntN(50)), body})
+			case 2:
+				kind = "backend removed"
+				next = slices.Delete(next, b, b+1)
 			default:
-				if i < len(next) {
-					next[i] = line()
+				servers := strings.SplitAfter(next[b].body, "\n")
+				servers = servers[:len(servers)-1]
+				i := rng.IntN(len(servers) + 1)
+				switch rng.IntN(3) {
+				case 0:
+					servers = slices.Insert(servers, i, line())
+				case 1:
+					if i < len(servers) {
+						servers = slices.Delete(servers, i, i+1)
+					}
+				default:
+					if i < len(servers) {
+						servers[i] = line()
+					}
 				}
+				next[b].body = strings.Join(servers, "")
 			}
 			text := cfgOf(next)
-			if !serversOnly(bundle.TextOf(prev), bundle.TextOf(text)) {
+			if !backendsOnly(bundle.TextOf(prev), bundle.TextOf(text)) {
 				continue // (the full check's: not this test's)
 			}
 			admitted++
+			kinds[kind]++
 			err := checker.Check(context.Background(), bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(text)}}))
 			if err != nil {
 				t.Fatalf("chain %d: admitted without haproxy -c, which refuses it: %v\n%s", chain, err, text)
 			}
-			prev, servers = text, next
+			prev, backends = text, next
 		}
 	}
-	t.Logf("%d of 600 changes admitted without the full check, each of them passing it", admitted)
-	if admitted < 40 {
-		t.Fatalf("only %d of 600 changes admitted: the shortcut is not exercised", admitted)
+	t.Logf("%d of 600 changes admitted without the full check, each of them passing it: %v", admitted, kinds)
+	for _, kind := range []string{"servers", "backend added", "backend removed"} {
+		if kinds[kind] < 10 {
+			t.Fatalf("only %d changes of %s admitted (%v): the shortcut is not exercised", kinds[kind], kind, kinds)
+		}
 	}
 }
