@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -106,6 +107,8 @@ func TestScale(t *testing.T) {
 	changes, _ := routeChanges(t, g, addr, "change", false)
 	ownService, ownAfterSlice := routeChanges(t, g, addr, "own", true)
 	endpoints := endpointChanges(t, g, addr, "scale-0.example.com")
+	t.Logf("to first 200, ms: route %v; with its own Service %v (after its EndpointSlice %v); endpoint %v",
+		msList(changes), msList(ownService), msList(ownAfterSlice), msList(endpoints))
 	after := g.reloadCounts(addr)
 	heap, rss := memoryNow(t)
 	process := g.coldStart("pod=haproxy-gw-")
@@ -286,6 +289,14 @@ func (e *env) echoPodNames(terminating bool) map[string]bool {
 		}
 	}
 	return names
+}
+
+func msList(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = math.Round(ms64(d)*10) / 10
+	}
+	return out
 }
 
 func ms64(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
