@@ -42,6 +42,7 @@ func TestScaleIngress(t *testing.T) {
 
 	start := time.Now()
 	createAll(t, size.routes, func(i int) error { return createScaleIngress(e, kube, i) })
+	t.Logf("%d Ingresses, Services and EndpointSlice pairs created in %.1f s", size.routes, time.Since(start).Seconds())
 	e.eventually(fmt.Sprintf("all %d Ingresses in the pod's host.map", size.routes), size.convergence+2*time.Minute, func() (bool, string) {
 		n := strings.Count(e.podExec(pod, "cat", "/etc/haproxy/maps/host.map"), ".scale.localhost ")
 		return n >= size.routes, fmt.Sprintf("%d of %d", n, size.routes)

@@ -79,6 +79,7 @@ func TestScale(t *testing.T) {
 		_, err := g.gw.GatewayV1().HTTPRoutes(g.ns).Create(g.ctx, r, metav1.CreateOptions{})
 		return err
 	})
+	t.Logf("%d HTTPRoutes created in %.1f s", size.routes, time.Since(start).Seconds())
 	g.eventually(fmt.Sprintf("all %d routes Accepted and answering 200", size.routes), size.convergence+2*time.Minute, func() (bool, string) {
 		list, err := g.gw.GatewayV1().HTTPRoutes(g.ns).List(g.ctx, metav1.ListOptions{})
 		if err != nil {
