@@ -12,10 +12,14 @@ import (
 // Quiet also means that what the last firing started is done: with Idle set, a change
 // inside the window fires at once when Idle reports that nothing is being worked on
 // (the controller renders nothing and no notification waits) and no other change came
-// in the last tenth of the window. Batching exists to spare renders in a burst, whose
+// in the last tenth of the window; a change that comes within that tenth, or while the
+// consumer is busy, fires as soon as both hold again (looked at every tenth), at the
+// window's end at the latest. Batching exists to spare renders in a burst, whose
 // changes come close together; a change that follows the last one's finished work
 // would otherwise wait out the window for nothing (a route applied after the previous
-// route served waited up to 100 ms).
+// route served waited up to 100 ms, and a route applied amid other changes a few
+// tens of milliseconds apart, such as a namespace of another class's Ingresses being
+// deleted, waited most of the window behind the last of them).
 type Debouncer struct {
 	interval time.Duration
 	fire     func()
@@ -51,7 +55,7 @@ func (d *Debouncer) Trigger() {
 	}
 	if wait := d.interval - now.Sub(d.lastFire); wait > 0 && !(quiet && d.Idle != nil && d.Idle()) {
 		d.scheduled = true
-		d.timer = time.AfterFunc(wait, d.trailing)
+		d.timer = time.AfterFunc(d.nextLook(now, wait), d.trailing)
 		d.mu.Unlock()
 		return
 	}
@@ -60,14 +64,37 @@ func (d *Debouncer) Trigger() {
 	d.fire()
 }
 
+// nextLook is how long a scheduled firing waits before it looks again: until the
+// window's end (wait), or, when Idle can say the consumer is done, until the changes
+// have been quiet for a tenth of the window (a tenth, when they are already), if that
+// is sooner.
+func (d *Debouncer) nextLook(now time.Time, wait time.Duration) time.Duration {
+	if d.Idle == nil {
+		return wait
+	}
+	tenth := d.interval / 10
+	quietIn := tenth - now.Sub(d.lastChange)
+	if quietIn <= 0 {
+		quietIn = tenth
+	}
+	return min(wait, quietIn)
+}
+
 func (d *Debouncer) trailing() {
 	d.mu.Lock()
 	if d.stopped {
 		d.mu.Unlock()
 		return
 	}
+	now := time.Now()
+	if wait := d.interval - now.Sub(d.lastFire); wait > 0 && d.Idle != nil &&
+		!(now.Sub(d.lastChange) >= d.interval/10 && d.Idle()) {
+		d.timer = time.AfterFunc(d.nextLook(now, wait), d.trailing) // (not quiet yet)
+		d.mu.Unlock()
+		return
+	}
 	d.scheduled = false
-	d.lastFire = time.Now()
+	d.lastFire = now
 	d.mu.Unlock()
 	d.fire()
 }

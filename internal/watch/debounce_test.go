@@ -86,3 +86,50 @@ func TestDebouncerFiresAtOnceWhenIdle(t *testing.T) {
 		t.Fatalf("a change right after another must wait for the window, fired %d, want 4", fired.Load())
 	}
 }
+
+// A change that comes right after another, or while the consumer is busy, fires as
+// soon as the changes have been quiet for a tenth of the window and the consumer is
+// idle, not at the window's end; a burst that goes on still fires at the window's end.
+func TestDebouncerFiresWhenQuietAgain(t *testing.T) {
+	var fired atomic.Int32
+	var busy atomic.Bool
+	d := NewDebouncer(time.Second, func() { fired.Add(1) })
+	d.Idle = func() bool { return !busy.Load() }
+	defer d.Stop()
+	waitFired := func(n int32, within time.Duration) time.Duration {
+		t.Helper()
+		start := time.Now()
+		for fired.Load() < n && time.Since(start) < within {
+			time.Sleep(2 * time.Millisecond)
+		}
+		if fired.Load() != n {
+			t.Fatalf("fired %d within %s, want %d", fired.Load(), within, n)
+		}
+		return time.Since(start)
+	}
+	d.Trigger() // fires at once
+	d.Trigger() // right after it: when quiet again (a tenth, 100 ms), not at the window's end
+	if took := waitFired(2, 600*time.Millisecond); took < 50*time.Millisecond {
+		t.Fatalf("a change right after another fired after %s, before the changes were quiet", took)
+	}
+
+	busy.Store(true)
+	time.Sleep(150 * time.Millisecond)
+	d.Trigger() // quiet, but the consumer is busy
+	time.Sleep(150 * time.Millisecond)
+	if fired.Load() != 2 {
+		t.Fatalf("a change while busy fired, fired %d", fired.Load())
+	}
+	busy.Store(false)
+	waitFired(3, 400*time.Millisecond) // (the window of the last firing ends 1 s after it)
+
+	// changes every 20 ms for 1.5 s: never a tenth quiet, so the window's end
+	start := time.Now()
+	for time.Since(start) < 1500*time.Millisecond {
+		d.Trigger()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := fired.Load(); n < 4 || n > 6 {
+		t.Fatalf("a burst of 1.5 s fired %d times, want one at its start and one per window (4–6 in all)", n)
+	}
+}

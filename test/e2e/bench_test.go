@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,8 +98,12 @@ func BenchmarkRouteAtScale(b *testing.B) {
 				code, _, err := e.get(ip, last, "/")
 				return code == 200, fmt.Sprint(code, err)
 			})
+			// one change on a quiet cluster: earlier runs' namespaces gone (their
+			// thousands of objects deleted, each an event), this run's statuses written
+			e.quietCluster(routes)
 			e.settle(ip)
 			before := e.reloadCounts(ip)
+			stagesBefore := e.changeStages()
 			var samples []time.Duration
 			b.ResetTimer()
 			for i := range b.N {
@@ -127,9 +132,9 @@ func BenchmarkRouteAtScale(b *testing.B) {
 			b.ReportMetric(float64(samples[len(samples)/2].Milliseconds()), "median-ms-to-200")
 			b.ReportMetric(float64(samples[len(samples)-1].Milliseconds()), "max-ms-to-200")
 			b.ReportMetric(float64(after.agent-before.agent), "reloads")
-			b.Logf("%d routes: new route → first 200 over %d samples: min %s median %s max %s; reloads %d",
+			b.Logf("%d routes: new route → first 200 over %d samples: min %s median %s max %s; reloads %d; %s",
 				routes, len(samples), samples[0].Round(time.Millisecond), samples[len(samples)/2].Round(time.Millisecond),
-				samples[len(samples)-1].Round(time.Millisecond), after.agent-before.agent)
+				samples[len(samples)-1].Round(time.Millisecond), after.agent-before.agent, e.changeStages().since(stagesBefore))
 		})
 	}
 }
@@ -165,5 +170,58 @@ func (e *env) createIngressRange(from, to int) {
 		}
 		_, err := client.NetworkingV1().Ingresses(e.ns).Create(e.ctx, ing, metav1.CreateOptions{})
 		return err
+	})
+}
+
+// changeStageNames are haptic_change_stage_seconds' stages, in the order a change
+// passes them.
+var changeStageNames = []string{"rendered", "validated", "planned", "applied"}
+
+// stageTimes are haptic_change_stage_seconds' sums and counts by stage.
+type stageTimes map[string][2]float64
+
+// changeStages reads haptic_change_stage_seconds from the controller.
+func (e *env) changeStages() stageTimes {
+	out := stageTimes{}
+	for _, st := range changeStageNames {
+		out[st] = [2]float64{e.metric("haptic_change_stage_seconds_sum", `stage="`+st+`"`),
+			e.metric("haptic_change_stage_seconds_count", `stage="`+st+`"`)}
+	}
+	return out
+}
+
+// since is the mean time after a change's first watch event each stage ended, over
+// the observations made since before.
+func (s stageTimes) since(before stageTimes) string {
+	var parts []string
+	for _, st := range changeStageNames {
+		sum, n := s[st][0]-before[st][0], s[st][1]-before[st][1]
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.1f ms", st, 1000*sum/n))
+		}
+	}
+	return "mean time from a change's first event to its stage: " + strings.Join(parts, ", ")
+}
+
+// quietCluster waits until the test namespaces of earlier tests are gone and the
+// controller has written the status of the first n Ingresses it serves.
+func (e *env) quietCluster(n int) {
+	e.t.Helper()
+	e.eventually("earlier test namespaces gone", 10*time.Minute, func() (bool, string) {
+		list, err := e.c.Client.CoreV1().Namespaces().List(e.ctx, metav1.ListOptions{LabelSelector: "haptic.test/e2e=true"})
+		if err != nil {
+			return false, err.Error()
+		}
+		var left []string
+		for _, ns := range list.Items {
+			if ns.Name != e.ns {
+				left = append(left, ns.Name)
+			}
+		}
+		return len(left) == 0, strings.Join(left, ", ")
+	})
+	e.eventually("Ingress statuses written", 10*time.Minute, func() (bool, string) {
+		w := e.metric("haptic_status_writes_total", `kind="Ingress"`)
+		return w >= float64(n), fmt.Sprint(w, " written")
 	})
 }
