@@ -104,8 +104,10 @@ func backendsOnly(prev, next bundle.Text) bool {
 // proxies parses text, whole sections, as backend and listen sections (ok false when
 // it holds another kind, a preprocessor line or fails to parse).
 func proxies(text string) ([]*config.Section, bool) {
-	if strings.Contains(text, "\n.") || strings.HasPrefix(strings.TrimLeft(text, " \t"), ".") {
-		return nil, false
+	for line := range strings.Lines(text) {
+		if config.IsPreprocessor(strings.TrimLeft(line, " \t")) {
+			return nil, false
+		}
 	}
 	c, err := config.Parse(text)
 	if err != nil {

@@ -68,6 +68,7 @@ func TestBackendsOnly(t *testing.T) {
 		"a comment":                                      {edit("    server srv_2", "    # note\n    server srv_2"), true},
 		"unchanged":                                      {serversCfg, false},
 		"a server in the frontend":                       {edit("    default_backend be_a\n", "    default_backend be_a\n    server srv_1 10.0.0.1:80\n"), false},
+		"an indented preprocessor line in a backend":     {edit("    server srv_2 10.0.0.2:8080 check\n", "  .if defined(X)\n    server srv_2 10.0.0.2:8080 check\n  .endif\n"), false},
 		"a preprocessor line near":                       {edit("    server srv_2 10.0.0.2:8080 check\n", "    server srv_2 10.0.0.2:8080 check\n.if defined(X)\n"), false},
 		"servers in pieces, moved again":                 {edit("srv_1 10.0.0.1:8080", "srv_7 10.0.0.7:8080"), true},
 	} {
