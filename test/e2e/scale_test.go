@@ -192,7 +192,7 @@ func endpointChanges(t *testing.T, g *gwEnv, addr, host string) []time.Duration 
 	ready := g.watchReady(discoveryv1.LabelServiceName + "=echo")
 	var took []time.Duration
 	for range 5 {
-		before := g.echoPodNames(true) // (a terminating pod may still answer)
+		before := g.echoPodNames()
 		g.kubectl("scale", "deployment/echo", "--replicas=3")
 		pod, answered := "", time.Time{}
 		start := time.Now()
@@ -212,8 +212,8 @@ func endpointChanges(t *testing.T, g *gwEnv, addr, host string) []time.Duration 
 		took = append(took, max(0, answered.Sub(at))) // (the two watches hear the API server at about the same time)
 		g.kubectl("scale", "deployment/echo", "--replicas=2")
 		g.eventually("two echo pods again", 90*time.Second, func() (bool, string) {
-			n := len(g.echoPodNames(false))
-			return n == 2, fmt.Sprint(n, " echo pods")
+			n := g.readyEchoPods()
+			return n == 2, fmt.Sprint(n, " ready echo pods")
 		})
 	}
 	return took
@@ -276,18 +276,17 @@ func (r *readyTimes) when(e *env, key string) time.Time {
 	return at
 }
 
-// echoPodNames are the echo pods that exist, with those being deleted or without.
-func (e *env) echoPodNames(terminating bool) map[string]bool {
+// echoPodNames are the echo pods that exist, those being deleted too (they may still
+// answer).
+func (e *env) echoPodNames() map[string]bool {
 	e.t.Helper()
 	pods, err := e.c.Client.CoreV1().Pods(e.ns).List(e.ctx, metav1.ListOptions{LabelSelector: "app=echo"})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	names := map[string]bool{}
-	for i := range pods.Items {
-		if terminating || pods.Items[i].DeletionTimestamp == nil {
-			names[pods.Items[i].Name] = true
-		}
+	for _, p := range pods.Items {
+		names[p.Name] = true
 	}
 	return names
 }
