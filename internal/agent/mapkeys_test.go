@@ -9,6 +9,7 @@ import (
 
 	"github.com/haproxy-haptic/haptic/internal/agentapi"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
+	"github.com/haproxy-haptic/haptic/internal/bundle/bundletest"
 	"github.com/haproxy-haptic/haptic/internal/haproxy/runtime"
 )
 
@@ -47,19 +48,7 @@ func TestMapKeysFollowEdits(t *testing.T) {
 	derived, unaligned := 0, 0
 	for step := range 3000 {
 		for range 1 + rng.IntN(3) {
-			i := rng.IntN(len(lines) + 1)
-			switch rng.IntN(3) {
-			case 0:
-				lines = slices.Insert(lines, i, line())
-			case 1:
-				if i < len(lines) {
-					lines = slices.Delete(lines, i, i+1)
-				}
-			default:
-				if i < len(lines) {
-					lines[i] = line()
-				}
-			}
+			lines = bundletest.EditLine(rng, lines, line)
 		}
 		next := text()
 		e, ok := agentapi.EditOf(bundle.File{Kind: bundle.KindMap, Name: "m", Content: bundle.TextOf(cur)}, bundle.File{Kind: bundle.KindMap, Name: "m", Content: bundle.TextOf(next)})

@@ -153,21 +153,7 @@ func TestBackendsOnlyAdmitsWhatHAProxyAccepts(t *testing.T) {
 				next = slices.Delete(next, b, b+1)
 			default:
 				servers := strings.SplitAfter(next[b].body, "\n")
-				servers = servers[:len(servers)-1]
-				i := rng.IntN(len(servers) + 1)
-				switch rng.IntN(3) {
-				case 0:
-					servers = slices.Insert(servers, i, line())
-				case 1:
-					if i < len(servers) {
-						servers = slices.Delete(servers, i, i+1)
-					}
-				default:
-					if i < len(servers) {
-						servers[i] = line()
-					}
-				}
-				next[b].body = strings.Join(servers, "")
+				next[b].body = strings.Join(bundletest.EditLine(rng, servers[:len(servers)-1], line), "")
 			}
 			text := cfgOf(next)
 			if !backendsOnly(bundle.TextOf(prev), bundle.TextOf(text)) {
