@@ -27,11 +27,14 @@ import (
 // Custom ids (a proxy's `id`, a server's `id` option) and lines that name servers
 // keep the full check: copied, they would clash.
 
-// maxChangedRegion bounds the text the check parses (the sections the change spans).
-const maxChangedRegion = 1 << 20
+// maxChangedSections bounds the sections of one change the check parses (a larger
+// batch is checked whole).
+const maxChangedSections = 64
 
 // backendsOnly reports whether next, a haproxy.cfg, differs from prev (one that passed
-// `haproxy -c`) only in backend sections as above.
+// `haproxy -c`) only in backend sections as above. The span the two texts do not
+// share is walked section by section (by header line); only the sections that differ
+// are parsed, with the sections beside each as those it may be like.
 func backendsOnly(prev, next bundle.Text) bool {
 	pre, suf := bundle.CommonLines(prev, next)
 	if pre >= prev.Len()-suf && pre >= next.Len()-suf {
@@ -43,82 +46,200 @@ func backendsOnly(prev, next bundle.Text) bool {
 	}
 	end := config.SectionEnd(prev, prev.Len()-suf)
 	delta := next.Len() - prev.Len()
-	if end-from > maxChangedRegion || end+delta-from > maxChangedRegion {
-		return false
-	}
-	was, okWas := proxies(prev.Slice(from, end))
-	is, okIs := proxies(next.Slice(from, end+delta))
+	was, okWas := sectionsIn(prev, from, end)
+	is, okIs := sectionsIn(next, from, end+delta)
 	if !okWas || !okIs {
 		return false
 	}
-	// the sections that passed beside the change, for added sections' lines and
-	// servers' options: those it spans and the one on either side
-	likes := slices.Clone(was)
-	if start, ok := config.SectionStart(prev, from); ok {
-		if before, ok := proxies(prev.Slice(start, from)); ok {
-			likes = append(likes, before...)
+	span := spanOf(prev, was, from, end)
+	parsed := 0
+	for k, cur := range is {
+		o, kept := span.index(cur.key, k)
+		if kept && span.claimed[o] {
+			return false // (a header twice)
 		}
-	}
-	if end < prev.Len() {
-		if after, ok := proxies(prev.Slice(end, config.SectionEnd(prev, lineAfter(prev, end)))); ok {
-			likes = append(likes, after...)
+		if kept {
+			span.claimed[o] = true
+			if was[o].text == cur.text {
+				continue
+			}
 		}
-	}
-	old := map[string]*config.Section{}
-	for _, s := range was {
-		old[sectionKey(s)] = s
-	}
-	if len(old) != len(was) {
-		return false
-	}
-	seen := map[string]bool{}
-	for _, cur := range is {
-		key := sectionKey(cur)
-		if seen[key] {
+		if parsed++; parsed > maxChangedSections {
 			return false
 		}
-		seen[key] = true
-		o, kept := old[key]
-		switch {
-		case kept && sameSection(o, cur):
-			continue
-		case kept:
-			if !slices.EqualFunc(notServers(o.Directives), notServers(cur.Directives), sameDirective) {
+		c, ok := proxy(cur.text)
+		if !ok {
+			return false
+		}
+		var before *config.Section
+		var likes []*config.Section
+		if kept {
+			if before, ok = proxy(was[o].text); !ok ||
+				!slices.EqualFunc(notServers(before.Directives), notServers(c.Directives), sameDirective) {
 				return false
 			}
-		case !plainNewBackend(cur, likes) || !onlyAt(next, cur.Args[0], from, end+delta):
-			return false
+			likes = span.likes(o-1, o+1)
+		} else {
+			likes = span.likes(span.keptAround(is, k))
+			if !plainNewBackend(c, likes) || !onlyAt(next, c.Args[0], cur.from, cur.to) {
+				return false
+			}
 		}
-		if !serversAdmitted(cur, o, kept, likes) {
+		if !serversAdmitted(c, before, likes) {
 			return false
 		}
 	}
-	for key, o := range old {
-		if !seen[key] && (o.Keyword != "backend" || next.Contains(0, next.Len(), o.Args[0])) {
+	for _, o := range span.gone() {
+		gone, ok := proxy(was[o].text)
+		if !ok || gone.Keyword != "backend" || next.Contains(0, next.Len(), gone.Args[0]) {
 			return false // a section gone that is not a backend, or is named still
 		}
 	}
 	return true
 }
 
-// proxies parses text, whole sections, as backend and listen sections (ok false when
-// it holds another kind, a preprocessor line or fails to parse).
-func proxies(text string) ([]*config.Section, bool) {
-	for line := range strings.Lines(text) {
-		if config.IsPreprocessor(strings.TrimLeft(line, " \t")) {
+// textSection is a section of a text found by its header line: the line (trimmed) as
+// its key, where it is, and its text.
+type textSection struct {
+	key      string
+	from, to int
+	text     string
+}
+
+// sectionsIn are the sections of text in [from, to), where a section starts (ok
+// false when a line there is a preprocessor line, or a section is a global or
+// defaults one: what the sections after it inherit would change).
+func sectionsIn(text bundle.Text, from, to int) ([]textSection, bool) {
+	var out []textSection
+	for at := from; at < to; {
+		eol := text.IndexByte(at, '\n')
+		if eol < 0 || eol >= to {
+			eol = to - 1
+		}
+		line := text.Slice(at, eol+1)
+		trimmed := strings.TrimLeft(line, " \t")
+		switch {
+		case config.IsPreprocessor(trimmed):
 			return nil, false
+		case config.StartsSection(line):
+			key := strings.TrimRight(trimmed, " \t\r\n")
+			if kw, _, _ := strings.Cut(key, " "); kw == "global" || kw == "defaults" {
+				return nil, false
+			}
+			if n := len(out); n > 0 {
+				out[n-1].to = at
+			}
+			out = append(out, textSection{key: key, from: at})
+		case len(out) == 0:
+			return nil, false // (from starts no section)
+		}
+		at = eol + 1
+	}
+	if len(out) > 0 {
+		out[len(out)-1].to = to
+	}
+	for i := range out {
+		out[i].text = text.Slice(out[i].from, out[i].to)
+	}
+	return out, true
+}
+
+// changedSpan is the sections of the span as they passed (was), how a section of the
+// changed span finds its version there, which are found, and the sections beside
+// the span.
+type changedSpan struct {
+	was           []textSection
+	byKey         map[string]int // nil: the sections pair up by place
+	claimed       []bool         // found as a version of a section of the change
+	before, after string         // the texts of the sections beside the span ("": none)
+}
+
+// spanOf is the span's sections as they passed, with the sections beside it.
+func spanOf(prev bundle.Text, was []textSection, from, end int) *changedSpan {
+	s := &changedSpan{was: was, claimed: make([]bool, len(was))}
+	if start, ok := config.SectionStart(prev, from); ok {
+		s.before = prev.Slice(start, from)
+	}
+	if end < prev.Len() {
+		s.after = prev.Slice(end, config.SectionEnd(prev, lineAfter(prev, end)))
+	}
+	return s
+}
+
+// index is the section of was that section k of the change, with header key, is a
+// version of: the one at the same place while the headers pair up (servers changed),
+// else the one with that header.
+func (s *changedSpan) index(key string, k int) (int, bool) {
+	if s.byKey == nil && k < len(s.was) && s.was[k].key == key {
+		return k, true
+	}
+	if s.byKey == nil {
+		s.byKey = make(map[string]int, len(s.was))
+		for i, w := range s.was {
+			s.byKey[w.key] = i // (headers are unique in a configuration that passed)
 		}
 	}
+	o, ok := s.byKey[key]
+	return o, ok
+}
+
+// gone are the sections of was no section of the change was found a version of.
+func (s *changedSpan) gone() []int {
+	var out []int
+	for i, found := range s.claimed {
+		if !found {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// keptAround are the sections of was beside section k of is, one added: the closest
+// kept sections before and after it (-1 and len(was): beside the span).
+func (s *changedSpan) keptAround(is []textSection, k int) (before, after int) {
+	before, after = -1, len(s.was)
+	for j := k - 1; j >= 0; j-- {
+		if o, ok := s.index(is[j].key, j); ok {
+			before = o
+			break
+		}
+	}
+	for j := k + 1; j < len(is); j++ {
+		if o, ok := s.index(is[j].key, j); ok {
+			after = o
+			break
+		}
+	}
+	return before, after
+}
+
+// likes are the sections at the places of was given, parsed (-1 and len(was): the
+// sections beside the span), those of them that are backend or listen sections.
+func (s *changedSpan) likes(at ...int) []*config.Section {
+	var out []*config.Section
+	for _, i := range at {
+		t := s.before
+		switch {
+		case i >= len(s.was):
+			t = s.after
+		case i >= 0:
+			t = s.was[i].text
+		}
+		if p, ok := proxy(t); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// proxy parses text, one section, as a backend or listen section.
+func proxy(text string) (*config.Section, bool) {
 	c, err := config.Parse(text)
-	if err != nil {
+	if err != nil || len(c.Sections) != 1 {
 		return nil, false
 	}
-	for _, s := range c.Sections {
-		if !config.IsProxyKeyword(s.Keyword) || len(s.Args) == 0 {
-			return nil, false
-		}
-	}
-	return c.Sections, true
+	s := c.Sections[0]
+	return s, config.IsProxyKeyword(s.Keyword) && len(s.Args) > 0
 }
 
 // lineAfter is the start of the line after the one at at.
@@ -127,12 +248,6 @@ func lineAfter(text bundle.Text, at int) int {
 		return i + 1
 	}
 	return text.Len()
-}
-
-func sectionKey(s *config.Section) string { return s.Keyword + " " + strings.Join(s.Args, " ") }
-
-func sameSection(a, b *config.Section) bool {
-	return slices.EqualFunc(a.Directives, b.Directives, sameDirective)
 }
 
 // plainNewBackend reports whether s, a section added, is a backend with a name HAProxy
@@ -168,9 +283,9 @@ func onlyAt(text bundle.Text, name string, from, to int) bool {
 }
 
 // serversAdmitted reports whether every server line of cur is one that cannot fail
-// (above): the options of a server of o (cur's version that passed, when kept) or of
-// a section of likes with cur's lines but servers.
-func serversAdmitted(cur, o *config.Section, kept bool, likes []*config.Section) bool {
+// (above): the options of a server of before (cur's version that passed; nil for a
+// section added) or of a section of likes with cur's lines but servers.
+func serversAdmitted(cur, before *config.Section, likes []*config.Section) bool {
 	var accepted map[string]bool // the option texts of the servers that passed here
 	admit := func(s *config.Section) {
 		for _, d := range s.Directives {
@@ -186,8 +301,8 @@ func serversAdmitted(cur, o *config.Section, kept bool, likes []*config.Section)
 		}
 		if accepted == nil {
 			accepted = map[string]bool{}
-			if kept {
-				admit(o)
+			if before != nil {
+				admit(before)
 			}
 			own := notServers(cur.Directives)
 			for _, l := range likes {

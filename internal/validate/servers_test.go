@@ -57,6 +57,7 @@ func TestBackendsOnly(t *testing.T) {
 		"a backend added unlike its neighbours":          {edit("backend be_b", "backend be_c\n    balance leastconn\nbackend be_b"), false},
 		"a backend added like its neighbour, no servers": {edit("backend be_empty", "backend be_c\nbackend be_empty"), true},
 		"a backend added, named elsewhere":               {edit("backend be_empty", "backend fe\nbackend be_empty"), false},
+		"a backend there twice":                          {edit("backend be_empty", "backend be_b\n    server srv_1 10.0.1.1:80 check weight 10\nbackend be_empty"), false},
 		"a backend added twice":                          {edit("backend be_empty", "backend be_c\nbackend be_c\nbackend be_empty"), false},
 		"a backend added, a name HAProxy refuses":        {edit("backend be_empty", "backend be/c\nbackend be_empty"), false},
 		"a backend added with a custom id":               {edit("backend be_b\n", "backend be_b\n    id 7\n"), false},
@@ -117,11 +118,19 @@ func TestBackendsOnlyAdmitsWhatHAProxyAccepts(t *testing.T) {
 		n := rng.IntN(20)
 		return fmt.Sprintf("    server "+pick(names)+" "+pick(addrs)+" %s\n", n, n, pick(opts))
 	}
-	backendNames := []string{"be_n%d", "be_n%d", "be_n%d", "be_a", "fe", "be/n%d", "be_n1"}
+	backendNames := []string{"be_n%d", "be_n%d", "be_n%d", "be_n%d", "be_n%d", "be_a", "fe", "be/n%d", "be_n1"}
+	// a new backend's servers: often as be_b's are (the libraries' backends are alike)
+	newServer := func() string {
+		if rng.IntN(2) == 0 {
+			return line()
+		}
+		n := rng.IntN(200)
+		return fmt.Sprintf("    server srv_%d 10.0.9.%d:80 check weight 10\n", n, n)
+	}
 	bodies := []string{"", "", "", "", "    balance roundrobin\n", "    balance leastconn\n", "    id 9\n", "    bogus_line\n"}
 	type backend struct{ head, body string }
 	admitted, kinds := 0, map[string]int{}
-	for chain := range 30 {
+	for chain := range 40 {
 		// be_a (the frontend's default) and its servers, then backends added and taken out
 		backends := []backend{{"backend be_a\n", "    balance roundrobin\n    server srv_100 10.0.0.100:8080 check\n"},
 			{"backend be_b\n", "    server srv_1 10.0.1.1:80 check weight 10\n"}}
@@ -139,22 +148,27 @@ func TestBackendsOnlyAdmitsWhatHAProxyAccepts(t *testing.T) {
 		}
 		for range 20 {
 			next := slices.Clone(backends)
-			kind := "servers"
-			switch b := rng.IntN(len(next)); rng.IntN(6) {
-			case 0, 1:
-				kind = "backend added"
-				body := pick(bodies)
-				for range rng.IntN(3) {
-					body += line()
+			var edits []string // one or two: changes of two sections at once too
+			for range 1 + rng.IntN(2) {
+				b, op := rng.IntN(max(1, len(next))), rng.IntN(6)
+				switch {
+				case op < 2 || len(next) == 0:
+					edits = append(edits, "backend added")
+					body := pick(bodies)
+					for range rng.IntN(3) {
+						body += newServer()
+					}
+					next = slices.Insert(next, rng.IntN(len(next)+1), backend{fmt.Sprintf("backend "+pick(backendNames)+"\n", chain*100+rng.IntN(50)), body})
+				case op == 2:
+					edits = append(edits, "backend removed")
+					next = slices.Delete(next, b, b+1)
+				default:
+					edits = append(edits, "servers")
+					servers := strings.SplitAfter(next[b].body, "\n")
+					next[b].body = strings.Join(bundletest.EditLine(rng, servers[:len(servers)-1], line), "")
 				}
-				next = slices.Insert(next, rng.IntN(len(next)+1), backend{fmt.Sprintf("backend "+pick(backendNames)+"\n", chain*100+rng.IntN(50)), body})
-			case 2:
-				kind = "backend removed"
-				next = slices.Delete(next, b, b+1)
-			default:
-				servers := strings.SplitAfter(next[b].body, "\n")
-				next[b].body = strings.Join(bundletest.EditLine(rng, servers[:len(servers)-1], line), "")
 			}
+			kind := strings.Join(edits, " and ")
 			text := cfgOf(next)
 			if !backendsOnly(bundle.TextOf(prev), bundle.TextOf(text)) {
 				continue // (the full check's: not this test's)
@@ -168,10 +182,25 @@ func TestBackendsOnlyAdmitsWhatHAProxyAccepts(t *testing.T) {
 			prev, backends = text, next
 		}
 	}
-	t.Logf("%d of 600 changes admitted without the full check, each of them passing it: %v", admitted, kinds)
-	for _, kind := range []string{"servers", "backend added", "backend removed"} {
-		if kinds[kind] < 10 {
-			t.Fatalf("only %d changes of %s admitted (%v): the shortcut is not exercised", kinds[kind], kind, kinds)
+	t.Logf("%d of 800 changes admitted without the full check, each of them passing it: %v", admitted, kinds)
+	two := 0
+	for kind, n := range kinds {
+		if strings.Contains(kind, " and ") {
+			two += n
 		}
+	}
+	for _, edit := range []string{"servers", "backend added", "backend removed"} {
+		n := 0
+		for kind, k := range kinds {
+			if strings.Contains(kind, edit) {
+				n += k
+			}
+		}
+		if n < 10 {
+			t.Fatalf("only %d changes with %s admitted (%v): the shortcut is not exercised", n, edit, kinds)
+		}
+	}
+	if two < 10 {
+		t.Fatalf("only %d changes of two sections admitted (%v): the shortcut is not exercised", two, kinds)
 	}
 }
