@@ -25,7 +25,8 @@ import (
 //     same lines but servers.
 //
 // Custom ids (a proxy's `id`, a server's `id` option) and lines that name servers
-// keep the full check: copied, they would clash.
+// keep the full check: copied, they would clash; and a server gone that a line still
+// names (a `use-server`, a `track`) does too.
 
 // maxChangedSections bounds the sections of one change the check parses (a larger
 // batch is checked whole).
@@ -85,7 +86,7 @@ func backendsOnly(prev, next bundle.Text) bool {
 				return false
 			}
 		}
-		if !serversAdmitted(c, before, likes) {
+		if !serversAdmitted(c, before, likes) || before != nil && !goneUnnamed(before, c, cur.text, next) {
 			return false
 		}
 	}
@@ -321,6 +322,39 @@ func serversAdmitted(cur, before *config.Section, likes []*config.Section) bool 
 	return true
 }
 
+// goneUnnamed reports whether the servers of before that cur (text curText) no longer
+// has are named nowhere: not in cur (a `use-server`, a server's `track` of it) nor as
+// <section>/<server> in next (another section's `track`, a sample fetch).
+func goneUnnamed(before, cur *config.Section, curText string, next bundle.Text) bool {
+	now := map[string]bool{}
+	for _, d := range cur.Directives {
+		if d.Keyword == "server" && len(d.Args) > 0 {
+			now[d.Args[0]] = true
+		}
+	}
+	for _, d := range before.Directives {
+		if d.Keyword != "server" || len(d.Args) == 0 || now[d.Args[0]] {
+			continue
+		}
+		name := d.Args[0]
+		if namedIn(bundle.TextOf(curText), name) || namedIn(next, before.Args[0]+"/"+name) {
+			return false
+		}
+	}
+	return true
+}
+
+// namedIn reports whether text holds name as a whole name (not within a longer one).
+func namedIn(text bundle.Text, name string) bool {
+	for at := text.Index(0, name); at >= 0; at = text.Index(at+1, name) {
+		end := at + len(name)
+		if (at == 0 || !nameByte(text.Slice(at-1, at)[0])) && (end == text.Len() || !nameByte(text.Slice(end, end+1)[0])) {
+			return true
+		}
+	}
+	return false
+}
+
 // haproxyName reports whether HAProxy takes name as a proxy's or a server's: letters,
 // digits, '-', '_', '.' and ':'.
 func haproxyName(name string) bool {
@@ -328,11 +362,15 @@ func haproxyName(name string) bool {
 		return false
 	}
 	for _, c := range []byte(name) {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.:", c) >= 0) {
+		if !nameByte(c) {
 			return false
 		}
 	}
 	return true
+}
+
+func nameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.:", c) >= 0
 }
 
 // ipAndPort reports whether s's address is an IP address and a port HAProxy takes.

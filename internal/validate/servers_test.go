@@ -204,3 +204,43 @@ func TestBackendsOnlyAdmitsWhatHAProxyAccepts(t *testing.T) {
 		t.Fatalf("only %d changes of two sections admitted (%v): the shortcut is not exercised", two, kinds)
 	}
 }
+
+// A server gone that a line still names (a `use-server` of its section, another
+// section's `track`) keeps the full check, which refuses it; a server nobody names
+// does not.
+func TestBackendsOnlyKeepsNamedServers(t *testing.T) {
+	checker := &Checker{NoCache: true}
+	if _, err := checker.LookPath(); err != nil {
+		t.Fatalf("haproxy is needed (make haproxy): %v", err)
+	}
+	prev := serversCfg[:strings.Index(serversCfg, "\nbackend be_a")+1] + `backend be_a
+    use-server srv_2 if { path /two }
+    server srv_1 10.0.0.1:8080 check
+    server srv_2 10.0.0.2:8080 check
+    server srv_3 10.0.0.3:8080 check
+backend be_b
+    server srv_1 10.0.1.1:80 track be_a/srv_3
+`
+	check := func(text string) error {
+		return checker.Check(context.Background(), bundle.New([]bundle.File{{Kind: bundle.KindConfig, Name: "haproxy.cfg", Content: bundle.TextOf(text)}}))
+	}
+	if err := check(prev); err != nil {
+		t.Fatalf("the configuration before: %v", err)
+	}
+	for name, tc := range map[string]struct {
+		gone string
+		want bool
+	}{
+		"a server use-server names": {"    server srv_2 10.0.0.2:8080 check\n", false},
+		"a server another tracks":   {"    server srv_3 10.0.0.3:8080 check\n", false},
+		"a server nobody names":     {"    server srv_1 10.0.0.1:8080 check\n", true},
+	} {
+		next := strings.Replace(prev, tc.gone, "", 1)
+		if got := backendsOnly(bundle.TextOf(prev), bundle.TextOf(next)); got != tc.want {
+			t.Errorf("%s: backendsOnly = %v, want %v", name, got, tc.want)
+		}
+		if err := check(next); (err == nil) != tc.want {
+			t.Errorf("%s: haproxy -c says %v, the rule expects it to pass: %v", name, err, tc.want)
+		}
+	}
+}
