@@ -56,10 +56,10 @@ func backendsOnly(prev, next bundle.Text) bool {
 	parsed := 0
 	for k, cur := range is {
 		o, kept := span.index(cur.key, k)
-		if kept && span.claimed[o] {
-			return false // (a header twice)
-		}
 		if kept {
+			if span.claimed[o] {
+				return false // (a header twice)
+			}
 			span.claimed[o] = true
 			if was[o].text == cur.text {
 				continue

@@ -53,9 +53,9 @@ func (d *Debouncer) Trigger() {
 		d.mu.Unlock()
 		return
 	}
-	if wait := d.interval - now.Sub(d.lastFire); wait > 0 && !(quiet && d.Idle != nil && d.Idle()) {
+	if look, held := d.holds(now, quiet); held {
 		d.scheduled = true
-		d.timer = time.AfterFunc(d.nextLook(now, wait), d.trailing)
+		d.timer = time.AfterFunc(look, d.trailing)
 		d.mu.Unlock()
 		return
 	}
@@ -64,10 +64,20 @@ func (d *Debouncer) Trigger() {
 	d.fire()
 }
 
-// nextLook is how long a scheduled firing waits before it looks again: until the
-// window's end (wait), or, when Idle can say the consumer is done, until the changes
-// have been quiet for a tenth of the window (a tenth, when they are already), if that
-// is sooner.
+// holds reports whether a firing due at now waits (inside the window, unless the
+// changes were quiet for a tenth of it and the consumer is idle), and how long before
+// it looks again.
+func (d *Debouncer) holds(now time.Time, quiet bool) (time.Duration, bool) {
+	wait := d.interval - now.Sub(d.lastFire)
+	if wait <= 0 || quiet && d.Idle != nil && d.Idle() {
+		return 0, false
+	}
+	return d.nextLook(now, wait), true
+}
+
+// nextLook is how long a held firing waits before it looks again: until the window's
+// end (wait), or, when Idle can say the consumer is done, until the changes have been
+// quiet for a tenth of the window (a tenth, when they are already), if that is sooner.
 func (d *Debouncer) nextLook(now time.Time, wait time.Duration) time.Duration {
 	if d.Idle == nil {
 		return wait
@@ -87,9 +97,8 @@ func (d *Debouncer) trailing() {
 		return
 	}
 	now := time.Now()
-	if wait := d.interval - now.Sub(d.lastFire); wait > 0 && d.Idle != nil &&
-		!(now.Sub(d.lastChange) >= d.interval/10 && d.Idle()) {
-		d.timer = time.AfterFunc(d.nextLook(now, wait), d.trailing) // (not quiet yet)
+	if look, held := d.holds(now, now.Sub(d.lastChange) >= d.interval/10); held {
+		d.timer = time.AfterFunc(look, d.trailing) // (not quiet yet, or busy)
 		d.mu.Unlock()
 		return
 	}
