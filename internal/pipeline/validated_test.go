@@ -35,19 +35,19 @@ func TestUsualChangesSkipTheFullCheck(t *testing.T) {
 			// checkSteps renders each step after start and checks it against the last
 			checkSteps := func(start *snapshot.Snapshot, steps []step) {
 				t.Helper()
-				render := func(snap *snapshot.Snapshot) *bundle.Bundle {
+				bundleOf := func(snap *snapshot.Snapshot) *bundle.Bundle {
 					res, err := p.Engine.Render(context.Background(), render.Input{Snapshot: snap, ExtraContext: benchExtra(kind)})
 					if err != nil {
 						t.Fatal(err)
 					}
 					return res.Bundle
 				}
-				prev := render(start)
+				prev := bundleOf(start)
 				if err := checker.Check(context.Background(), prev); err != nil {
 					t.Fatalf("the first render: %v", err)
 				}
 				for _, step := range steps {
-					next := render(step.snap)
+					next := bundleOf(step.snap)
 					if full, why := validate.NeedsFullCheck(prev, next, p.Layout); full {
 						t.Errorf("%s: needs the full check: %s", step.what, why)
 					}
