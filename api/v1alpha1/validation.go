@@ -156,8 +156,6 @@ func validatePostProcessing(p *field.Path, pps []PostProcessor) field.ErrorList 
 	return errs
 }
 
-var validTargets = []string{"haproxy.cfg", "map:", "file:", "cert:", "crtlist:"}
-
 func validateTest(p *field.Path, t ValidationTest, s *HAProxyTemplateConfigSpec) field.ErrorList {
 	var errs field.ErrorList
 	for _, res := range sortedKeys(t.Fixtures) {

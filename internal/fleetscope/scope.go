@@ -1,8 +1,6 @@
 package fleetscope
 
 import (
-	"reflect"
-
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/haproxy-haptic/haptic/internal/snapshot"
@@ -272,17 +270,4 @@ func dig(m map[string]any, path ...string) any {
 func str(v any) string {
 	s, _ := v.(string)
 	return s
-}
-
-func splitKey(key string) (ns, name string) {
-	for i := 0; i < len(key); i++ {
-		if key[i] == '/' {
-			return key[:i], key[i+1:]
-		}
-	}
-	return "", key
-}
-
-func sameMap(a, b map[string]any) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

@@ -29,15 +29,13 @@ const (
 )
 
 var (
-	typeString    = reflect.TypeFor[string]()
-	typeInt       = reflect.TypeFor[int]()
-	typeFloat     = reflect.TypeFor[float64]()
-	typeBool      = reflect.TypeFor[bool]()
-	typeAny       = reflect.TypeFor[any]()
-	typeMapAny    = reflect.TypeFor[map[string]any]()
-	typeSliceAny  = reflect.TypeFor[[]any]()
-	typeSliceStr  = reflect.TypeFor[[]string]()
-	typeMapString = reflect.TypeFor[map[string]string]()
+	typeString   = reflect.TypeFor[string]()
+	typeInt      = reflect.TypeFor[int]()
+	typeFloat    = reflect.TypeFor[float64]()
+	typeBool     = reflect.TypeFor[bool]()
+	typeAny      = reflect.TypeFor[any]()
+	typeMapAny   = reflect.TypeFor[map[string]any]()
+	typeSliceAny = reflect.TypeFor[[]any]()
 )
 
 // codec is the precomputed conversion plan for one Go type, built together with it

@@ -59,11 +59,11 @@ func (l *load) stop() (requests, failed int64, firstErr string) {
 
 // row is one line of the suite's table.
 type row struct {
-	name              string
-	requests, failed  int64
-	convergence       time.Duration
-	reloads, restarts int
-	note              string
+	name             string
+	requests, failed int64
+	convergence      time.Duration
+	reloads          int
+	note             string
 }
 
 var (
