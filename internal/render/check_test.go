@@ -1,12 +1,16 @@
 package render
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/haproxy-haptic/haptic/api/v1alpha1"
 	"github.com/haproxy-haptic/haptic/internal/bundle"
 )
 
@@ -64,5 +68,32 @@ func TestCheckChangedIsCheck(t *testing.T) {
 	}
 	if checked < 300 {
 		t.Fatalf("only %d rounds had a bad line", checked)
+	}
+}
+
+// TestFirstFileThatFailsIsTheError: a file is checked apart while the next ones
+// render; when one fails its check and a later template fails too, the render's
+// error is still the first file's, as when they were written one by one.
+func TestFirstFileThatFailsIsTheError(t *testing.T) {
+	spec := testSpec("global\n")
+	spec.Maps = map[string]v1alpha1.GeneratedFile{
+		"a.map": {Template: "h.example.com be\x01x\n"},
+		"b.map": {Template: `{{ fail("b.map fails") }}`},
+	}
+	e, err := Compile(spec, Options{Types: map[string]reflect.Type{"ingresses": ingressType}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Render(context.Background(), Input{Snapshot: testSnapshot()})
+	var te *TemplateError
+	if !errors.As(err, &te) || te.Target != "map:a.map" {
+		t.Fatalf("want a.map's check error, got %v", err)
+	}
+	delete(spec.Maps, "a.map")
+	if e, err = Compile(spec, Options{Types: map[string]reflect.Type{"ingresses": ingressType}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = e.Render(context.Background(), Input{Snapshot: testSnapshot()}); !errors.As(err, &te) || te.Message != "b.map fails" {
+		t.Fatalf("want b.map's failure, got %v", err)
 	}
 }
