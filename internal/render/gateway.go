@@ -1,11 +1,14 @@
 package render
 
 import (
+	"fmt"
+	"os"
 	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/open2b/scriggo/native"
 
@@ -77,7 +80,7 @@ type GatewayState struct {
 	// Conds are frontend rules of matches with conditions: "<fp> <group> <kind>" →
 	// "<sort key>\x00<line>".
 	Conds                      map[string][]string
-	PlainPrefixes              [][]string
+	PlainPrefixes              [][2]string
 	PrefixCondHosts            map[string]bool
 	PrefixCondFrontends        map[string]bool
 	CorsLines, CorsOriginLines []string
@@ -107,8 +110,12 @@ func (e *Engine) gatewayBuiltins() native.Declarations {
 		"gateway_index":             gatewayIndex,
 		"gateway_route_order":       e.gatewayRouteOrder,
 		"gateway_host_intersection": gatewayHostIntersection,
-		"gateway_route_runs":        e.gatewayRouteRuns,
-		"gateway_backend_runs":      e.gatewayBackendRuns,
+		"gateway_route_runs": func(env native.Env, s *GatewayState, order [][]string, l string) ([]*GatewayState, string) {
+			t := time.Now()
+			defer phase("runs", t)
+			return e.gatewayRouteRuns(env, s, order, l)
+		},
+		"gateway_backend_runs": e.gatewayBackendRuns,
 		"gateway_granted": func(fromGroup, fromKind, fromNs, toGroup, toKind, toNs, toName string) bool {
 			return e.st.here().gatewayGranted(fromGroup, fromKind, fromNs, toGroup, toKind, toNs, toName)
 		},
@@ -191,8 +198,7 @@ func routeEntry(o snapshot.Object, kind string) (routeOrderEntry, bool) {
 		if r == nil {
 			return routeOrderEntry{}, false
 		}
-		return routeOrderEntry{key: r.created + " " + r.namespace + "/" + r.name + " " + kind,
-			item: []string{kind, r.namespace, r.name}}, true
+		return r.order, true
 	}
 	meta, _ := o.Raw["metadata"].(map[string]any)
 	if _, hasSpec := o.Raw["spec"].(map[string]any); meta == nil || !hasSpec {
@@ -632,5 +638,11 @@ func gatewayIndex(s *GatewayState) map[string]any {
 		"need500":     s.Need500,
 		"cors":        sortStrings(s.CorsLines),
 		"corsOrigins": s.CorsOriginLines,
+	}
+}
+
+func phase(n string, t time.Time) {
+	if os.Getenv("HAPTIC_PHASES") != "" {
+		fmt.Fprintf(os.Stderr, "PHASE %s %v\n", n, time.Since(t))
 	}
 }

@@ -14,7 +14,7 @@ func share(host, backend string) *GatewayState {
 		Hosts:         map[string]bool{host: true},
 		Exact:         []string{"e " + host + "/x\x00" + host + "/x " + backend},
 		PrefixSorted:  []string{"p " + host + "/\x00199990 " + host + "/ " + backend},
-		PlainPrefixes: [][]string{{host, ""}},
+		PlainPrefixes: [][2]string{{host, ""}},
 		Backends:      []*GatewayBackend{{Name: backend, Hdr: []string{backend + "/qs/x 1"}}},
 		Notes:         []string{"route on " + host},
 		Weighted:      []string{"@h/" + host + " 1"},

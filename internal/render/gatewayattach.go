@@ -17,10 +17,12 @@ const gatewayNamespacesStore = "namespaces"
 // by section and port, the listener's allowedRoutes) and hostname the listener's and
 // the route's have in common; nil when there is none (the route is not rendered), or
 // the render's error for an invalid hostname. It marks each attachment in s.Seen
-// ("a <id> <listener>") and each host key in s.Hosts.
-func (rd reader) gatewayAttach(env native.Env, s *GatewayState, route *gwRoute) ([][3]string, string) {
+// ("a <id> <listener>") and each host key in s.Hosts. The host keys are appended to
+// hostKeys (the caller's room for the few most routes have).
+func (rd reader) gatewayAttach(env native.Env, s *GatewayState, route *gwRoute, hostKeys [][3]string) ([][3]string, string) {
 	id, rns, kind := route.id, route.namespace, route.kind
-	var attached []string
+	var room [4]string
+	attached := room[:0]
 	for _, p := range route.parents {
 		if p.group != gatewayGroup || p.kind != "Gateway" && p.kind != "ListenerSet" {
 			continue
@@ -44,7 +46,7 @@ func (rd reader) gatewayAttach(env native.Env, s *GatewayState, route *gwRoute) 
 	if len(hostnames) == 0 {
 		hostnames = []string{""}
 	}
-	var hostKeys [][3]string // frontend prefix, host key, listener prefix; each host key once
+	// frontend prefix, host key, listener prefix; each host key once
 	for _, lid := range attached {
 		li := s.Listeners[lid]
 		fp, lp, lh := li["frontend"].(map[string]any)["fp"].(string), li["prefix"].(string), li["hostname"].(string)
@@ -162,26 +164,30 @@ func gatewayPlainMatch(env native.Env, s *GatewayState, id string, hostKeys [][3
 	for _, fphk := range hostKeys {
 		hk := fphk[1]
 		switch ptype {
-		// Each line is made whole, its key the start of it (one string a line).
+		// Each line is made whole, in one piece: its key the start of it, the map key
+		// a part of it, checked there.
 		case "Exact":
-			kp := hk + path
-			if l := "e " + kp + "\x00" + mapKeyOf(env, kp, id, pfield) + " " + value; s.firstSeen(l[:2+len(kp)]) {
+			l := "e " + hk + path + "\x00" + hk + path + " " + value
+			kp := l[len(l)-len(value)-1-len(hk)-len(path) : len(l)-len(value)-1]
+			if mapKeyOf(env, kp, id, pfield); s.firstSeen(l[:2+len(kp)]) {
 				s.Exact = append(s.Exact, l)
 			}
 		case "PathPrefix":
 			if base != "" {
-				kb := hk + base
-				if l := "pe " + kb + "\x00" + mapKeyOf(env, kb, id, pfield) + " " + value; s.firstSeen(l[:3+len(kb)]) {
+				l := "pe " + hk + base + "\x00" + hk + base + " " + value
+				kb := l[len(l)-len(value)-1-len(hk)-len(base) : len(l)-len(value)-1]
+				if mapKeyOf(env, kb, id, pfield); s.firstSeen(l[:3+len(kb)]) {
 					s.PrefixExact = append(s.PrefixExact, l)
 				}
 			}
-			kp := hk + base + "/"
+			n := len(hk) + len(base) + 1
 			var sortKey [8]byte
-			l := "p " + kp + "\x00" + string(strconv.AppendInt(sortKey[:0], int64(199999-len(kp)), 10)) + " " +
-				mapKeyOf(env, kp, id, pfield) + " " + value
-			if s.firstSeen(l[:2+len(kp)]) {
+			l := "p " + hk + base + "/\x00" + string(strconv.AppendInt(sortKey[:0], int64(199999-n), 10)) + " " +
+				hk + base + "/ " + value
+			kp := l[len(l)-len(value)-1-n : len(l)-len(value)-1]
+			if mapKeyOf(env, kp, id, pfield); s.firstSeen(l[:2+n]) {
 				s.PrefixSorted = append(s.PrefixSorted, l)
-				s.PlainPrefixes = append(s.PlainPrefixes, []string{hk, base})
+				s.PlainPrefixes = append(s.PlainPrefixes, [2]string{hk, base})
 			}
 		default:
 			re := "^" + regexp.QuoteMeta(hk) + "(?:" + trimRegexAnchors(path) + ")$"

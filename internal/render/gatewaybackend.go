@@ -87,7 +87,7 @@ func (rd reader) gatewayBackendRef(env native.Env, s *GatewayState, route *gwRou
 			return gateway500
 		}
 	}
-	target := "gw_" + bns + "_" + bname + "_" + strconv.Itoa(port)
+	target := b.target
 	if h2 {
 		target += "_h2"
 	}

@@ -19,12 +19,17 @@ type gwRoute struct {
 	rules                                    []gwRule
 	h2                                       bool   // the servers speak HTTP/2 (a GRPCRoute)
 	err                                      string // a GRPCRoute match that is not one: the render's error
+	// order is the HTTPRoute's place in gateway_route_order, made once per object
+	// (5,000 keys and items a render from nothing made again)
+	order routeOrderEntry
 }
 
 // gwParent is a parentRef with its defaults.
 type gwParent struct{ group, kind, name, namespace, section, port string }
 
 type gwRule struct {
+	field      string // spec.rules[<i>]
+	key        string // <route wkey>/<i>: the rule key of weighted.map and the header and CORS maps
 	matches    []gwMatch
 	filters    []gwFilter
 	backends   []gwBackendRef
@@ -58,6 +63,7 @@ type gwBackendRef struct {
 	port, weight                 int
 	field                        string
 	filters                      []gwFilter
+	target                       string // gw_<namespace>_<name>_<port>: its backend's name, before what else makes it its own
 }
 
 // nativeRoute is route namespace/name of store (an HTTPRoute or a GRPCRoute, by
@@ -97,7 +103,7 @@ func httpRouteNative(meta, spec map[string]any) *gwRoute {
 	var rules []gwRule
 	for ri, rule := range rawMaps(spec["rules"]) {
 		field := "spec.rules[" + strconv.Itoa(ri) + "]"
-		r := gwRule{matches: routeMatchesNative(rule, field), filters: filtersNative(rule, field),
+		r := gwRule{field: field, key: "@h/" + ns + "/" + name + "/" + strconv.Itoa(ri), matches: routeMatchesNative(rule, field), filters: filtersNative(rule, field),
 			backends: backendRefsNative(rule, field, ns)}
 		if retry, ok := rule["retry"].(map[string]any); ok {
 			r.retries = toInt(retry["attempts"])
@@ -110,9 +116,10 @@ func httpRouteNative(meta, spec map[string]any) *gwRoute {
 		}
 		rules = append(rules, r)
 	}
+	created := rawString(meta["creationTimestamp"])
 	return &gwRoute{kind: "HTTPRoute", id: "HTTPRoute " + ns + "/" + name, wkey: "@h/" + ns + "/" + name,
 		namespace: ns, name: name, parents: parentRefsNative(ns, spec["parentRefs"]), hostnames: hostnamesNative(spec),
-		rules: rules, created: rawString(meta["creationTimestamp"])}
+		rules: rules, created: created, order: routeOrderEntry{key: created + " " + ns + "/" + name + " HTTPRoute", item: []string{"HTTPRoute", ns, name}}}
 }
 
 // grpcRouteNative is the native form of a GRPCRoute: a method match is a path match
@@ -127,7 +134,7 @@ func grpcRouteNative(meta, spec map[string]any) *gwRoute {
 		if err != "" {
 			return &gwRoute{err: id + ": " + err}
 		}
-		rules = append(rules, gwRule{matches: matches, filters: filtersNative(rule, field),
+		rules = append(rules, gwRule{field: field, key: "@g/" + ns + "/" + name + "/" + strconv.Itoa(ri), matches: matches, filters: filtersNative(rule, field),
 			backends: backendRefsNative(rule, field, ns)})
 	}
 	return &gwRoute{kind: "GRPCRoute", id: id, wkey: "@g/" + ns + "/" + name, namespace: ns, name: name,
@@ -204,9 +211,11 @@ func backendRefsNative(rule map[string]any, field, ns string) []gwBackendRef {
 			headerModifiersNative(&nf, f)
 			bfilters = append(bfilters, nf)
 		}
-		backends = append(backends, gwBackendRef{group: rawString(b["group"]), kind: orString(b["kind"], "Service"),
+		ref := gwBackendRef{group: rawString(b["group"]), kind: orString(b["kind"], "Service"),
 			name: rawString(b["name"]), namespace: orString(b["namespace"], ns), port: toInt(b["port"]),
-			weight: toInt(b["weight"]), field: bfield, filters: bfilters})
+			weight: toInt(b["weight"]), field: bfield, filters: bfilters}
+		ref.target = "gw_" + ref.namespace + "_" + ref.name + "_" + strconv.Itoa(ref.port)
+		backends = append(backends, ref)
 	}
 	return backends
 }

@@ -38,6 +38,7 @@ func TestHTTPRouteNative(t *testing.T) {
 		},
 		rules: []gwRule{
 			{
+				field: "spec.rules[0]", key: "@h/team/web/0",
 				matches: []gwMatch{{ptype: "Exact", pvalue: "/x", pfield: "spec.rules[0].matches[0].path.value",
 					field: "spec.rules[0].matches[0]", headers: [][]string{{"Exact", "h", "v"}}, method: "GET"}},
 				filters: []gwFilter{
@@ -52,14 +53,17 @@ func TestHTTPRouteNative(t *testing.T) {
 				backends: []gwBackendRef{{group: "", kind: "Service", name: "svc", namespace: "team", port: 80, weight: 2,
 					field: "spec.rules[0].backendRefs[0]", filters: []gwFilter{{typ: "ResponseHeaderModifier",
 						field:    "spec.rules[0].backendRefs[0].filters[0]",
-						response: map[string]any{"set": [][]string(nil), "add": [][]string{{"b", "2"}}, "remove": []string(nil)}}}}},
+						response: map[string]any{"set": [][]string(nil), "add": [][]string{{"b", "2"}}, "remove": []string(nil)}}},
+					target: "gw_team_svc_80"}},
 				retries: 3, retryCodes: []int{503},
 				timeouts: [][]string{{"request", "1s"}, {"backendRequest", ""}},
 			},
 			{
+				field: "spec.rules[1]", key: "@h/team/web/1",
 				matches: []gwMatch{{ptype: "PathPrefix", pvalue: "/", pfield: "spec.rules[1]", field: "spec.rules[1]"}},
 			},
 		},
+		order: routeOrderEntry{key: "2026-01-01T00:00:00Z team/web HTTPRoute", item: []string{"HTTPRoute", "team", "web"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("native form:\n%#v\nwant:\n%#v", got, want)

@@ -20,7 +20,7 @@ func (rd reader) gatewayRuleValue(env native.Env, s *GatewayState, route *gwRout
 		return v
 	}
 	id := route.id
-	rk := route.wkey + "/" + strconv.Itoa(ri)
+	rk := rule.key
 	if !gatewayCorsRule(env, s, id, rule, rk) && !s.Seen["rh "+rk] {
 		return v
 	}
@@ -39,7 +39,7 @@ func (rd reader) gatewayRuleValue(env native.Env, s *GatewayState, route *gwRout
 // backend of its own; an unsupported filter or a problem answers 500.
 func (rd reader) gatewayRuleTarget(env native.Env, s *GatewayState, route *gwRoute, ri int, rule *gwRule) string {
 	id := route.id
-	field := "spec.rules[" + strconv.Itoa(ri) + "]"
+	field := rule.field
 	f, ok := gatewayRuleFilters(env, s, route, rule)
 	if !ok || s.Problem != "" {
 		return gateway500
@@ -125,7 +125,7 @@ func (rd reader) gatewayRuleTarget(env native.Env, s *GatewayState, route *gwRou
 	// rule-level header modifiers: gateway-backend-headers.map lines keyed by the
 	// rule, which then routes through its rule key (gatewayRuleValue)
 	if len(f.hdrOps) > 0 {
-		rk := route.wkey + "/" + strconv.Itoa(ri)
+		rk := rule.key
 		s.Seen["rh "+rk] = true
 		for _, h := range f.hdrOps {
 			s.HeaderLines = gatewayHeaderMapLines(env, s, id, h.field, rk, h.phase, h.ops, s.HeaderLines)
@@ -393,7 +393,7 @@ func gatewayWeightedValue(env native.Env, s *GatewayState, route *gwRoute, ri in
 		}
 		total = t2
 	}
-	wkey := mapKey(env, route.wkey+"/"+strconv.Itoa(ri), id+": metadata.name")
+	wkey := mapKey(env, route.rules[ri].key, id+": metadata.name")
 	if s.firstSeen("w " + wkey) {
 		s.Weighted = append(s.Weighted, wkey+" "+strconv.Itoa(total))
 		slot := 0

@@ -30,7 +30,7 @@ func randomRun(rng *rand.Rand, routes int) *GatewayState {
 			r.PrefixExact = append(r.PrefixExact, key+"\x00"+key+" @h/"+fmt.Sprint(route))
 		default:
 			r.PrefixSorted = append(r.PrefixSorted, "p "+key+"\x00"+fmt.Sprintf("%07d", 1000-len(key))+key+"/ @h/"+fmt.Sprint(route))
-			r.PlainPrefixes = append(r.PlainPrefixes, []string{host, "/r" + fmt.Sprint(route)})
+			r.PlainPrefixes = append(r.PlainPrefixes, [2]string{host, "/r" + fmt.Sprint(route)})
 		}
 		r.HeaderLines = append(r.HeaderLines, fmt.Sprintf("@h/%d/qa/x-a v%d", route, rng.IntN(3)))
 		r.Weighted = append(r.Weighted, fmt.Sprintf("@h/%d 1", route))

@@ -57,7 +57,8 @@ func (rd reader) gatewayRoute(env native.Env, s *GatewayState, route *gwRoute) s
 	if !isDNSLabel(rns) || !isDNSSubdomain(name) {
 		return route.kind + " " + toJSON(rns+"/"+name) + ": metadata: the namespace is not a DNS label or the name not a DNS subdomain"
 	}
-	hostKeys, err := rd.gatewayAttach(env, s, route)
+	var room [4][3]string
+	hostKeys, err := rd.gatewayAttach(env, s, route, room[:0])
 	if err != "" || len(hostKeys) == 0 {
 		return err
 	}
@@ -379,7 +380,7 @@ func (e *Engine) gatewayRouteRuns(env native.Env, s *GatewayState, order [][]str
 func (rd reader) gatewayRun(env native.Env, s *GatewayState, run [][]string) *routeShare {
 	n := len(run)
 	part := &GatewayState{Seen: make(map[string]bool, 2*n), Hosts: make(map[string]bool, n), BackendIdx: make(map[string]bool, n),
-		Exact: make([]string, 0, n), PrefixSorted: make([]string, 0, n), PlainPrefixes: make([][]string, 0, n),
+		Exact: make([]string, 0, n), PrefixSorted: make([]string, 0, n), PlainPrefixes: make([][2]string, 0, n),
 		Backends: make([]*GatewayBackend, 0, n)}
 	part.condMaps()
 	var share *GatewayState

@@ -219,6 +219,7 @@ type readServers struct {
 	ref   serviceRef
 	lines serverLines
 	reads []*read
+	gen   uint64 // the render that read them
 }
 
 // readServers reads the gateway servers of ref with reads recorded apart, for
@@ -227,11 +228,15 @@ func (rd reader) readServers(ref serviceRef) *readServers {
 	var d deps
 	var recent recentReads
 	lines := gatewayServerLines(reader{st: rd.st, deps: &d, recent: &recent}, ref)
-	return &readServers{ref: ref, lines: lines, reads: d.reads}
+	return &readServers{ref: ref, lines: lines, reads: d.reads, gen: rd.st.gen}
 }
 
-// current reports whether every read answers the same in the render's snapshot.
+// current reports whether every read answers the same in the render's snapshot:
+// they do when this render read them.
 func (s *readServers) current(st *renderState) bool {
+	if s.gen == st.gen {
+		return true
+	}
 	for _, r := range s.reads {
 		if !st.same(r) {
 			return false
