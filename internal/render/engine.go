@@ -250,6 +250,7 @@ func (e *Engine) declarations() (native.Declarations, error) {
 	decls["key_runs"] = e.keyRunsKept
 	decls["service_servers"] = e.serviceServers
 	decls["gateway_servers"] = e.gatewayServers
+	decls["gateway_backend_servers"] = e.gatewayBackendServers
 	decls["servers_ahead"] = e.serversAhead
 	decls["backend_servers"] = e.backendServers
 	decls["note"] = e.note
@@ -404,6 +405,9 @@ type renderState struct {
 	// is the last servers_ahead call's list (backend_servers).
 	ahead  *serversAhead
 	listed *listedBackends
+	// gatewayListed is the last gateway_backend_runs call's list
+	// (gateway_backend_servers).
+	gatewayListed []*GatewayBackend
 	// atTemplate and atLine are the last line marker a diagnostic build passed.
 	atTemplate string
 	atLine     int

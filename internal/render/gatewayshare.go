@@ -407,7 +407,9 @@ func (rd reader) gatewayRun(env native.Env, s *GatewayState, run [][]string) *ro
 
 // gatewayBackendRuns is gateway_backend_runs(backends, n): key_runs of the backends'
 // names, the runs of about n backends the section renders as one unit (a backend
-// added changes its own run; runs by position would all shift after it).
+// added changes its own run; runs by position would all shift after it). The list
+// is the one gateway_backend_servers names backends in.
 func (e *Engine) gatewayBackendRuns(bs []*GatewayBackend, n int) []int {
+	e.st.gatewayListed = bs
 	return namedRuns(e, bs, func(b *GatewayBackend) string { return b.Name }, n)
 }

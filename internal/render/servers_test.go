@@ -116,6 +116,26 @@ func TestBackendServersNeedsItsList(t *testing.T) {
 	}
 }
 
+// gateway_backend_servers names a backend by its place in gateway_backend_runs'
+// list: a call without such a list, or past its end, fails the render saying so.
+// (The gateway library's tests check the lines it writes.)
+func TestGatewayBackendServersNeedsItsList(t *testing.T) {
+	const list = `{% var bs = []*GatewayBackend{{Name: "a"}, {Name: "b"}} %}{% var _ = gateway_backend_runs(bs, 128) %}`
+	for template, want := range map[string]string{
+		`{{ gateway_backend_servers("", 0) }}`:        "gateway_backend_servers: no gateway_backend_runs call before it in this render",
+		list + `{{ gateway_backend_servers("", 2) }}`: "gateway_backend_servers: backend 2 of 2",
+	} {
+		e, err := Compile(testSpec(template), Options{Types: map[string]reflect.Type{"ingresses": ingressType}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.Render(context.Background(), Input{Snapshot: &snapshot.Snapshot{Stores: map[string]*snapshot.Store{}}})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error holding %q", template, err, want)
+		}
+	}
+}
+
 // A set of server names answers the same while a list and once a map.
 func TestServerSet(t *testing.T) {
 	var s serverSet
