@@ -8,6 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-scripts/test-benchmark.sh --steps 5000 --iterations 5 --cpu-profiles "$work" >/dev/null
+scripts/test-benchmark.sh --steps 5000 --iterations 21 --cpu-profiles "$work" >/dev/null
 go tool pprof -proto "$work/ingress.prof" "$work/httproute.prof" >cmd/haptic/default.pgo
 echo "wrote cmd/haptic/default.pgo ($(wc -c <cmd/haptic/default.pgo) bytes)"
