@@ -1,14 +1,11 @@
 package render
 
 import (
-	"fmt"
-	"os"
 	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/open2b/scriggo/native"
 
@@ -110,12 +107,8 @@ func (e *Engine) gatewayBuiltins() native.Declarations {
 		"gateway_index":             gatewayIndex,
 		"gateway_route_order":       e.gatewayRouteOrder,
 		"gateway_host_intersection": gatewayHostIntersection,
-		"gateway_route_runs": func(env native.Env, s *GatewayState, order [][]string, l string) ([]*GatewayState, string) {
-			t := time.Now()
-			defer phase("runs", t)
-			return e.gatewayRouteRuns(env, s, order, l)
-		},
-		"gateway_backend_runs": e.gatewayBackendRuns,
+		"gateway_route_runs":        e.gatewayRouteRuns,
+		"gateway_backend_runs":      e.gatewayBackendRuns,
 		"gateway_granted": func(fromGroup, fromKind, fromNs, toGroup, toKind, toNs, toName string) bool {
 			return e.st.here().gatewayGranted(fromGroup, fromKind, fromNs, toGroup, toKind, toNs, toName)
 		},
@@ -641,8 +634,3 @@ func gatewayIndex(s *GatewayState) map[string]any {
 	}
 }
 
-func phase(n string, t time.Time) {
-	if os.Getenv("HAPTIC_PHASES") != "" {
-		fmt.Fprintf(os.Stderr, "PHASE %s %v\n", n, time.Since(t))
-	}
-}
