@@ -633,4 +633,3 @@ func gatewayIndex(s *GatewayState) map[string]any {
 		"corsOrigins": s.CorsOriginLines,
 	}
 }
-
