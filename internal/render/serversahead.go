@@ -12,10 +12,12 @@ import (
 //
 //	{% servers_ahead("services", "endpoints", backends) %}
 //
-// It works only in a render of a file from nothing (nothing of an earlier render of
-// the file memoized: a cold start, a new config, `haptic benchmark`), where every
-// backend's lines are written; in a render after a change, which writes the few
-// runs of backends the change touched, it does nothing. One goroutine walks the
+// It works only in a render from nothing (no earlier render memoized: a cold start,
+// a new config, `haptic benchmark`), where every backend's lines are written; in a
+// render after a change, which writes the few runs of backends the change touched,
+// it does nothing. Called as soon as the list is known (the ingress library's index)
+// and again where the backends are written with the very same list, it reads ahead
+// from the first call on: the second only gives backend_servers the list. One goroutine walks the
 // backends in order and reads each with a reader of its own, recording its reads
 // apart (apart.go); service_servers (or backend_servers) takes the lines it finds
 // read, and their reads into the fragment being rendered, reads the ones it finds
@@ -24,9 +26,8 @@ import (
 // reading one (a store error) is raised again where service_servers takes it. The
 // render stops the goroutine when it ends (stopAhead).
 
-// serversAhead is one servers_ahead call's backends, for the file being rendered.
+// serversAhead is one servers_ahead call's backends, for the render.
 type serversAhead struct {
-	target string
 	list   *listedBackends
 	lines  []aheadLines // one per backend of list, in order
 	next   int          // the one service_servers is expected to ask for next
@@ -56,11 +57,16 @@ const aheadWindow = 8
 
 func (e *Engine) serversAhead(services, endpoints string, backends []*IngressBackend) {
 	st := e.st
-	st.listed = &listedBackends{services: services, endpoints: endpoints, backends: backends}
-	if st.rec == nil || st.ahead != nil || st.prev.file(st.rec.target) != nil || len(backends) == 0 {
+	if a := st.ahead; a != nil && a.list.services == services && a.list.endpoints == endpoints && len(a.list.backends) == len(backends) &&
+		(len(backends) == 0 || &a.list.backends[0] == &backends[0]) {
+		st.listed = a.list // (the list it reads ahead: given again where the backends are written)
 		return
 	}
-	a := &serversAhead{target: st.rec.target, list: st.listed, lines: make([]aheadLines, len(backends)), done: make(chan struct{})}
+	st.listed = &listedBackends{services: services, endpoints: endpoints, backends: backends}
+	if st.rec == nil || st.ahead != nil || st.prev != nil || len(backends) == 0 {
+		return
+	}
+	a := &serversAhead{list: st.listed, lines: make([]aheadLines, len(backends)), done: make(chan struct{})}
 	st.ahead = a
 	go a.read(st)
 }
@@ -129,9 +135,9 @@ func (a *serversAhead) take(st *renderState, services, endpoints, ns, service, p
 	return nil, false
 }
 
-// serves reports whether a reads ahead for the file being rendered.
+// serves reports whether a reads ahead for a render that records what it reads.
 func (a *serversAhead) serves(st *renderState) bool {
-	return a != nil && st.rec != nil && st.rec.target == a.target
+	return a != nil && st.rec != nil
 }
 
 // takeAt is take of backend i of the list.
