@@ -164,28 +164,22 @@ func gatewayPlainMatch(env native.Env, s *GatewayState, id string, hostKeys [][3
 	for _, fphk := range hostKeys {
 		hk := fphk[1]
 		switch ptype {
-		// Each line is made whole, in one piece: its key the start of it, the map key
-		// a part of it, checked there.
 		case "Exact":
-			l := "e " + hk + path + "\x00" + hk + path + " " + value
-			kp := l[len(l)-len(value)-1-len(hk)-len(path) : len(l)-len(value)-1]
-			if mapKeyOf(env, kp, id, pfield); s.firstSeen(l[:2+len(kp)]) {
+			if l, kp := keyedLine("e", hk, path, "", nil, value); s.firstSeen(l[:2+len(kp)]) {
+				mapKeyOf(env, kp, id, pfield)
 				s.Exact = append(s.Exact, l)
 			}
 		case "PathPrefix":
 			if base != "" {
-				l := "pe " + hk + base + "\x00" + hk + base + " " + value
-				kb := l[len(l)-len(value)-1-len(hk)-len(base) : len(l)-len(value)-1]
-				if mapKeyOf(env, kb, id, pfield); s.firstSeen(l[:3+len(kb)]) {
+				if l, kb := keyedLine("pe", hk, base, "", nil, value); s.firstSeen(l[:3+len(kb)]) {
+					mapKeyOf(env, kb, id, pfield)
 					s.PrefixExact = append(s.PrefixExact, l)
 				}
 			}
-			n := len(hk) + len(base) + 1
 			var sortKey [8]byte
-			l := "p " + hk + base + "/\x00" + string(strconv.AppendInt(sortKey[:0], int64(199999-n), 10)) + " " +
-				hk + base + "/ " + value
-			kp := l[len(l)-len(value)-1-n : len(l)-len(value)-1]
-			if mapKeyOf(env, kp, id, pfield); s.firstSeen(l[:2+n]) {
+			sk := strconv.AppendInt(sortKey[:0], int64(199999-len(hk)-len(base)-1), 10)
+			if l, kp := keyedLine("p", hk, base, "/", append(sk, ' '), value); s.firstSeen(l[:2+len(kp)]) {
+				mapKeyOf(env, kp, id, pfield)
 				s.PrefixSorted = append(s.PrefixSorted, l)
 				s.PlainPrefixes = append(s.PlainPrefixes, [2]string{hk, base})
 			}
@@ -196,6 +190,15 @@ func gatewayPlainMatch(env native.Env, s *GatewayState, id string, hostKeys [][3
 			}
 		}
 	}
+}
+
+// keyedLine is a map line as the gateway index keeps it, "<kind> <key>\x00<line>"
+// with the line "<sortKey><key> <value>", made in one piece, and its key (hk + path +
+// tail) as a part of it: one string a line.
+func keyedLine(kind, hk, path, tail string, sortKey []byte, value string) (line, key string) {
+	line = kind + " " + hk + path + tail + "\x00" + string(sortKey) + hk + path + tail + " " + value
+	end := len(line) - len(value) - 1
+	return line, line[end-len(hk)-len(path)-len(tail) : end]
 }
 
 // trimRegexAnchors is a path regular expression without a leading ^ and a trailing $
