@@ -98,32 +98,17 @@ backend d
 	}
 }
 
-// backend_servers names a backend by its place in servers_ahead's list: a call
-// without such a list, or past its end, fails the render saying so.
-func TestBackendServersNeedsItsList(t *testing.T) {
+// backend_servers and gateway_backend_servers name a backend by its place in the
+// list servers_ahead or gateway_backend_runs was given: a call without such a list,
+// or past its end, fails the render saying so. (The libraries' tests check the lines
+// they write.)
+func TestServersByPlaceNeedTheirList(t *testing.T) {
+	const gatewayList = `{% var bs = []*GatewayBackend{{Name: "a"}, {Name: "b"}} %}{% var _ = gateway_backend_runs(bs, 128) %}`
 	for template, want := range map[string]string{
 		`{{ backend_servers("", 0) }}`: "backend_servers: no servers_ahead call before it in this render",
 		`{% servers_ahead("services", "endpoints", []*IngressBackend{{Namespace: "ns", Service: "web", Port: "http"}}) %}{{ backend_servers("", 1) }}`: "backend_servers: backend 1 of 1",
-	} {
-		e, err := Compile(testSpec(template), Options{Types: map[string]reflect.Type{"ingresses": ingressType}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = e.Render(context.Background(), Input{Snapshot: &snapshot.Snapshot{Stores: map[string]*snapshot.Store{}}})
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: got %v, want an error holding %q", template, err, want)
-		}
-	}
-}
-
-// gateway_backend_servers names a backend by its place in gateway_backend_runs'
-// list: a call without such a list, or past its end, fails the render saying so.
-// (The gateway library's tests check the lines it writes.)
-func TestGatewayBackendServersNeedsItsList(t *testing.T) {
-	const list = `{% var bs = []*GatewayBackend{{Name: "a"}, {Name: "b"}} %}{% var _ = gateway_backend_runs(bs, 128) %}`
-	for template, want := range map[string]string{
-		`{{ gateway_backend_servers("", 0) }}`:        "gateway_backend_servers: no gateway_backend_runs call before it in this render",
-		list + `{{ gateway_backend_servers("", 2) }}`: "gateway_backend_servers: backend 2 of 2",
+		`{{ gateway_backend_servers("", 0) }}`:               "gateway_backend_servers: no gateway_backend_runs call before it in this render",
+		gatewayList + `{{ gateway_backend_servers("", 2) }}`: "gateway_backend_servers: backend 2 of 2",
 	} {
 		e, err := Compile(testSpec(template), Options{Types: map[string]reflect.Type{"ingresses": ingressType}})
 		if err != nil {
