@@ -10,11 +10,12 @@ import (
 // ingressBuiltins are the ingress library's Go helpers (docs/templates.md).
 func (e *Engine) ingressBuiltins() native.Declarations {
 	return native.Declarations{
-		"IngressBackend":       reflect.TypeOf(IngressBackend{}),
-		"ingress_backends":     ingressBackendsOf,
-		"ingress_backend_runs": e.ingressBackendRuns,
-		"ingress_merge_runs":   e.ingressMergeRuns,
-		"ingress_fragments":    e.ingressFragments,
+		"IngressBackend":        reflect.TypeOf(IngressBackend{}),
+		"ingress_backends":      ingressBackendsOf,
+		"ingress_servers_ahead": e.ingressServersAhead,
+		"ingress_backend_runs":  e.ingressBackendRuns,
+		"ingress_merge_runs":    e.ingressMergeRuns,
+		"ingress_fragments":     e.ingressFragments,
 		"ingress_annotations": func(f map[string][]any, store, ns, name, prefix string) map[string]string {
 			return e.st.here().ingressAnnotations(f, store, ns, name, prefix)
 		},

@@ -63,6 +63,9 @@ func (e *Engine) serversAhead(services, endpoints string, backends []*IngressBac
 		return
 	}
 	st.listed = &listedBackends{services: services, endpoints: endpoints, backends: backends}
+	if st.ahead != nil {
+		return // (reading another list ahead: backend_servers takes from it what is in the same place)
+	}
 	if st.rec == nil || st.ahead != nil || st.prev != nil || len(backends) == 0 {
 		return
 	}
@@ -200,13 +203,38 @@ func (e *Engine) backendServers(suffix string, i int) string {
 		panic(fmt.Errorf("backend_servers: backend %d of %d", i, len(l.backends)))
 	}
 	st := e.st
-	if a := st.ahead; a.serves(st) && a.list == l {
+	if a := st.ahead; a.serves(st) && a.holds(l, i) {
 		if lines, ok := a.takeAt(st, i); ok {
 			return lines.text(suffix)
 		}
 	}
 	b := l.backends[i]
 	return st.here().serverLines(l.services, l.endpoints, b.Namespace, b.Service, b.Port, b.indexKey()).text(suffix)
+}
+
+// holds reports whether a reads backend i of list l ahead: l is its list, or a list
+// of the same stores with the same backend in that place (the merged list of the runs
+// it read from, ingress_servers_ahead).
+func (a *serversAhead) holds(l *listedBackends, i int) bool {
+	return a.list == l || a.list.services == l.services && a.list.endpoints == l.endpoints && i < len(a.list.backends) &&
+		a.list.backends[i] == l.backends[i]
+}
+
+// ingress_servers_ahead(services, endpoints, runs...) is servers_ahead of the backends
+// of the ingress library's runs (ingress_fragments), in order: as soon as the runs
+// are made, before they are merged (ingress_merge_runs keeps that order when no
+// backend is in two runs, and backend_servers finds a backend read ahead where it is
+// in both lists). It does nothing in a render after a change.
+func (e *Engine) ingressServersAhead(services, endpoints string, runs ...map[string][]any) {
+	st := e.st
+	if st.rec == nil || st.ahead != nil || st.prev != nil {
+		return
+	}
+	var backends []*IngressBackend
+	for _, r := range runs {
+		backends = append(backends, ingressBackendsOf(r[backendsList])...)
+	}
+	e.serversAhead(services, endpoints, backends)
 }
 
 // listedBackends are the last servers_ahead call's arguments (backend_servers).
