@@ -15,9 +15,9 @@ import (
 // It works only in a render from nothing (no earlier render memoized: a cold start,
 // a new config, `haptic benchmark`), where every backend's lines are written; in a
 // render after a change, which writes the few runs of backends the change touched,
-// it does nothing. Called as soon as the list is known (the ingress library's index)
-// and again where the backends are written with the very same list, it reads ahead
-// from the first call on: the second only gives backend_servers the list. One goroutine walks the
+// it does nothing. Called again while it reads (the ingress library starts it on its
+// runs' backends with ingress_servers_ahead, then gives the merged list), it only
+// gives backend_servers the new list. One goroutine walks the
 // backends in order and reads each with a reader of its own, recording its reads
 // apart (apart.go); service_servers (or backend_servers) takes the lines it finds
 // read, and their reads into the fragment being rendered, reads the ones it finds
@@ -57,17 +57,9 @@ const aheadWindow = 8
 
 func (e *Engine) serversAhead(services, endpoints string, backends []*IngressBackend) {
 	st := e.st
-	if a := st.ahead; a != nil && a.list.services == services && a.list.endpoints == endpoints && len(a.list.backends) == len(backends) &&
-		(len(backends) == 0 || &a.list.backends[0] == &backends[0]) {
-		st.listed = a.list // (the list it reads ahead: given again where the backends are written)
-		return
-	}
 	st.listed = &listedBackends{services: services, endpoints: endpoints, backends: backends}
-	if st.ahead != nil {
-		return // (reading another list ahead: backend_servers takes from it what is in the same place)
-	}
 	if st.rec == nil || st.ahead != nil || st.prev != nil || len(backends) == 0 {
-		return
+		return // (a list read ahead already: backend_servers takes from it what is in the same place)
 	}
 	a := &serversAhead{list: st.listed, lines: make([]aheadLines, len(backends)), done: make(chan struct{})}
 	st.ahead = a
