@@ -1,7 +1,6 @@
 package render
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -222,12 +221,7 @@ func (e *Engine) gatewayServers(b *GatewayBackend, suffix string) string {
 // haproxy.cfg takes at 5,000 HTTPRoutes.
 func (e *Engine) gatewayBackendServers(suffix string, i int) string {
 	bs := e.st.gatewayListed
-	if bs == nil {
-		panic(fmt.Errorf("gateway_backend_servers: no gateway_backend_runs call before it in this render"))
-	}
-	if i < 0 || i >= len(bs) {
-		panic(fmt.Errorf("gateway_backend_servers: backend %d of %d", i, len(bs)))
-	}
+	mustBeIn("gateway_backend_servers", "gateway_backend_runs", bs != nil, len(bs), i)
 	return e.gatewayServers(bs[i], suffix)
 }
 

@@ -58,12 +58,18 @@ const aheadWindow = 8
 func (e *Engine) serversAhead(services, endpoints string, backends []*IngressBackend) {
 	st := e.st
 	st.listed = &listedBackends{services: services, endpoints: endpoints, backends: backends}
-	if st.rec == nil || st.ahead != nil || st.prev != nil || len(backends) == 0 {
-		return // (a list read ahead already: backend_servers takes from it what is in the same place)
+	if !st.mayReadAhead() || len(backends) == 0 {
+		return // (or a list read ahead already: backend_servers takes from it what is in the same place)
 	}
 	a := &serversAhead{list: st.listed, lines: make([]aheadLines, len(backends)), done: make(chan struct{})}
 	st.ahead = a
 	go a.read(st)
+}
+
+// mayReadAhead reports whether the render may start reading server lines ahead: one
+// from nothing (no earlier render memoized) that records its reads, none read ahead yet.
+func (st *renderState) mayReadAhead() bool {
+	return st.rec != nil && st.ahead == nil && st.prev == nil
 }
 
 // read reads every backend's lines not claimed yet, in order, until the render stops it.
@@ -188,12 +194,11 @@ func (st *renderState) stopAhead() {
 // haproxy.cfg at 5,000 Ingresses.
 func (e *Engine) backendServers(suffix string, i int) string {
 	l := e.st.listed
-	if l == nil {
-		panic(fmt.Errorf("backend_servers: no servers_ahead call before it in this render"))
+	n := 0
+	if l != nil {
+		n = len(l.backends)
 	}
-	if i < 0 || i >= len(l.backends) {
-		panic(fmt.Errorf("backend_servers: backend %d of %d", i, len(l.backends)))
-	}
+	mustBeIn("backend_servers", "servers_ahead", l != nil, n, i)
 	st := e.st
 	if a := st.ahead; a.serves(st) && a.holds(l, i) {
 		if lines, ok := a.takeAt(st, i); ok {
@@ -218,15 +223,25 @@ func (a *serversAhead) holds(l *listedBackends, i int) bool {
 // backend is in two runs, and backend_servers finds a backend read ahead where it is
 // in both lists). It does nothing in a render after a change.
 func (e *Engine) ingressServersAhead(services, endpoints string, runs ...map[string][]any) {
-	st := e.st
-	if st.rec == nil || st.ahead != nil || st.prev != nil {
-		return
+	if !e.st.mayReadAhead() {
+		return // (without the list: a change's render makes none)
 	}
 	var backends []*IngressBackend
 	for _, r := range runs {
 		backends = append(backends, ingressBackendsOf(r[backendsList])...)
 	}
 	e.serversAhead(services, endpoints, backends)
+}
+
+// mustBeIn fails the render when helper names backend i of a list that giver was not
+// called with before it (given), or that has n backends only.
+func mustBeIn(helper, giver string, given bool, n, i int) {
+	if !given {
+		panic(fmt.Errorf("%s: no %s call before it in this render", helper, giver))
+	}
+	if i < 0 || i >= n {
+		panic(fmt.Errorf("%s: backend %d of %d", helper, i, n))
+	}
 }
 
 // listedBackends are the last servers_ahead call's arguments (backend_servers).
